@@ -1,0 +1,31 @@
+# mini-n8n: `make run` opens the editor, `make test` runs every test, `make bench` prints benchmarks.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXTRAS ?= dev
+
+.PHONY: run test bench venv clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/mini-n8n resources/examples/scripted-calculator-agent.json
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

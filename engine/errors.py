@@ -1,0 +1,47 @@
+"""Errors the engine raises, each naming what is wrong and where."""
+
+from __future__ import annotations
+
+
+class MiniN8nError(Exception):
+    """Base of every error the engine reports to a user."""
+
+
+class WorkflowFileError(MiniN8nError):
+    """A workflow file that cannot be read: every problem, each with its location."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"cannot load workflow {source}:\n{lines}")
+
+
+class RegistryError(MiniN8nError):
+    """A node type registered twice, or a type id that is not known."""
+
+
+class ConnectionRuleError(MiniN8nError):
+    """The graph breaks a connection rule (for example an Agent without a Chat Model)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+class NodeOperationError(MiniN8nError):
+    """A node failed; the message is what the user sees, `description` adds detail."""
+
+    def __init__(self, message: str, *, node: str | None = None, description: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node = node
+        self.description = description
+
+
+class ExpressionError(NodeOperationError):
+    """An n8n expression that is not of the supported `{{ $json.path }}` form, or cannot resolve."""
+
+
+class ExecutionCancelled(MiniN8nError):
+    """The run was stopped through its abort signal."""

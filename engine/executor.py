@@ -1,0 +1,389 @@
+"""The executor: an explicit execution stack, run data per node run, hooks, abort, pause/resume.
+
+Everything needed to continue lives in `ExecutionState` (plain JSON). The executor can stop
+before any stack entry runs (a node, a tool run, or a node resumed with its EngineResponse)
+and continue later from a JSON snapshot, in this process or another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .abort import AbortSignal
+from .chat import ModelReply, ToolSpec
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
+from .context import NodeContext, SupplyContext
+from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
+from .hooks import ExecutionPaused, Hooks, NodeAfter, NodeBefore, WorkflowAfter, WorkflowBefore
+from .node_type import NodeType
+from .recording import RecordedChatModel, RecordedMemory
+from .registry import Registry
+from .requests import ActionResponse, EngineRequest, EngineResponse
+from .rules import node_problems
+from .run_data import ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms
+from .services import Services
+from .workflow import Node, Workflow
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """A place the executor may stop: before `entry` runs.
+
+    kind "node": a main-path node about to run; "tool": a node about to run for an action;
+    "resume": a node about to be called again with the answers to its request.
+    """
+
+    kind: str
+    node: str
+    entry: StackEntry
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "node": self.node, "round": self.entry.round}
+        if self.entry.action is not None:
+            out["action"] = self.entry.action.model_dump(mode="json", by_alias=True)
+        if self.entry.parent is not None:
+            out["parent"] = self.entry.parent
+        return out
+
+
+PausePolicy = Callable[[Boundary], bool]
+
+
+class Engine:
+    """One engine per application: a registry of node types and the services nodes share."""
+
+    def __init__(self, registry: Registry, services: Services | None = None) -> None:
+        self.registry = registry
+        self.services = services or Services()
+
+    def start_node(self, workflow: Workflow, prefer_chat: bool = False) -> Node:
+        """The trigger a run starts from: the Chat Trigger when a message is given, else the first trigger."""
+        triggers = [n for n in workflow.nodes if not n.is_disabled and self.registry.get(n.type).is_trigger]
+        if prefer_chat:
+            chat = [n for n in triggers if n.type.endswith(".chatTrigger")]
+            if chat:
+                return chat[0]
+        if not triggers:
+            raise MiniN8nError(f'workflow "{workflow.name}" has no enabled trigger node to start from')
+        manual = [n for n in triggers if not n.type.endswith(".chatTrigger")]
+        return (manual or triggers)[0]
+
+    def create(
+        self,
+        workflow: Workflow,
+        *,
+        start: str | None = None,
+        items: list[Item] | None = None,
+        mode: str = "manual",
+        hooks: Hooks | None = None,
+        signal: AbortSignal | None = None,
+    ) -> "Execution":
+        if start is None:
+            start = self.start_node(workflow).name
+        if not workflow.has_node(start):
+            raise MiniN8nError(f'start node "{start}" is not in the workflow')
+        state = ExecutionState(workflow=workflow, mode=mode, startNode=start)
+        state.stack.append(StackEntry(node=start, input=items if items is not None else [{"json": {}}]))
+        return Execution(self, state, hooks or Hooks(), signal)
+
+    def restore(self, snapshot: dict[str, Any] | ExecutionState, hooks: Hooks | None = None, signal: AbortSignal | None = None) -> "Execution":
+        """An execution continued from a JSON snapshot (its own copy: the snapshot stays as it was)."""
+        state = ExecutionState.from_json(snapshot if isinstance(snapshot, dict) else snapshot.to_json())
+        return Execution(self, state, hooks or Hooks(), signal)
+
+    async def run(self, workflow: Workflow, **kwargs: Any) -> ExecutionState:
+        """Create and run an execution to its end."""
+        return await self.create(workflow, **kwargs).run()
+
+
+class Execution:
+    """One run of a workflow: its state, hooks and abort signal, and the loop that drives it."""
+
+    def __init__(self, engine: Engine, state: ExecutionState, hooks: Hooks, signal: AbortSignal | None) -> None:
+        self.engine = engine
+        self.state = state
+        self.hooks = hooks
+        self.signal = signal or AbortSignal()
+        self.pause_policy: PausePolicy | None = None
+        self.on_checkpoint: Callable[[ExecutionState], None] | None = None
+        self.params_cache: dict[str, Any] = {}
+        self._nodes = {n.name: n for n in state.workflow.nodes}
+        self._incoming: dict[tuple[str, str], list[str]] = {}
+        for src, ctype, _i, target in state.workflow.links():
+            self._incoming.setdefault((target.node, ctype), []).append(src)
+        self._skip_pause_once = False
+
+    # ----- helpers used by contexts and recorders --------------------------------------------
+    def node_type(self, node: Node) -> NodeType:
+        return self.engine.registry.get(node.type)
+
+    def record(self, node: str, task: TaskData) -> None:
+        self.state.run_data.setdefault(node, []).append(task)
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.state.to_json()
+
+    # ----- running ----------------------------------------------------------------------------
+    async def run(self, pause: PausePolicy | None = None) -> ExecutionState:
+        """Run until the stack is empty, an error, a Stop, or the pause policy says stop."""
+        if pause is not None:
+            self.pause_policy = pause
+        state = self.state
+        resumed = state.status in ("paused", "crashed", "running")
+        self._skip_pause_once = state.status == "paused"
+        state.status = "running"
+        state.stopped_at = None
+        self.hooks.emit(WorkflowBefore(state.id, state.workflow.name, resumed))
+        task = asyncio.current_task()
+        remove = self.signal.add_callback(lambda: task.cancel() if task is not None else None)
+        try:
+            await self._loop()
+        except asyncio.CancelledError:
+            if not self.signal.aborted:
+                raise
+            self._fail_running("Execution was cancelled", status="cancelled")
+        except ExecutionCancelled:
+            self._fail_running("Execution was cancelled", status="cancelled")
+        finally:
+            remove()
+        if state.status == "running":
+            state.status = "success"
+        if state.status != "paused":
+            state.stopped_at = now_ms()
+            self._checkpoint()
+            self.hooks.emit(WorkflowAfter(state.id, state.status, state.error))
+        return state
+
+    def _fail_running(self, message: str, status: str) -> None:
+        self.state.status = status  # type: ignore[assignment]
+        self.state.error = TaskError(message=message, node=self._running_node)
+
+    _running_node: str | None = None
+
+    async def _loop(self) -> None:
+        state = self.state
+        stack = state.stack
+        while stack:
+            if self.signal.aborted:
+                raise ExecutionCancelled()
+            entry = stack[-1]
+            if self.pause_policy is not None:
+                boundary = Boundary(
+                    "resume" if entry.pending is not None else ("tool" if entry.mode == "tool" else "node"),
+                    entry.node,
+                    entry,
+                )
+                if self._skip_pause_once:
+                    self._skip_pause_once = False
+                elif self.pause_policy(boundary):
+                    state.status = "paused"
+                    self._checkpoint()
+                    self.hooks.emit(ExecutionPaused(state.id, boundary.describe()))
+                    return
+            self._skip_pause_once = False
+            self._checkpoint()
+            stack.pop()
+            if not await self._run_entry(entry):
+                return
+
+    def _checkpoint(self) -> None:
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(self.state)
+
+    async def _run_entry(self, entry: StackEntry) -> bool:
+        """Run one stack entry; False when the execution has failed and must stop."""
+        state = self.state
+        node = self._nodes.get(entry.node)
+        if node is None:
+            return self._fail(entry, None, NodeOperationError(f'Node "{entry.node}" is not in the workflow', node=entry.node))
+        if entry.round == 0:
+            entry.start_time = now_ms()
+            entry.run_index = len(state.run_data.get(node.name, ()))
+            self.hooks.emit(NodeBefore(state.id, node.name, entry.run_index, entry.parent))
+        entry.round += 1
+        self._running_node = node.name
+        try:
+            result = await self._call(node, entry)
+        except NodeOperationError as exc:
+            return self._fail(entry, node, exc)
+        except MiniN8nError as exc:
+            return self._fail(entry, node, NodeOperationError(str(exc), node=node.name))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a node type's bug must reach the user as that node's error
+            return self._fail(entry, node, NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name))
+        if isinstance(result, EngineRequest):
+            self._push_request(entry, node, result)
+            return True
+        self._finish(entry, node, result)
+        return True
+
+    async def _call(self, node: Node, entry: StackEntry) -> list[list[Item]] | EngineRequest:
+        node_type = self.node_type(node)
+        if entry.mode == "main":
+            if node.is_disabled:
+                return [entry.input]
+            pinned = self.state.workflow.pinData.get(node.name)
+            if pinned is not None:
+                return [[p if isinstance(p, dict) and "json" in p else {"json": p} for p in pinned]]
+        elif node.is_disabled:
+            raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
+        problems = node_problems(self.state.workflow, self.engine.registry, node.name)
+        if problems:
+            raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
+        response = None
+        if entry.pending is not None:
+            response = EngineResponse(
+                actionResponses=entry.pending.responses, metadata=entry.pending.request.metadata
+            )
+            entry.pending = None
+        ctx = NodeContext(
+            self, node, entry.input, run_index=entry.run_index or 0, action=entry.action,
+            parent=entry.parent, iteration=entry.round, entry=entry,
+        )
+        return await node_type.execute(ctx, response)
+
+    def _push_request(self, entry: StackEntry, node: Node, request: EngineRequest) -> None:
+        stack = self.state.stack
+        entry.pending = PendingRequest(request=request)
+        stack.append(entry)
+        for action in reversed(request.actions):
+            parent = {
+                "node": node.name,
+                "runIndex": entry.run_index,
+                "iteration": entry.round,
+                "itemIndex": action.metadata.get("itemIndex", 0),
+                "toolCallId": action.id,
+                "toolName": action.metadata.get("toolName", action.node_name),
+            }
+            if entry.parent is not None:
+                parent["parent"] = entry.parent
+            stack.append(StackEntry(node=action.node_name, input=[{"json": action.input}], mode="tool", action=action, parent=parent))
+
+    def _task(self, entry: StackEntry, status: str = "success") -> TaskData:
+        start = entry.start_time or now_ms()
+        task = TaskData(
+            startTime=start,
+            executionTime=now_ms() - start,
+            executionStatus=status,  # type: ignore[arg-type]
+            source=entry.source,
+        )
+        if entry.mode == "main":
+            task.input = {MAIN: [entry.input]}
+        else:
+            task.input = {AI_TOOL: [entry.input]}
+        if entry.parent is not None:
+            task.metadata = dict(entry.parent)
+        if entry.round > 1 or entry.model_usage.get("calls"):
+            usage = entry.model_usage
+            task.metadata.update(
+                iterations=entry.round,
+                tokenUsage={"promptTokens": int(usage.get("promptTokens", 0)), "completionTokens": int(usage.get("completionTokens", 0))},
+                modelTimeMs=round(usage.get("modelMs", 0.0), 3),
+                modelCalls=int(usage.get("calls", 0)),
+            )
+        return task
+
+    def _finish(self, entry: StackEntry, node: Node, result: list[list[Item]]) -> None:
+        state = self.state
+        task = self._task(entry)
+        conn = MAIN if entry.mode == "main" else AI_TOOL
+        task.data = {conn: result}
+        self.record(node.name, task)
+        self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
+        if entry.mode == "tool":
+            self._deliver(entry, task)
+            return
+        state.last_node = node.name
+        state.result = result[0] if result else []
+        outputs = state.workflow.connections.get(node.name, {}).get(MAIN, [])
+        children: list[StackEntry] = []
+        for index, targets in enumerate(outputs):
+            items = result[index] if index < len(result) else []
+            if not items:
+                continue
+            for target in targets:
+                children.append(
+                    StackEntry(
+                        node=target.node,
+                        input=items,
+                        source=[SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)],
+                    )
+                )
+        state.stack.extend(reversed(children))
+
+    def _deliver(self, entry: StackEntry, task: TaskData) -> None:
+        """Hand a tool run's TaskData to the request waiting for it, further down the stack."""
+        action = entry.action
+        assert action is not None
+        for waiting in reversed(self.state.stack):
+            pending = waiting.pending
+            if pending is not None and any(a.id == action.id for a in pending.request.actions):
+                pending.responses.append(ActionResponse(action=action, data=task.to_json()))
+                return
+        raise MiniN8nError(f'no node is waiting for the result of action "{action.id}" ({entry.node})')
+
+    def _fail(self, entry: StackEntry, node: Node | None, exc: NodeOperationError) -> bool:
+        name = node.name if node else entry.node
+        task = self._task(entry, status="error")
+        task.error = TaskError(message=exc.message, description=exc.description, node=exc.node or name)
+        self.record(name, task)
+        self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent))
+        if entry.mode == "tool":
+            self._deliver(entry, task)  # a failing tool is an observation for the model, not a failed run
+            return True
+        self.state.status = "error"
+        self.state.error = task.error
+        self.state.last_node = name
+        return False
+
+    # ----- sub-node data -------------------------------------------------------------------------
+    def _sub_nodes(self, target: str, conn_type: str) -> Iterable[Node]:
+        for name in self._incoming.get((target, conn_type), ()):
+            node = self._nodes[name]
+            if not node.is_disabled:
+                yield node
+
+    async def supply(self, ctx: NodeContext, conn_type: str, item_index: int) -> Any:
+        entry = ctx.entry
+        parent = {"node": ctx.node.name, "runIndex": ctx.run_index, "iteration": ctx.iteration, "itemIndex": item_index}
+        if ctx.parent is not None:
+            parent["parent"] = ctx.parent
+        found: list[Any] = []
+        for sub in self._sub_nodes(ctx.node.name, conn_type):
+            sub_ctx = SupplyContext(self, sub, ctx, item_index)
+            try:
+                data = await self.node_type(sub).supply_data(sub_ctx)
+            except NodeOperationError as exc:
+                exc.node = exc.node or sub.name
+                raise
+            if conn_type == AI_LANGUAGE_MODEL:
+                data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
+            elif conn_type == AI_MEMORY:
+                data = RecordedMemory(data, self, sub.name, parent)
+            elif conn_type == AI_TOOL:
+                tools = data if isinstance(data, list) else [data]
+                for tool in tools:
+                    if isinstance(tool, ToolSpec) and not tool.source_node_name:
+                        tool.source_node_name = sub.name
+                found.extend(tools)
+                continue
+            found.append(data)
+        if conn_type == AI_TOOL:
+            return found
+        return found[0] if found else None
+
+    @staticmethod
+    def _usage_counter(entry: StackEntry | None) -> Callable[[ModelReply, float], None]:
+        def count(reply: ModelReply, latency_ms: float) -> None:
+            if entry is None:
+                return
+            usage = entry.model_usage
+            usage["promptTokens"] = usage.get("promptTokens", 0) + reply.usage.prompt_tokens
+            usage["completionTokens"] = usage.get("completionTokens", 0) + reply.usage.completion_tokens
+            usage["modelMs"] = usage.get("modelMs", 0.0) + latency_ms
+            usage["calls"] = usage.get("calls", 0) + 1
+
+        return count

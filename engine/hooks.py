@@ -1,0 +1,82 @@
+"""Lifecycle hook events: plain Python objects that the CLI, the GUI bridge and tests listen to."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+from .run_data import TaskData, TaskError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkflowBefore:
+    execution_id: str
+    workflow_name: str
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class NodeBefore:
+    execution_id: str
+    node: str
+    run_index: int
+    parent: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class NodeAfter:
+    execution_id: str
+    node: str
+    run_index: int
+    task: TaskData
+    parent: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """A streamed piece of a model reply; `node` is the model, `parent` the Agent that asked."""
+
+    execution_id: str
+    node: str
+    text: str
+    parent: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class WorkflowAfter:
+    execution_id: str
+    status: str
+    error: TaskError | None = None
+
+
+@dataclass(frozen=True)
+class ExecutionPaused:
+    """The executor stopped at a boundary; `where` says which (see engine.executor.Boundary)."""
+
+    execution_id: str
+    where: dict[str, Any] = field(default_factory=dict)
+
+
+HookEvent = Union[WorkflowBefore, NodeBefore, NodeAfter, TokenEvent, WorkflowAfter, ExecutionPaused]
+Listener = Callable[[HookEvent], None]
+
+
+class Hooks:
+    """A list of listeners; a listener that raises is logged and does not stop the run."""
+
+    def __init__(self, *listeners: Listener) -> None:
+        self._listeners: list[Listener] = list(listeners)
+
+    def add(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def emit(self, event: HookEvent) -> None:
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:  # a broken listener must not break the execution
+                log.exception("hook listener failed on %s", type(event).__name__)

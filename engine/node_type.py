@@ -1,0 +1,87 @@
+"""The node-type contract: what every node type declares and implements.
+
+A node type is a class with class attributes for the registry and the GUI (type id, version,
+names, palette group, ports, a pydantic `Params` model) and async methods for the engine:
+main nodes `execute(ctx, response)`, sub-nodes `supply_data(ctx)`. Instances hold no state
+between calls; whatever must survive between calls lives in run data or request metadata.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .connection_types import MAIN, PortSpec
+from .errors import NodeOperationError
+from .requests import EngineRequest, EngineResponse
+from .run_data import Item
+
+if TYPE_CHECKING:
+    from .context import NodeContext, SupplyContext
+
+
+class NodeParams(BaseModel):
+    """Base of every `Params` model: n8n files may carry parameters we do not model."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class NodeType:
+    """Base class of node types; subclasses set the class attributes and override methods."""
+
+    type: ClassVar[str]
+    version: ClassVar[float] = 1
+    display_name: ClassVar[str]
+    description: ClassVar[str] = ""
+    group: ClassVar[str] = "AI"  # palette group: Triggers, AI, Models, Memory, Tools, Notes
+    icon: ClassVar[str] = "node"  # resources/icons/<icon>.svg
+    default_name: ClassVar[str | None] = None  # name given to a new node; display_name if None
+    inputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
+    outputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
+    Params: ClassVar[type[NodeParams]] = NodeParams
+    is_trigger: ClassVar[bool] = False
+    runnable: ClassVar[bool] = True  # False for notes: never executed
+    supported: ClassVar[bool] = True
+
+    async def execute(self, ctx: "NodeContext", response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
+        raise NodeOperationError(f'Node type "{self.type}" cannot run as a main node', node=ctx.node.name)
+
+    async def supply_data(self, ctx: "SupplyContext") -> Any:
+        raise NodeOperationError(f'Node type "{self.type}" supplies no data to other nodes', node=ctx.node.name)
+
+    @classmethod
+    def input_spec(cls, conn_type: str) -> PortSpec | None:
+        for spec in cls.inputs:
+            if spec.type == conn_type:
+                return spec
+        return None
+
+    @classmethod
+    def output_types(cls) -> set[str]:
+        return {spec.type for spec in cls.outputs}
+
+
+class UnsupportedNodeType(NodeType):
+    """A placeholder for a type id mini-n8n does not know: kept in files, fails when run."""
+
+    supported = False
+    display_name = "Unsupported node"
+    description = "A node of a type mini-n8n does not support; it is kept unchanged in the file."
+    group = "Unsupported"
+    icon = "unsupported"
+
+    def __init__(self, type_id: str) -> None:
+        self.type = type_id
+
+    def _fail(self, node_name: str) -> NodeOperationError:
+        return NodeOperationError(
+            f'Node "{node_name}" has type "{self.type}", which mini-n8n does not support',
+            node=node_name,
+        )
+
+    async def execute(self, ctx: "NodeContext", response: EngineResponse | None = None) -> list[list[Item]]:
+        raise self._fail(ctx.node.name)
+
+    async def supply_data(self, ctx: "SupplyContext") -> Any:
+        raise self._fail(ctx.node.name)

@@ -1,0 +1,131 @@
+"""Sub-node calls recorded as runs of the sub-node: every model call and memory access.
+
+The engine wraps what a model or memory node supplies, so each call gets a TaskData under the
+sub-node's name (input, output, usage, latency) and its own node_before / node_after events.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+
+from .abort import AbortSignal
+from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, TokenCallback, ToolSpec
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
+from .errors import NodeOperationError
+from .hooks import NodeAfter, NodeBefore, TokenEvent
+from .run_data import TaskData, TaskError, now_ms
+
+if TYPE_CHECKING:
+    from .executor import Execution
+
+T = TypeVar("T")
+
+
+class _Recorder:
+    def __init__(self, execution: "Execution", node: str, conn_type: str, parent: dict[str, Any]) -> None:
+        self._execution = execution
+        self._node = node
+        self._conn_type = conn_type
+        self._parent = parent
+
+    async def _record(
+        self,
+        input_json: dict[str, Any],
+        call: Callable[[], Awaitable[T]],
+        output_json: Callable[[T], dict[str, Any]],
+        extra_metadata: Callable[[T], dict[str, Any]] | None = None,
+    ) -> T:
+        ex = self._execution
+        run_index = len(ex.state.run_data.get(self._node, ()))
+        ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
+        start = now_ms()
+        t0 = time.perf_counter()
+        task = TaskData(
+            startTime=start,
+            input={self._conn_type: [[{"json": input_json}]]},
+            metadata=dict(self._parent),
+        )
+        try:
+            result = await call()
+        except NodeOperationError as exc:
+            exc.node = exc.node or self._node
+            self._finish(task, t0, run_index, error=TaskError(message=exc.message, description=exc.description, node=exc.node))
+            raise
+        except Exception as exc:
+            message = str(exc) or type(exc).__name__
+            self._finish(task, t0, run_index, error=TaskError(message=message, node=self._node))
+            raise NodeOperationError(message, node=self._node) from exc
+        task.data = {self._conn_type: [[{"json": output_json(result)}]]}
+        if extra_metadata is not None:
+            task.metadata.update(extra_metadata(result))
+        self._finish(task, t0, run_index)
+        return result
+
+    def _finish(self, task: TaskData, t0: float, run_index: int, error: TaskError | None = None) -> None:
+        ex = self._execution
+        task.execution_time = (time.perf_counter() - t0) * 1000.0
+        if error is not None:
+            task.execution_status = "error"
+            task.error = error
+        ex.record(self._node, task)
+        ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
+
+
+class RecordedChatModel(_Recorder):
+    """A model supplied by a model node; each `invoke` is a recorded run of that node."""
+
+    def __init__(self, inner: ChatModel, execution: "Execution", node: str, parent: dict[str, Any], on_usage: Callable[[ModelReply, float], None]) -> None:
+        super().__init__(execution, node, AI_LANGUAGE_MODEL, parent)
+        self.inner = inner
+        self._on_usage = on_usage
+
+    async def invoke(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        signal: AbortSignal,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        ex = self._execution
+
+        def token(text: str) -> None:
+            ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, self._parent))
+            if on_token is not None:
+                on_token(text)
+
+        t0 = time.perf_counter()
+
+        def metadata(reply: ModelReply) -> dict[str, Any]:
+            latency = (time.perf_counter() - t0) * 1000.0
+            self._on_usage(reply, latency)
+            return {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.model_dump(by_alias=True)}
+
+        return await self._record(
+            {"messages": [m.to_json() for m in messages], "tools": [t.name for t in tools]},
+            lambda: self.inner.invoke(messages, tools, signal, token),
+            ModelReply.to_json,
+            metadata,
+        )
+
+
+class RecordedMemory(_Recorder):
+    """A memory supplied by a memory node; each load and save is a recorded run of that node."""
+
+    def __init__(self, inner: ChatMemory, execution: "Execution", node: str, parent: dict[str, Any]) -> None:
+        super().__init__(execution, node, AI_MEMORY, parent)
+        self.inner = inner
+
+    async def load_messages(self) -> list[ChatMessage]:
+        return await self._record(
+            {"action": "loadMemoryVariables"},
+            self.inner.load_messages,
+            lambda msgs: {"action": "loadMemoryVariables", "chatHistory": [m.to_json() for m in msgs]},
+        )
+
+    async def save_context(self, user_input: str, output: str) -> None:
+        await self._record(
+            {"action": "saveContext", "input": user_input, "output": output},
+            lambda: self.inner.save_context(user_input, output),
+            lambda _none: {"action": "saveContext", "input": user_input, "output": output},
+        )

@@ -1,0 +1,52 @@
+"""The EngineRequest / EngineResponse protocol: a node asks the engine to run nodes for it.
+
+A node (the Agent) returns an EngineRequest instead of items; the engine runs each action's
+node as an ordinary node run, then calls the node again with an EngineResponse. Everything
+here is plain JSON so that a paused execution can be stored and resumed in another process.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Action(BaseModel):
+    """Run node `node_name` with `input` as its one item; `id` is the model's tool call id."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    action_type: Literal["ExecutionNodeAction"] = Field("ExecutionNodeAction", alias="actionType")
+    node_name: str = Field(alias="nodeName")
+    input: dict[str, Any] = Field(default_factory=dict)
+    type: str = "ai_tool"
+    id: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EngineRequest(BaseModel):
+    """Actions for the engine to run, and the requesting node's state, carried as JSON."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    actions: list[Action] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionResponse(BaseModel):
+    """One action and the run data of the node run that answered it (a TaskData as JSON)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    action: Action
+    data: dict[str, Any]
+
+
+class EngineResponse(BaseModel):
+    """What the engine hands back to a requesting node: the answers and its own metadata."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    action_responses: list[ActionResponse] = Field(default_factory=list, alias="actionResponses")
+    metadata: dict[str, Any] = Field(default_factory=dict)

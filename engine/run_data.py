@@ -1,0 +1,116 @@
+"""Run data: one TaskData per node run, and the resumable state of an execution.
+
+Field names follow n8n's ITaskData (camelCase in JSON) so run data reads the same as n8n's.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .requests import Action, ActionResponse, EngineRequest
+from .workflow import Workflow
+
+Item = dict[str, Any]  # {"json": {...}} as in n8n's INodeExecutionData
+
+TaskStatus = Literal["success", "error", "running", "canceled"]
+ExecutionStatus = Literal["new", "running", "paused", "success", "error", "cancelled", "crashed"]
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0
+
+
+class TaskError(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    message: str
+    description: str | None = None
+    node: str | None = None
+
+
+class SourceRef(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    previous_node: str = Field(alias="previousNode")
+    previous_node_output: int = Field(0, alias="previousNodeOutput")
+    previous_node_run: int = Field(0, alias="previousNodeRun")
+
+
+class TaskData(BaseModel):
+    """One run of one node: when, how long, status, input, output per connection type, error."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    start_time: float = Field(alias="startTime")
+    execution_time: float = Field(0.0, alias="executionTime")
+    execution_status: TaskStatus = Field("success", alias="executionStatus")
+    input: dict[str, list[list[Item]]] = Field(default_factory=dict)
+    data: dict[str, list[list[Item]]] = Field(default_factory=dict)
+    error: TaskError | None = None
+    source: list[SourceRef] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class PendingRequest(BaseModel):
+    """An EngineRequest whose actions are being run, and the answers gathered so far."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    request: EngineRequest
+    responses: list[ActionResponse] = Field(default_factory=list)
+
+
+class StackEntry(BaseModel):
+    """One node run waiting on the execution stack.
+
+    `mode` "main" is a node of the main path; "tool" is a node run to answer an action of
+    a parent's EngineRequest (`action`, `parent`). `pending` is set while the node waits for
+    its own request's actions; `round` counts how often the node has been called.
+    """
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    node: str
+    input: list[Item] = Field(default_factory=list)
+    source: list[SourceRef] = Field(default_factory=list)
+    mode: Literal["main", "tool"] = "main"
+    action: Action | None = None
+    parent: dict[str, Any] | None = None
+    pending: PendingRequest | None = None
+    round: int = 0
+    start_time: float | None = Field(None, alias="startTime")
+    run_index: int | None = Field(None, alias="runIndex")
+    model_usage: dict[str, float] = Field(default_factory=dict, alias="modelUsage")
+
+
+class ExecutionState(BaseModel):
+    """Everything needed to continue an execution, in this process or another: plain JSON."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    workflow: Workflow
+    mode: str = "manual"
+    status: ExecutionStatus = "new"
+    started_at: float = Field(default_factory=now_ms, alias="startedAt")
+    stopped_at: float | None = Field(None, alias="stoppedAt")
+    start_node: str | None = Field(None, alias="startNode")
+    stack: list[StackEntry] = Field(default_factory=list)
+    run_data: dict[str, list[TaskData]] = Field(default_factory=dict, alias="runData")
+    last_node: str | None = Field(None, alias="lastNode")
+    error: TaskError | None = None
+    result: list[Item] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ExecutionState":
+        return cls.model_validate(data)

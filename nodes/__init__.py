@@ -1,0 +1,25 @@
+"""The node types mini-n8n ships, grouped by role. Imports engine only, never Qt."""
+
+from __future__ import annotations
+
+from engine.node_type import NodeType
+
+from .agent.tools_agent import ToolsAgent
+from .core.set_fields import SetFields
+from .core.sticky_note import StickyNote
+from .memory.buffer_window import BufferWindowMemory
+from .models.scripted import ScriptedChatModel
+from .tools.calculator import Calculator
+from .triggers.chat_trigger import ChatTrigger
+from .triggers.manual_trigger import ManualTrigger
+
+BUILTIN_NODE_TYPES: list[type[NodeType]] = [
+    ManualTrigger,
+    ChatTrigger,
+    ToolsAgent,
+    ScriptedChatModel,
+    BufferWindowMemory,
+    Calculator,
+    SetFields,
+    StickyNote,
+]

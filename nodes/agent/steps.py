@@ -1,0 +1,81 @@
+"""The Agent's scratchpad: steps rebuilt from an EngineResponse, and steps turned into messages.
+
+All state between rounds is in the request metadata (plain JSON), keyed by item index as a
+string so that a JSON round trip gives back the same dict.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.chat import ChatMessage, ToolCall
+from engine.connection_types import AI_TOOL
+from engine.requests import EngineResponse
+
+
+def make_step(tool_call_id: str, tool: str, tool_input: Any, observation: str, log: str = "", error: bool = False) -> dict[str, Any]:
+    """One finished tool call: what the model asked for and what came back (mini-n8n ToolCallStep)."""
+    step = {"toolCallId": tool_call_id, "tool": tool, "toolInput": tool_input, "observation": observation, "log": log}
+    if error:
+        step["error"] = True
+    return step
+
+
+def observation(data: dict[str, Any]) -> tuple[str, bool]:
+    """A tool node's run (TaskData as JSON) as the text the model reads, and whether it failed."""
+    error = data.get("error")
+    if error:
+        return f"Error: {error.get('message', 'the tool failed')}", True
+    outputs = (data.get("data") or {}).get(AI_TOOL) or [[]]
+    items = [item.get("json", {}) for item in (outputs[0] if outputs else [])]
+    if len(items) == 1 and isinstance(items[0], dict) and set(items[0]) == {"response"}:
+        value = items[0]["response"]
+        return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
+    if len(items) == 1:
+        return json.dumps(items[0], ensure_ascii=False), False
+    return json.dumps(items, ensure_ascii=False), False
+
+
+def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[str, Any]]:
+    """Steps of earlier rounds from the metadata, plus the tool results that just arrived."""
+    if response is None:
+        return []
+    key = str(item_index)
+    steps = list((response.metadata.get("previousRequests") or {}).get(key, []))
+    known = {s["toolCallId"] for s in steps}
+    for answer in response.action_responses:
+        action = answer.action
+        if action.metadata.get("itemIndex") != item_index or action.id in known:
+            continue
+        text, failed = observation(answer.data)
+        tool_input = {k: v for k, v in action.input.items() if not (k == "tool" and action.metadata.get("isFromToolkit"))}
+        steps.append(
+            make_step(action.id, str(action.metadata.get("toolName", action.node_name)), tool_input, text,
+                      action.metadata.get("log", ""), failed)
+        )
+        known.add(action.id)
+    return steps
+
+
+def steps_to_messages(steps: list[dict[str, Any]]) -> list[ChatMessage]:
+    """Each step becomes an assistant message with the call and a tool message with the result."""
+    out: list[ChatMessage] = []
+    for step in steps:
+        args = step["toolInput"]
+        out.append(
+            ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=step["toolCallId"], name=step["tool"], args=args)])
+        )
+        out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=step["toolCallId"]))
+    return out
+
+
+def intermediate_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """n8n's `intermediateSteps` shape: {action: {tool, toolInput, toolCallId, log}, observation}."""
+    return [
+        {
+            "action": {"tool": s["tool"], "toolInput": s["toolInput"], "toolCallId": s["toolCallId"], "log": s.get("log", "")},
+            "observation": s["observation"],
+        }
+        for s in steps
+    ]

@@ -1,0 +1,180 @@
+"""AI Agent (Tools Agent): the function-calling loop of n8n's Agent V3.
+
+The Agent never runs a tool itself: when the model asks for tools it returns an EngineRequest,
+the engine runs the tool nodes and calls the Agent again with an EngineResponse. All state
+between rounds is in the request metadata: previousRequests, iterationCount, finishedItems.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine.chat import ChatMemory, ChatMessage, ChatModel, ToolSpec
+from engine.connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN, PortSpec
+from engine.context import NodeContext
+from engine.errors import NodeOperationError
+from engine.node_type import NodeParams, NodeType
+from engine.requests import Action, EngineRequest, EngineResponse
+from engine.run_data import Item
+from engine.tool_schema import schema_problems
+
+from .steps import build_steps, intermediate_steps, make_step, steps_to_messages
+
+DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
+
+
+class AgentOptions(NodeParams):
+    systemMessage: str = Field(DEFAULT_SYSTEM_MESSAGE, title="System Message", json_schema_extra={"multiline": True})
+    maxIterations: int = Field(10, ge=1, le=1000, title="Max Iterations")
+    returnIntermediateSteps: bool = Field(False, title="Return Intermediate Steps")
+
+
+class AgentParams(NodeParams):
+    promptType: Literal["auto", "define"] = Field(
+        "auto", title="Source for Prompt (User Message)",
+        description="auto: the chatInput field of the input item (from a Chat Trigger); define: the text below",
+    )
+    text: str = Field("", title="Prompt (User Message)", json_schema_extra={"multiline": True})
+    hasOutputParser: bool = Field(False, title="Require Specific Output Format")
+    options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
+
+
+def check_max_iterations(response: EngineResponse | None, max_iterations: int, node: str) -> None:
+    if response is not None and int(response.metadata.get("iterationCount", 0)) >= max_iterations:
+        raise NodeOperationError(
+            f"Max iterations ({max_iterations}) reached. The agent could not complete the task "
+            "within the allowed number of iterations.",
+            node=node,
+        )
+
+
+def check_unique_tool_names(tools: list[ToolSpec], node: str) -> None:
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            raise NodeOperationError(
+                f"You have multiple tools with the same name: '{tool.name}', please rename them to avoid conflicts",
+                node=node,
+            )
+        seen.add(tool.name)
+
+
+def prompt_of(ctx: NodeContext, params: AgentParams, item: Item) -> str:
+    if params.promptType == "auto":
+        value = item.get("json", {}).get("chatInput")
+    else:
+        value = params.text
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise NodeOperationError('The "text" parameter is empty.', node=ctx.node.name)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def tool_call_log(name: str, args: Any, content: str) -> str:
+    """The `log` of n8n's intermediate steps: `Invoking "tool" with {...}` and the model's text."""
+    rendered = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return f'Invoking "{name}" with {rendered}\n{content}'
+
+
+class ToolsAgent(NodeType):
+    type = "@n8n/n8n-nodes-langchain.agent"
+    version = 3
+    display_name = "AI Agent"
+    description = "Runs a tool-calling loop: asks its Chat Model, lets the engine run the tools it picks"
+    group = "AI"
+    icon = "agent"
+    inputs = (
+        PortSpec(MAIN),
+        PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),
+        PortSpec(AI_MEMORY, "Memory", max_connections=1),
+        PortSpec(AI_TOOL, "Tool"),
+        PortSpec(AI_OUTPUT_PARSER, "Output Parser", max_connections=1),
+    )
+    outputs = (PortSpec(MAIN),)
+    Params = AgentParams
+
+    async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
+        name = ctx.node.name
+        first: AgentParams = ctx.params(0)
+        check_max_iterations(response, first.options.maxIterations, name)
+        model: ChatModel | None = await ctx.get_input_connection_data(AI_LANGUAGE_MODEL, 0)
+        if model is None:
+            raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
+        memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
+
+        meta = response.metadata if response is not None else {}
+        finished: dict[str, Any] = dict(meta.get("finishedItems") or {})
+        previous: dict[str, Any] = dict(meta.get("previousRequests") or {})
+        actions: list[Action] = []
+        waiting = False
+
+        for i, item in enumerate(ctx.items):
+            key = str(i)
+            if key in finished:
+                continue
+            params: AgentParams = ctx.params(i)
+            prompt = prompt_of(ctx, params, item)
+            tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
+            check_unique_tool_names(tools, name)
+            by_name = {t.name: t for t in tools}
+            steps = build_steps(response, i)
+            history = await memory.load_messages() if memory is not None else []
+            messages = [
+                ChatMessage(role="system", content=params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
+                *history,
+                ChatMessage(role="user", content=prompt),
+                *steps_to_messages(steps),
+            ]
+            answer = await model.invoke(messages, tools, ctx.signal)
+
+            calls = [c for c in answer.tool_calls if c.name in by_name]
+            if calls:
+                for call in calls:
+                    tool = by_name[call.name]
+                    log = tool_call_log(call.name, call.args, answer.content)
+                    problem = self._argument_problem(call.args, tool)
+                    if problem is not None:
+                        # Never sent to the tool: the model reads the error on its next round.
+                        steps.append(make_step(call.id, call.name, call.args, f"Error: {problem}", log, True))
+                        continue
+                    args = dict(call.args)  # type: ignore[arg-type]
+                    actions.append(
+                        Action(
+                            nodeName=tool.source_node_name,
+                            input={**args, "tool": call.name} if tool.is_from_toolkit else args,
+                            type=AI_TOOL,
+                            id=call.id,
+                            metadata={"itemIndex": i, "toolName": call.name, "log": log, "isFromToolkit": tool.is_from_toolkit},
+                        )
+                    )
+                previous[key] = steps
+                waiting = True
+                continue
+
+            if memory is not None:
+                await memory.save_context(prompt, answer.content)
+            output: dict[str, Any] = {"output": answer.content}
+            if params.options.returnIntermediateSteps:
+                output["intermediateSteps"] = intermediate_steps(steps)
+            finished[key] = output
+
+        if waiting:
+            metadata = {
+                "previousRequests": previous,
+                "itemIndex": 0,
+                "iterationCount": int(meta.get("iterationCount", 0)) + 1,
+                "finishedItems": finished,
+            }
+            return EngineRequest(actions=actions, metadata=metadata)
+        return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
+
+    @staticmethod
+    def _argument_problem(args: Any, tool: ToolSpec) -> str | None:
+        if isinstance(args, str):
+            return f"the arguments for tool '{tool.name}' are not valid JSON: {args}"
+        problems = schema_problems(tool.parameters, args)
+        if problems:
+            return f"the arguments for tool '{tool.name}' do not fit its schema: " + "; ".join(problems)
+        return None

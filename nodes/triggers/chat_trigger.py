@@ -1,0 +1,39 @@
+"""Chat Trigger: starts a workflow with one chat message, `{sessionId, action, chatInput}`."""
+
+from __future__ import annotations
+
+import uuid
+
+from engine.connection_types import MAIN, PortSpec
+from engine.context import NodeContext
+from engine.node_type import NodeType
+from engine.requests import EngineResponse
+from engine.run_data import Item
+
+
+def chat_item(message: str, session_id: str | None = None) -> Item:
+    """The item a Chat Trigger emits for one message, as n8n's chat trigger does."""
+    return {"json": {"sessionId": session_id or uuid.uuid4().hex, "action": "sendMessage", "chatInput": message}}
+
+
+class ChatTrigger(NodeType):
+    type = "@n8n/n8n-nodes-langchain.chatTrigger"
+    version = 1.1
+    display_name = "Chat Trigger"
+    default_name = "When chat message received"
+    description = "Starts the workflow with each message typed in the Chat panel"
+    group = "Triggers"
+    icon = "chat-trigger"
+    inputs = ()
+    outputs = (PortSpec(MAIN),)
+    is_trigger = True
+
+    async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
+        items = []
+        for item in ctx.items:
+            data = dict(item.get("json", {}))
+            data.setdefault("sessionId", uuid.uuid4().hex)
+            data.setdefault("action", "sendMessage")
+            data.setdefault("chatInput", "")
+            items.append({"json": data})
+        return [items]
