@@ -1,0 +1,68 @@
+"""Small builders for workflow documents used across the test suite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.workflow import Workflow, parse_workflow
+
+AGENT = "@n8n/n8n-nodes-langchain.agent"
+CHAT_TRIGGER = "@n8n/n8n-nodes-langchain.chatTrigger"
+MANUAL_TRIGGER = "n8n-nodes-base.manualTrigger"
+SCRIPTED = "mini-n8n.lmChatScripted"
+MEMORY = "@n8n/n8n-nodes-langchain.memoryBufferWindow"
+CALCULATOR = "@n8n/n8n-nodes-langchain.toolCalculator"
+SET = "n8n-nodes-base.set"
+
+
+def node(name: str, type_: str, parameters: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"id": f"id-{name}", "name": name, "type": type_, "typeVersion": 1, "position": [0, 0],
+            "parameters": parameters or {}, **extra}
+
+
+def link(connections: dict[str, Any], source: str, target: str, conn_type: str = "main") -> None:
+    outputs = connections.setdefault(source, {}).setdefault(conn_type, [[]])
+    outputs[0].append({"node": target, "type": conn_type, "index": 0})
+
+
+def tool_call(name: str, args: dict[str, Any] | str, id_: str | None = None) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": name, "args": args}
+    if id_ is not None:
+        call["id"] = id_
+    return call
+
+
+def agent_workflow(
+    replies: list[dict[str, Any]],
+    *,
+    tools: list[tuple[str, str, dict[str, Any]]] | None = None,
+    memory: bool = False,
+    agent_options: dict[str, Any] | None = None,
+    agent_params: dict[str, Any] | None = None,
+    trigger: str = "chat",
+    model_options: dict[str, Any] | None = None,
+) -> Workflow:
+    """Trigger -> AI Agent with a Scripted model, optional Simple Memory and tools (name, type, params)."""
+    nodes = []
+    connections: dict[str, Any] = {}
+    if trigger == "chat":
+        nodes.append(node("Chat", CHAT_TRIGGER))
+        link(connections, "Chat", "AI Agent")
+    else:
+        nodes.append(node("Start", MANUAL_TRIGGER))
+        link(connections, "Start", "AI Agent")
+    params = {"promptType": "auto", "options": agent_options or {}}
+    params.update(agent_params or {})
+    nodes.append(node("AI Agent", AGENT, params))
+    model_params: dict[str, Any] = {"replies": replies}
+    if model_options:
+        model_params["options"] = model_options
+    nodes.append(node("Model", SCRIPTED, model_params))
+    link(connections, "Model", "AI Agent", "ai_languageModel")
+    if memory:
+        nodes.append(node("Memory", MEMORY, {"contextWindowLength": 5}))
+        link(connections, "Memory", "AI Agent", "ai_memory")
+    for name, type_, tool_params in tools if tools is not None else [("Calculator", CALCULATOR, {})]:
+        nodes.append(node(name, type_, tool_params))
+        link(connections, name, "AI Agent", "ai_tool")
+    return parse_workflow({"name": "test agent", "nodes": nodes, "connections": connections})
