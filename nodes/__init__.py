@@ -10,6 +10,8 @@ from .core.sticky_note import StickyNote
 from .memory.buffer_window import BufferWindowMemory
 from .models.scripted import ScriptedChatModel
 from .tools.calculator import Calculator
+from .tools.http_request import HttpRequestTool
+from .tools.think import ThinkTool
 from .triggers.chat_trigger import ChatTrigger
 from .triggers.manual_trigger import ManualTrigger
 
@@ -20,6 +22,8 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     ScriptedChatModel,
     BufferWindowMemory,
     Calculator,
+    ThinkTool,
+    HttpRequestTool,
     SetFields,
     StickyNote,
 ]
