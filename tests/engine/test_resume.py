@@ -1,0 +1,112 @@
+"""Nothing that matters lives in Python objects across a boundary: JSON copies resume the same run."""
+
+from __future__ import annotations
+
+import json
+
+from engine.executor import Boundary, Engine
+from engine.registry import builtin_registry
+from engine.requests import EngineRequest, EngineResponse
+from nodes.agent.tools_agent import ToolsAgent
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import CALCULATOR, agent_workflow, tool_call
+
+REPLIES = [
+    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"expression": "425 + 1"}, "c2"), tool_call("Calculator", {"expression": "2 ** 10"}, "c3")]},
+    {"text": "426 and 1024"},
+]
+
+
+def strip_times(state_json: dict) -> dict:
+    """The state without wall-clock figures and ids, for comparing two runs."""
+    text = json.dumps(state_json, sort_keys=True)
+    data = json.loads(text)
+    data.pop("id", None)
+    for key in ("startedAt", "stoppedAt"):
+        data.pop(key, None)
+    for runs in data.get("runData", {}).values():
+        for run in runs:
+            run.pop("startTime", None)
+            run.pop("executionTime", None)
+            for k in ("latencyMs", "modelTimeMs"):
+                run.get("metadata", {}).pop(k, None)
+    return data
+
+
+async def test_agent_resumes_from_a_json_copy_of_the_request_metadata(engine: Engine) -> None:
+    """Run the Agent one round at a time; between rounds keep only JSON text of the request."""
+    wf = agent_workflow(REPLIES)
+    paused_states: list[str] = []
+
+    def pause_on_resume(boundary: Boundary) -> bool:
+        return boundary.kind == "resume"
+
+    execution = engine.create(wf, items=[chat_item("go", "s")])
+    state = await execution.run(pause=pause_on_resume)
+    rounds = 0
+    while state.status == "paused":
+        rounds += 1
+        text = json.dumps(execution.snapshot())
+        paused_states.append(text)
+        del execution, state  # nothing but the JSON text goes on
+        fresh_engine = Engine(builtin_registry(), engine.services)
+        execution = fresh_engine.restore(json.loads(text))
+        state = await execution.run(pause=pause_on_resume)
+    assert rounds == 2
+    assert state.status == "success"
+    assert state.result == [{"json": {"output": "426 and 1024"}}]
+    # the request metadata stored at the second pause is plain JSON with the seed's fields
+    snapshot = json.loads(paused_states[1])
+    pending = snapshot["stack"][-1]["pending"]["request"]["metadata"]
+    assert pending["iterationCount"] == 2
+    assert [s["toolCallId"] for s in pending["previousRequests"]["0"]] == ["c1"]
+    assert pending["finishedItems"] == {}
+
+    uninterrupted = await Engine(builtin_registry()).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    assert strip_times(state.to_json())["runData"] == strip_times(uninterrupted.to_json())["runData"]
+
+
+async def test_stopping_at_every_boundary_and_restoring_gives_the_same_run(engine: Engine) -> None:
+    wf = agent_workflow(REPLIES, memory=True, tools=[("Calculator", CALCULATOR, {})])
+    reference = await Engine(builtin_registry()).run(wf, items=[chat_item("go", "same")])
+
+    execution = Engine(builtin_registry()).create(wf, items=[chat_item("go", "same")])
+    stops = 0
+    kinds: list[str] = []
+
+    def always(boundary: Boundary) -> bool:
+        kinds.append(boundary.kind)
+        return True
+
+    state = await execution.run(pause=always)
+    services = execution.engine.services
+    while state.status == "paused":
+        stops += 1
+        execution = Engine(builtin_registry(), services).restore(json.loads(json.dumps(execution.snapshot())))
+        state = await execution.run(pause=always)
+    assert state.status == "success"
+    # chat trigger, agent, 3 tool runs, 2 resumes
+    assert stops == 7
+    assert [k for k in kinds] == ["node", "node", "tool", "resume", "tool", "tool", "resume"]
+    assert strip_times(state.to_json())["runData"] == strip_times(reference.to_json())["runData"]
+    assert state.result == reference.result
+
+
+async def test_tools_agent_execute_from_json_metadata_directly() -> None:
+    """Call the Agent by hand: its second call needs nothing but the JSON of the first request."""
+    engine = Engine(builtin_registry())
+    wf = agent_workflow(REPLIES[:1] + [{"text": "425"}])
+    execution = engine.create(wf, items=[chat_item("go", "s")])
+    state = await execution.run(pause=lambda b: b.kind == "resume")
+    entry = state.stack[-1]
+    request_json = json.dumps(entry.pending.request.model_dump(by_alias=True))
+    responses_json = json.dumps([r.model_dump(by_alias=True) for r in entry.pending.responses])
+    request = EngineRequest.model_validate(json.loads(request_json))
+    assert request.actions[0].node_name == "Calculator"
+    response = EngineResponse.model_validate({"actionResponses": json.loads(responses_json), "metadata": request.metadata})
+    from engine.context import NodeContext
+
+    ctx = NodeContext(execution, wf.node("AI Agent"), entry.input, run_index=0, entry=entry, iteration=2)
+    result = await ToolsAgent().execute(ctx, response)
+    assert result == [[{"json": {"output": "425"}}]]
