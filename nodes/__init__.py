@@ -10,6 +10,7 @@ from .core.sticky_note import StickyNote
 from .memory.buffer_window import BufferWindowMemory
 from .models.scripted import ScriptedChatModel
 from .tools.calculator import Calculator
+from .tools.code_tool import CodeTool
 from .tools.http_request import HttpRequestTool
 from .tools.think import ThinkTool
 from .triggers.chat_trigger import ChatTrigger
@@ -24,6 +25,7 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     Calculator,
     ThinkTool,
     HttpRequestTool,
+    CodeTool,
     SetFields,
     StickyNote,
 ]

@@ -1,0 +1,90 @@
+"""The child process of the Code Tool: runs model-facing Python code under resource limits.
+
+Started as `python -I code_runner.py`; reads one JSON request on stdin
+(`code`, `query`, `memoryLimitBytes`, `cpuSeconds`, `maxResultChars`), limits its own address
+space and CPU time, runs the code as the body of a function, and writes one JSON line
+(`{"ok": true, "result": "..."}` or `{"ok": false, "error": "..."}`) to stdout.
+Imports nothing from mini-n8n: it must start fast and carry no state of the editor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import textwrap
+import traceback
+from typing import Any
+
+
+def limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
+    """Cap this process's address space and CPU time; the kernel enforces both."""
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    if cpu_seconds > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+
+
+def as_function(code: str) -> str:
+    """The user's code as the body of `_tool(query, _query)`, so `return` gives the result."""
+    body = textwrap.indent(code if code.strip() else "pass", "    ")
+    return f"def _tool(query, _query):\n{body}\n"
+
+
+def user_line(exc: BaseException) -> str:
+    """`(line N)` of the innermost frame in the user's code, if any."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == "<code>":
+            return f" (line {frame.lineno - 1})"
+    return ""
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    memory = int(request.get("memoryLimitBytes", 0))
+    try:
+        compiled = compile(as_function(request["code"]), "<code>", "exec")
+    except SyntaxError as exc:
+        return {"ok": False, "error": f"SyntaxError: {exc.msg} (line {(exc.lineno or 1) - 1})"}
+    namespace: dict[str, Any] = {"__name__": "__tool__"}
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # print() in the code must not corrupt the answer line
+    try:
+        exec(compiled, namespace)
+        query = request.get("query")
+        result = namespace["_tool"](query, query)
+    except MemoryError:
+        return {"ok": False, "error": f"MemoryError: the code needed more than the memory limit of {memory // (1024 * 1024)} MB"}
+    except RecursionError as exc:
+        return {"ok": False, "error": f"RecursionError: {exc}{user_line(exc)}"}
+    except BaseException as exc:  # anything the code raises is the tool's error, reported as text
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}{user_line(exc)}"}
+    finally:
+        sys.stdout = real_stdout
+    if result is None:
+        return {"ok": False, "error": "the code returned nothing; end it with `return <text>`"}
+    if not isinstance(result, str):
+        try:
+            result = json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return {"ok": False, "error": f"the code returned a {type(result).__name__}, which is not text or JSON"}
+    limit = int(request.get("maxResultChars", 0))
+    if limit and len(result) > limit:
+        result = result[:limit] + f"\n[result cut: only the first {limit} characters are shown]"
+    return {"ok": True, "result": result}
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    limit_resources(int(request.get("memoryLimitBytes", 0)), int(request.get("cpuSeconds", 0)))
+    try:
+        answer = run(request)
+    except MemoryError:
+        answer = {"ok": False, "error": "MemoryError: the code needed more than the memory limit"}
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: the code may have left threads or huge objects
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Code Tool: Python the user writes, run for the model in a separate, limited process.
+
+n8n's `toolCode` parameters. The code is the body of a function that gets `query` (the model's
+text, or its arguments as a dict when an input schema is declared) and returns text. It runs in
+`python -I code_runner.py` with a wall-clock time limit (the process is killed) and a memory
+limit (RLIMIT_AS in the child), so a runaway tool costs a tool error, not the editor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine.chat import ToolSpec
+from engine.connection_types import AI_TOOL, PortSpec
+from engine.context import NodeContext, SupplyContext
+from engine.errors import NodeOperationError
+from engine.node_type import NodeParams, NodeType
+from engine.requests import EngineResponse
+from engine.run_data import Item
+
+from .naming import node_name_to_tool_name
+
+RUNNER = str(Path(__file__).with_name("code_runner.py"))
+MAX_RESULT_CHARS = 100_000
+DEFAULT_CODE = "# `query` holds the model's input; return text for the model\nreturn query.upper()\n"
+
+
+class CodeToolOptions(NodeParams):
+    timeLimit: float = Field(10, gt=0, le=600, title="Time Limit (s)", description="Wall-clock time before the code is stopped")
+    memoryLimit: int = Field(256, ge=32, le=16384, title="Memory Limit (MB)", description="Address space the code may use")
+
+
+class CodeToolParams(NodeParams):
+    name: str = Field("", title="Name", description="Tool name the model sees; the node name when empty")
+    description: str = Field("", title="Description", json_schema_extra={"multiline": True})
+    language: Literal["python", "javaScript"] = Field("python", title="Language")
+    pythonCode: str = Field(DEFAULT_CODE, title="Python", json_schema_extra={"multiline": True, "code": "python"})
+    jsCode: str = Field("", title="JavaScript", json_schema_extra={"multiline": True, "code": "javascript"})
+    specifyInputSchema: bool = Field(False, title="Specify Input Schema")
+    schemaType: Literal["fromJson", "manual"] = Field("fromJson", title="Schema Type")
+    jsonSchemaExample: str = Field("", title="JSON Example", json_schema_extra={"multiline": True})
+    inputSchema: str = Field("", title="Input Schema", json_schema_extra={"multiline": True})
+    options: CodeToolOptions = Field(default_factory=CodeToolOptions, title="Options")
+
+
+class CodeToolError(Exception):
+    """Why the code gave no result; shown to the model as `There was an error: "..."`."""
+
+
+def schema_from_example(example: Any) -> dict[str, Any]:
+    """A JSON schema that `example` fits: objects with every key required, arrays by their first item."""
+    if isinstance(example, bool):
+        return {"type": "boolean"}
+    if isinstance(example, (int, float)):
+        return {"type": "number"}
+    if isinstance(example, str):
+        return {"type": "string"}
+    if isinstance(example, list):
+        return {"type": "array", "items": schema_from_example(example[0])} if example else {"type": "array"}
+    if isinstance(example, dict):
+        return {
+            "type": "object",
+            "properties": {k: schema_from_example(v) for k, v in example.items()},
+            "required": list(example),
+        }
+    return {}
+
+
+def input_schema(params: CodeToolParams, node: str) -> dict[str, Any]:
+    if not params.specifyInputSchema:
+        return {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "The input for the tool"}},
+            "required": ["query"],
+        }
+    source, label = (
+        (params.jsonSchemaExample, "JSON Example") if params.schemaType == "fromJson" else (params.inputSchema, "Input Schema")
+    )
+    try:
+        parsed = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise NodeOperationError(f'The {label} of node "{node}" is not valid JSON: {exc.msg} (line {exc.lineno})', node=node) from None
+    schema = schema_from_example(parsed) if params.schemaType == "fromJson" else parsed
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise NodeOperationError(f'The {label} of node "{node}" must describe a JSON object', node=node)
+    return schema
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the code's own children go too
+        except ProcessLookupError:
+            pass
+
+
+async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
+    data = bytearray()
+    while chunk := await stream.read(65536):
+        data += chunk
+        if len(data) > limit:
+            raise CodeToolError(f"the code wrote more than {limit} bytes of output")
+    return bytes(data)
+
+
+async def run_code(code: str, query: Any, time_limit: float, memory_mb: int) -> str:
+    """Run `code` in a fresh limited process; its result text, or a CodeToolError saying why not."""
+    request = json.dumps({
+        "code": code, "query": query, "memoryLimitBytes": memory_mb * 1024 * 1024,
+        "cpuSeconds": int(time_limit) + 2, "maxResultChars": MAX_RESULT_CHARS,
+    }).encode()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", RUNNER,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    async def exchange() -> bytes:
+        process.stdin.write(request)  # type: ignore[union-attr]
+        await process.stdin.drain()  # type: ignore[union-attr]
+        process.stdin.close()  # type: ignore[union-attr]
+        out = await _read_capped(process.stdout, MAX_RESULT_CHARS * 4 + 4096)  # type: ignore[arg-type]
+        await process.wait()
+        return out
+
+    try:
+        out = await asyncio.wait_for(exchange(), time_limit)
+    except asyncio.TimeoutError:
+        raise CodeToolError(f"the code did not finish within the time limit of {time_limit:g} s and was stopped") from None
+    except (BrokenPipeError, ConnectionResetError):
+        out = b""
+    finally:
+        _kill(process)
+        await process.wait()
+    try:
+        answer = json.loads(out.decode("utf-8", errors="replace").strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        code_ = process.returncode
+        if code_ in (-signal.SIGXCPU, -signal.SIGKILL):
+            raise CodeToolError("the code used more CPU time than its limit and was stopped") from None
+        raise CodeToolError(f"the code process ended without an answer (exit code {code_})") from None
+    if not answer.get("ok"):
+        raise CodeToolError(str(answer.get("error", "unknown error")))
+    return str(answer["result"])
+
+
+class CodeTool(NodeType):
+    type = "@n8n/n8n-nodes-langchain.toolCode"
+    version = 1.3
+    display_name = "Code Tool"
+    description = "Python the agent can call; runs in a separate process with time and memory limits"
+    group = "Tools"
+    icon = "code"
+    default_name = "Code Tool"
+    inputs = ()
+    outputs = (PortSpec(AI_TOOL, "Tool"),)
+    Params = CodeToolParams
+
+    async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
+        params: CodeToolParams = ctx.params()
+        self._check_language(params, ctx.node.name)
+        return ToolSpec(
+            name=node_name_to_tool_name(params.name or ctx.node.name),
+            description=params.description or "Runs Python code on the input and returns its result",
+            parameters=input_schema(params, ctx.node.name),
+        )
+
+    async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
+        out = []
+        for i, item in enumerate(ctx.items):
+            params: CodeToolParams = ctx.params(i)
+            self._check_language(params, ctx.node.name)
+            args = dict(item.get("json", {}))
+            query = args if params.specifyInputSchema else args.get("query", args.get("input", ""))
+            try:
+                result = await run_code(params.pythonCode, query, params.options.timeLimit, params.options.memoryLimit)
+            except CodeToolError as exc:
+                raise NodeOperationError(f'There was an error: "{exc}"', node=ctx.node.name) from None
+            out.append({"json": {"response": result}})
+        return [out]
+
+    @staticmethod
+    def _check_language(params: CodeToolParams, node: str) -> None:
+        if params.language != "python":
+            raise NodeOperationError(
+                f'Node "{node}" is set to JavaScript; mini-n8n runs Python code only (set Language to Python)', node=node
+            )
