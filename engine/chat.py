@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .abort import AbortSignal
 
@@ -45,8 +45,21 @@ class ChatMessage(_CamelModel):
     tool_calls: list[ToolCall] | None = Field(None, alias="toolCalls")
     tool_call_id: str | None = Field(None, alias="toolCallId")
 
+    _json: dict[str, Any] | None = PrivateAttr(None)
+
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The message as JSON, made once per message: run data records every message of every
+        model call, so the runs of one execution share these dicts (treat them as read-only)."""
+        private = self.__pydantic_private__  # read directly: attribute access to it is slow
+        cached = private.get("_json") if private is not None else None
+        if cached is None:
+            cached = {"role": self.role, "content": self.content}
+            if self.tool_calls is not None:
+                cached["toolCalls"] = [{"id": c.id, "name": c.name, "args": c.args} for c in self.tool_calls]
+            if self.tool_call_id is not None:
+                cached["toolCallId"] = self.tool_call_id
+            self._json = cached
+        return cached
 
 
 class ToolSpec(_CamelModel):

@@ -32,13 +32,13 @@ class _ParamsMixin:
     _execution: "Execution"
 
     def _params_for(self, item: Item | None) -> Any:
+        cache = self._execution.params_cache
+        cached = cache.get(self.node.name)
+        if cached is not None:
+            return cached  # parameters without expressions are validated once per execution
         node_type = self._execution.node_type(self.node)
         raw = self.node.parameters
-        cache = self._execution.params_cache
         if not has_expressions(raw):
-            cached = cache.get(self.node.name)
-            if cached is not None:
-                return cached
             resolved = raw
         else:
             resolved = resolve_parameters(raw, (item or {}).get("json", {}))
@@ -91,6 +91,13 @@ class NodeContext(_ParamsMixin):
     def workflow_id(self) -> str:
         wf = self._execution.state.workflow
         return str(getattr(wf, "id", None) or wf.name)
+
+    def memo(self, name: str) -> dict[str, Any]:
+        """A cache of derived data for this node, kept for the life of the execution object.
+
+        Only for what can be rebuilt from the JSON state (a restored execution starts empty).
+        """
+        return self._execution.memo.setdefault((self.node.name, name), {})
 
     @property
     def is_tool_run(self) -> bool:

@@ -109,6 +109,8 @@ class Execution:
         self.pause_policy: PausePolicy | None = None
         self.on_checkpoint: Callable[[ExecutionState], None] | None = None
         self.params_cache: dict[str, Any] = {}
+        self.memo: dict[tuple[str, str], dict[str, Any]] = {}
+        self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         self._incoming: dict[tuple[str, str], list[str]] = {}
         for src, ctype, _i, target in state.workflow.links():
@@ -230,9 +232,11 @@ class Execution:
                 return [[p if isinstance(p, dict) and "json" in p else {"json": p} for p in pinned]]
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
-        problems = node_problems(self.state.workflow, self.engine.registry, node.name)
-        if problems:
-            raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
+        if node.name not in self._rules_ok:  # the graph does not change during a run: check once
+            problems = node_problems(self.state.workflow, self.engine.registry, node.name)
+            if problems:
+                raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
+            self._rules_ok.add(node.name)
         response = None
         if entry.pending is not None:
             response = EngineResponse(

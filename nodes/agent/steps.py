@@ -58,15 +58,26 @@ def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[s
     return steps
 
 
-def steps_to_messages(steps: list[dict[str, Any]]) -> list[ChatMessage]:
-    """Each step becomes an assistant message with the call and a tool message with the result."""
+def steps_to_messages(steps: list[dict[str, Any]], memo: dict[str, Any] | None = None) -> list[ChatMessage]:
+    """Each step becomes an assistant message with the call and a tool message with the result.
+
+    The scratchpad is rebuilt every round, so `memo` (an execution-wide cache, derived data only)
+    keeps the messages of steps already seen; a step whose content changed is built again.
+    """
     out: list[ChatMessage] = []
     for step in steps:
-        args = step["toolInput"]
-        out.append(
-            ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=step["toolCallId"], name=step["tool"], args=args)])
+        key = step["toolCallId"]
+        cached = memo.get(key) if memo is not None else None
+        if cached is not None and cached[0] is step:
+            out.extend(cached[1])
+            continue
+        pair = (
+            ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=step["toolInput"])]),
+            ChatMessage(role="tool", content=step["observation"], toolCallId=key),
         )
-        out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=step["toolCallId"]))
+        if memo is not None:
+            memo[key] = (step, pair)
+        out.extend(pair)
     return out
 
 

@@ -125,7 +125,7 @@ class ToolsAgent(NodeType):
                 ChatMessage(role="system", content=params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
                 *history,
                 ChatMessage(role="user", content=prompt),
-                *steps_to_messages(steps),
+                *steps_to_messages(steps, ctx.memo(f"scratchpad:{i}")),
             ]
             answer = await model.invoke(messages, tools, ctx.signal)
 
