@@ -12,6 +12,7 @@ from .models.scripted import ScriptedChatModel
 from .tools.calculator import Calculator
 from .tools.code_tool import CodeTool
 from .tools.http_request import HttpRequestTool
+from .tools.mcp_client import McpClientTool
 from .tools.think import ThinkTool
 from .triggers.chat_trigger import ChatTrigger
 from .triggers.manual_trigger import ManualTrigger
@@ -26,6 +27,7 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     ThinkTool,
     HttpRequestTool,
     CodeTool,
+    McpClientTool,
     SetFields,
     StickyNote,
 ]

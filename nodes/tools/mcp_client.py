@@ -1,0 +1,147 @@
+"""MCP Client Tool: a toolkit node that supplies every tool of a Model Context Protocol server.
+
+n8n's `mcpClientTool` parameters (`endpointUrl`/`sseEndpoint`, `serverTransport`, `include` with
+`includeTools`/`excludeTools`, `options.timeout`), plus a stdio transport n8n lacks: `command`,
+`arguments` and `environment` start the server as a subprocess. When the Agent calls one of
+the tools, the engine runs this node with the tool's name in the input's `tool` field.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine.chat import ToolSpec
+from engine.connection_types import AI_TOOL, PortSpec
+from engine.context import NodeContext, SupplyContext
+from engine.errors import NodeOperationError
+from engine.node_type import NodeParams, NodeType
+from engine.requests import EngineResponse
+from engine.run_data import Item
+
+from .mcp_connection import McpFailure, McpServer, call_tool, list_tools
+
+
+class McpOptions(NodeParams):
+    timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Time to wait for the server to start, list or run a tool")
+
+
+class McpClientParams(NodeParams):
+    serverTransport: Literal["sse", "httpStreamable", "stdio"] = Field(
+        "sse", title="Server Transport",
+        description="sse: Server Sent Events (deprecated); httpStreamable: HTTP Streamable; stdio: start a command",
+    )
+    endpointUrl: str = Field("", title="Endpoint", description="e.g. http://127.0.0.1:8000/mcp")
+    sseEndpoint: str = Field("", title="SSE Endpoint", description="The endpoint of version 1 nodes (SSE)")
+    command: str = Field("", title="Command", description="stdio: the program that starts the server, e.g. mcp-server-time")
+    arguments: str = Field("", title="Arguments", description="stdio: arguments, split as a shell would (quotes allowed)")
+    environment: str = Field(
+        "", title="Environment", description="stdio: NAME=value, one a line, added to the server's environment",
+        json_schema_extra={"multiline": True},
+    )
+    include: Literal["all", "selected", "except"] = Field("all", title="Tools to Include")
+    includeTools: list[str] = Field(default_factory=list, title="Tools to Include")
+    excludeTools: list[str] = Field(default_factory=list, title="Tools to Exclude")
+    options: McpOptions = Field(default_factory=McpOptions, title="Options")
+
+
+def server_of(params: McpClientParams, node: str) -> McpServer:
+    """The server a node's parameters describe; bad arguments or environment lines are named."""
+    timeout_s = params.options.timeout / 1000.0
+    if params.serverTransport != "stdio":
+        url = (params.endpointUrl or params.sseEndpoint).strip()
+        return McpServer(transport=params.serverTransport, url=url, timeout_s=timeout_s)
+    try:
+        args = shlex.split(params.arguments)
+    except ValueError as exc:
+        raise NodeOperationError(f'The arguments of node "{node}" cannot be read: {exc}', node=node) from None
+    env: dict[str, str] = {}
+    for number, line in enumerate(params.environment.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            raise NodeOperationError(
+                f'Line {number} of the environment of node "{node}" is not NAME=value: {line.strip()}', node=node
+            )
+        env[name.strip()] = value
+    return McpServer(transport="stdio", command=params.command.strip(), args=args, env=env, timeout_s=timeout_s)
+
+
+def allowed(params: McpClientParams, name: str) -> bool:
+    if params.include == "selected":
+        return name in params.includeTools
+    if params.include == "except":
+        return name not in params.excludeTools
+    return True
+
+
+class McpClientTool(NodeType):
+    type = "@n8n/n8n-nodes-langchain.mcpClientTool"
+    version = 1.1
+    display_name = "MCP Client Tool"
+    description = "Connects the tools of an MCP server (stdio command or HTTP endpoint) to the agent"
+    group = "Tools"
+    icon = "mcp"
+    default_name = "MCP Client"
+    inputs = ()
+    outputs = (PortSpec(AI_TOOL, "Tools"),)
+    Params = McpClientParams
+
+    async def supply_data(self, ctx: SupplyContext) -> list[ToolSpec]:
+        node = ctx.node.name
+        params: McpClientParams = ctx.params()
+        try:
+            offered = await list_tools(server_of(params, node))
+        except McpFailure as exc:
+            raise NodeOperationError(str(exc), node=node) from None
+        if not offered:
+            raise NodeOperationError(
+                "MCP Server returned no tools", node=node,
+                description="Connected successfully to your MCP server but it returned an empty list of tools.",
+            )
+        names = [t.name for t in offered]
+        if params.include == "selected":
+            missing = [n for n in params.includeTools if n not in names]
+            if missing:
+                raise NodeOperationError(
+                    f"The MCP server does not offer the selected tool{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(repr(m) for m in missing)}; it offers {', '.join(names)}",
+                    node=node,
+                )
+        chosen = [t for t in offered if allowed(params, t.name)]
+        if not chosen:
+            raise NodeOperationError(
+                "No MCP tools are left after filtering", node=node,
+                description=f"The server offers {', '.join(names)}; the include setting removes them all.",
+            )
+        return [
+            ToolSpec(
+                name=t.name,
+                description=t.description or t.title or t.name,
+                parameters=dict(t.input_schema) or {"type": "object", "properties": {}},
+                sourceNodeName=node,
+                isFromToolkit=True,
+            )
+            for t in chosen
+        ]
+
+    async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
+        node = ctx.node.name
+        out = []
+        for i, item in enumerate(ctx.items):
+            params: McpClientParams = ctx.params(i)
+            args: dict[str, Any] = dict(item.get("json", {}))
+            name = args.pop("tool", None)
+            if not isinstance(name, str) or not name:
+                raise NodeOperationError("The MCP Client Tool needs the name of the tool to run in the input field 'tool'", node=node)
+            if not allowed(params, name):
+                raise NodeOperationError(f"The tool '{name}' is not included in this MCP Client Tool", node=node)
+            try:
+                text = await call_tool(server_of(params, node), name, args)
+            except McpFailure as exc:
+                raise NodeOperationError(str(exc), node=node) from None
+            out.append({"json": {"response": text}})
+        return [out]

@@ -1,0 +1,167 @@
+"""One short MCP session per operation: connect, initialize, do one thing, close.
+
+The stdio client and the SDK's anyio task groups are entered and left inside one call (one
+task), under one deadline, so a broken server can neither hang a run nor leak its process.
+Every failure comes out as an McpFailure whose message says what went wrong in user terms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from dataclasses import dataclass, field
+from typing import IO, Any, AsyncIterator, Awaitable, Callable, Literal, TypeVar
+
+import anyio
+import mcp.types as mcp_types
+from mcp import ClientSession, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+T = TypeVar("T")
+Transport = Literal["stdio", "httpStreamable", "sse"]
+STDERR_TAIL = 500
+
+
+class McpFailure(Exception):
+    """An MCP server that would not start, answer, or run a tool; the message says which."""
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """Where the server is: a command to start (stdio) or an endpoint URL (HTTP transports)."""
+
+    transport: Transport
+    url: str = ""
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = 60.0
+
+    def describe(self) -> str:
+        if self.transport == "stdio":
+            return " ".join([self.command, *self.args])
+        return self.url
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups from anyio task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _stderr_tail(errlog: IO[str] | None) -> str:
+    if errlog is None:
+        return ""
+    try:
+        errlog.seek(0)
+        text = errlog.read().strip()
+    except (OSError, ValueError):
+        return ""
+    return text[-STDERR_TAIL:]
+
+
+@contextlib.asynccontextmanager
+async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
+    if server.transport == "stdio":
+        params = StdioServerParameters(command=server.command, args=server.args, env=server.env or None)
+        async with stdio_client(params, errlog=errlog) as streams:
+            yield streams
+    elif server.transport == "httpStreamable":
+        async with streamable_http_client(server.url) as streams:
+            yield streams[0], streams[1]
+    else:
+        async with sse_client(server.url, timeout=server.timeout_s) as streams:
+            yield streams[0], streams[1]
+
+
+def _explain(server: McpServer, exc: BaseException, phase: str, errlog: IO[str]) -> McpFailure:
+    leaf = _leaf(exc)
+    stderr = _stderr_tail(errlog)
+    said = f"; it wrote: {stderr}" if stderr else ""
+    where = server.describe()
+    if server.transport == "stdio" and isinstance(leaf, FileNotFoundError):
+        return McpFailure(f"Could not start the MCP server: the command '{server.command}' was not found")
+    if server.transport == "stdio" and isinstance(leaf, PermissionError):
+        return McpFailure(f"Could not start the MCP server: the command '{server.command}' cannot be run (permission denied)")
+    if isinstance(leaf, TimeoutError):
+        return McpFailure(f"The MCP server ({where}) did not answer within {server.timeout_s:g} s while {phase}{said}")
+    if isinstance(leaf, MCPError) and "closed" in str(leaf).lower():
+        if phase == "starting":
+            return McpFailure(f"The MCP server ({where}) exited during start-up{said}")
+        return McpFailure(f"The MCP server ({where}) closed the connection while {phase}{said}")
+    if phase == "starting" and server.transport != "stdio":
+        return McpFailure(f"Could not connect to your MCP server at {where}: {leaf or type(leaf).__name__}")
+    return McpFailure(f"The MCP server ({where}) failed while {phase}: {type(leaf).__name__}: {leaf}{said}")
+
+
+async def with_session(server: McpServer, phase: str, action: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """Open a session, run `action` on it, close it: all in this task and under one deadline."""
+    if server.transport == "stdio" and not server.command.strip():
+        raise McpFailure("No command is set to start the MCP server")
+    if server.transport != "stdio" and not server.url.strip():
+        raise McpFailure("No endpoint URL is set for the MCP server")
+    current = "starting"
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            with anyio.fail_after(server.timeout_s):
+                async with _streams(server, errlog) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        current = phase
+                        return await action(session)
+        except McpFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every transport/SDK failure becomes one clear message
+            leaf = _leaf(exc)
+            if isinstance(leaf, McpFailure):
+                raise leaf from None
+            raise _explain(server, exc, current, errlog) from None
+
+
+async def list_tools(server: McpServer) -> list[mcp_types.Tool]:
+    """Every tool the server offers (all pages)."""
+
+    async def action(session: ClientSession) -> list[mcp_types.Tool]:
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        for _ in range(100):  # a server that pages forever is cut off
+            page = await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    return await with_session(server, "listing its tools", action)
+
+
+def result_text(result: mcp_types.CallToolResult) -> str:
+    """A tool result as the text the model reads: text parts joined, other parts as JSON."""
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, (mcp_types.ImageContent, mcp_types.AudioContent)):
+            parts.append(f"[{block.type}: {block.mime_type}]")
+        else:
+            parts.append(block.model_dump_json(by_alias=True, exclude_none=True))
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+async def call_tool(server: McpServer, name: str, args: dict[str, Any]) -> str:
+    """Run one tool; its text, or an McpFailure with the server's error text when it reports one."""
+
+    async def action(session: ClientSession) -> str:
+        result = await session.call_tool(name, args)
+        text = result_text(result)
+        if result.is_error:
+            raise McpFailure(text or f"the tool '{name}' failed without saying why")
+        return text
+
+    return await with_session(server, f"running the tool '{name}'", action)

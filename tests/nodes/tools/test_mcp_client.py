@@ -1,0 +1,117 @@
+"""MCP Client Tool: streamable HTTP against an SDK-built server; start-up and tool failures named."""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterator
+
+import pytest
+
+from engine.executor import Engine
+from tests.builders import agent_workflow, tool_call
+from tests.nodes.tools.mcp_servers import http_mcp_server
+
+MCP = "@n8n/n8n-nodes-langchain.mcpClientTool"
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    with http_mcp_server() as url:
+        yield url
+
+
+def http_params(url: str, **extra: object) -> dict:
+    return {"serverTransport": "httpStreamable", "endpointUrl": url, "options": {"timeout": 20000}, **extra}
+
+
+async def run(engine: Engine, params: dict, calls: list[dict], *, replies_after: int = 1):
+    replies = [{"text": "", "toolCalls": calls}] if calls else []
+    replies += [{"text": "done"}] * replies_after
+    wf = agent_workflow(replies, tools=[("MCP", MCP, params)], agent_options={"returnIntermediateSteps": True})
+    return await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
+
+
+async def test_http_tools_are_listed_and_called(engine: Engine, endpoint: str) -> None:
+    state = await run(engine, http_params(endpoint), [tool_call("add", {"a": 17, "b": 25}, "c1"), tool_call("shout", {"word": "hi"}, "c2")])
+    assert state.status == "success", state.error
+    seen = state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"]
+    assert seen == ["add", "shout", "explode"]
+    steps = state.result[0]["json"]["intermediateSteps"]
+    assert [(s["action"]["tool"], s["observation"]) for s in steps] == [("add", "42"), ("shout", "HI!")]
+    runs = state.run_data["MCP"]
+    assert [r.input["ai_tool"][0][0]["json"] for r in runs] == [{"a": 17, "b": 25, "tool": "add"}, {"word": "hi", "tool": "shout"}]
+    assert runs[0].metadata["toolCallId"] == "c1"
+
+
+async def test_include_selected_and_except_filter_the_tools(engine: Engine, endpoint: str) -> None:
+    state = await run(engine, http_params(endpoint, include="selected", includeTools=["shout"]), [])
+    assert state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"] == ["shout"]
+    state = await run(engine, http_params(endpoint, include="except", excludeTools=["explode"]), [])
+    assert state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"] == ["add", "shout"]
+
+
+async def test_selecting_a_tool_the_server_lacks_is_named(engine: Engine, endpoint: str) -> None:
+    state = await run(engine, http_params(endpoint, include="selected", includeTools=["shout", "fly"]), [])
+    assert state.status == "error"
+    assert state.error.message == "The MCP server does not offer the selected tool 'fly'; it offers add, shout, explode"
+
+
+async def test_failing_tool_is_an_error_the_model_reads(engine: Engine, endpoint: str) -> None:
+    state = await run(engine, http_params(endpoint), [tool_call("explode", {"reason": "testing"}, "c1")])
+    assert state.status == "success"
+    observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
+    assert observation.startswith("Error: ") and "exploded because testing" in observation
+    assert state.run_data["MCP"][0].execution_status == "error"
+
+
+async def test_server_without_tools_is_named() -> None:
+    from engine.executor import Engine as _Engine
+    from engine.registry import builtin_registry
+
+    with http_mcp_server("--no-tools") as url:
+        state = await run(_Engine(builtin_registry()), http_params(url), [])
+    assert state.status == "error"
+    assert state.error.message == "MCP Server returned no tools"
+    assert state.error.node == "MCP"
+
+
+async def test_unreachable_endpoint_is_named(engine: Engine) -> None:
+    from tests.nodes.tools.mcp_servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    state = await run(engine, http_params(url, options={"timeout": 5000}), [])
+    assert state.status == "error"
+    assert state.error.message.startswith(f"Could not connect to your MCP server at {url}")
+
+
+async def test_missing_command_is_named(engine: Engine) -> None:
+    params = {"serverTransport": "stdio", "command": "no-such-mcp-server-command"}
+    state = await run(engine, params, [])
+    assert state.status == "error"
+    assert state.error.message == "Could not start the MCP server: the command 'no-such-mcp-server-command' was not found"
+
+
+async def test_server_exiting_at_start_up_is_named_with_its_stderr(engine: Engine) -> None:
+    params = {
+        "serverTransport": "stdio", "command": sys.executable,
+        "arguments": "-c \"import sys; print('missing API key', file=sys.stderr); sys.exit(2)\"",
+    }
+    state = await run(engine, params, [])
+    assert state.status == "error"
+    assert "exited during start-up; it wrote: missing API key" in state.error.message
+
+
+async def test_hanging_server_is_stopped_by_the_timeout(engine: Engine) -> None:
+    params = {
+        "serverTransport": "stdio", "command": sys.executable, "arguments": "-c \"import time; time.sleep(60)\"",
+        "options": {"timeout": 500},
+    }
+    state = await run(engine, params, [])
+    assert state.status == "error"
+    assert "did not answer within 0.5 s while starting" in state.error.message
+
+
+async def test_bad_environment_line_is_named(engine: Engine) -> None:
+    params = {"serverTransport": "stdio", "command": "x", "environment": "GOOD=1\nnot a pair"}
+    state = await run(engine, params, [])
+    assert state.error.message == 'Line 2 of the environment of node "MCP" is not NAME=value: not a pair'
