@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from .chat import ChatMessage
+from .credentials import CredentialStore, EnvCredentialStore, default_credential_store
 
 
 class MemoryStore(Protocol):
@@ -35,22 +35,7 @@ class InProcessMemoryStore:
         self._data.pop(key, None)
 
 
-class CredentialStore(Protocol):
-    def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None: ...
-
-
-class EnvCredentialStore:
-    """Credentials from environment variables only (e.g. OPENAI_API_KEY)."""
-
-    ENV = {"openAiApi": {"apiKey": "OPENAI_API_KEY", "url": "OPENAI_BASE_URL"}}
-
-    def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
-        names = self.ENV.get(cred_type, {})
-        found = {k: os.environ[v] for k, v in names.items() if os.environ.get(v)}
-        return found or None
-
-
 @dataclass
 class Services:
     memory: MemoryStore = field(default_factory=InProcessMemoryStore)
-    credentials: CredentialStore = field(default_factory=EnvCredentialStore)
+    credentials: CredentialStore = field(default_factory=default_credential_store)

@@ -8,6 +8,8 @@ from .agent.tools_agent import ToolsAgent
 from .core.set_fields import SetFields
 from .core.sticky_note import StickyNote
 from .memory.buffer_window import BufferWindowMemory
+from .models.ollama_chat import OllamaChatModel
+from .models.openai_chat import OpenAIChatModel
 from .models.scripted import ScriptedChatModel
 from .tools.calculator import Calculator
 from .tools.code_tool import CodeTool
@@ -22,6 +24,8 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     ChatTrigger,
     ToolsAgent,
     ScriptedChatModel,
+    OpenAIChatModel,
+    OllamaChatModel,
     BufferWindowMemory,
     Calculator,
     ThinkTool,

@@ -1,0 +1,36 @@
+"""Pieces every chat model node shares: n8n's resource-locator model names and Stop handling."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Iterator
+
+from engine.abort import AbortSignal
+
+
+def locator_value(value: Any) -> Any:
+    """n8n stores some parameters as resource locators `{"__rl": true, "value": ..., "mode": ...}`."""
+    if isinstance(value, dict) and "value" in value:
+        return value["value"]
+    return value
+
+
+@contextlib.contextmanager
+def cancel_on_abort(signal: AbortSignal) -> Iterator[None]:
+    """While inside, Stop cancels the current task, so an awaited read ends at once."""
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    if task is None:
+        yield
+        return
+
+    def cancel() -> None:
+        if not task.done() and not task.cancelling():  # the engine may have cancelled it already
+            task.cancel()
+
+    remove = signal.add_callback(lambda: loop.call_soon_threadsafe(cancel))
+    try:
+        yield
+    finally:
+        remove()

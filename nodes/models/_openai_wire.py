@@ -1,0 +1,133 @@
+"""The Chat Completions wire format: messages and tools out, replies and stream chunks back in.
+
+Shared by the OpenAI Chat Model (over HTTP) and the Local Model (llama-cpp-python returns the
+same shapes). Tool-call deltas are assembled by their `index`; arguments that are not valid
+JSON are kept as the raw text so the Agent can show the model its mistake.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
+
+
+def encode_args(args: dict[str, Any] | str) -> str:
+    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+
+
+def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
+    """Tool-call arguments as a dict, or the raw text when they are not a JSON object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
+
+
+def to_wire_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "assistant" and m.tool_calls:
+            out.append({
+                "role": "assistant",
+                "content": m.content or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_args(c.args)}}
+                    for c in m.tool_calls
+                ],
+            })
+        elif m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def to_wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools
+    ]
+
+
+def usage_of(doc: dict[str, Any] | None) -> Usage | None:
+    usage = doc.get("usage") if isinstance(doc, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    return Usage(promptTokens=int(usage.get("prompt_tokens") or 0), completionTokens=int(usage.get("completion_tokens") or 0))
+
+
+def reply_from_completion(doc: dict[str, Any]) -> ModelReply | None:
+    """A non-streamed `chat.completion` as a ModelReply; None when it has no choice."""
+    choices = doc.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message") or {}
+    calls = [
+        ToolCall(id=str(c.get("id") or f"call_{i + 1}"), name=str(fn.get("name", "")), args=decode_args(fn.get("arguments")))
+        for i, c in enumerate(message.get("tool_calls") or [])
+        if isinstance(c, dict) and isinstance(fn := c.get("function") or {}, dict)
+    ]
+    return ModelReply(content=message.get("content") or "", toolCalls=calls, usage=usage_of(doc) or Usage())
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass
+class StreamAssembler:
+    """Builds one reply from `chat.completion.chunk`s: text, tool calls by index, usage."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+    def feed(self, chunk: dict[str, Any], on_token: TokenCallback | None) -> None:
+        self.usage = usage_of(chunk) or self.usage
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            delta = choice.get("delta") or {}
+            piece = delta.get("content")
+            if isinstance(piece, str) and piece:
+                self.text.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+            for position, part in enumerate(delta.get("tool_calls") or []):
+                self._add_call_delta(position, part)
+
+    def _add_call_delta(self, position: int, part: dict[str, Any]) -> None:
+        index = part.get("index", position)
+        call = self.calls.setdefault(int(index) if isinstance(index, int) else position, _PartialCall())
+        if part.get("id"):
+            call.id = str(part["id"])
+        fn = part.get("function") or {}
+        name = fn.get("name")
+        if isinstance(name, str) and name and name != call.name:
+            call.name += name
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            call.arguments += args
+        elif isinstance(args, dict):
+            call.arguments += json.dumps(args)
+
+    def reply(self) -> ModelReply:
+        calls = [
+            ToolCall(id=c.id or f"call_{i + 1}", name=c.name, args=decode_args(c.arguments))
+            for i, (_index, c) in enumerate(sorted(self.calls.items()))
+        ]
+        return ModelReply(content="".join(self.text), toolCalls=calls, usage=self.usage or Usage())

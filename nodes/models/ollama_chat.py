@@ -1,0 +1,193 @@
+"""Ollama Chat Model: Ollama's native /api/chat with tools and NDJSON streaming.
+
+Each streamed line is a JSON object; the last has `done: true` with `prompt_eval_count` and
+`eval_count` (the token usage). Tool calls come whole, with arguments as JSON objects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from engine.abort import AbortSignal
+from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
+from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
+from engine.context import SupplyContext
+from engine.credentials import credential_ref, describe_credential
+from engine.errors import NodeOperationError
+from engine.node_type import NodeParams, NodeType
+
+from ._common import cancel_on_abort, locator_value
+from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json
+from ._openai_wire import decode_args, to_wire_tools
+
+OLLAMA_DEFAULT = "http://127.0.0.1:11434"
+CREDENTIAL_TYPE = "ollamaApi"
+
+
+class OllamaOptions(NodeParams):
+    baseUrl: str = Field("", title="Base URL", description=f"Empty: the credential's URL, else {OLLAMA_DEFAULT}")
+    temperature: float = Field(0.7, ge=0, le=2, title="Sampling Temperature")
+    numCtx: int = Field(2048, ge=1, title="Context Length")
+    keepAlive: str = Field("5m", title="Keep Alive", description="How long the model stays loaded, e.g. 5m, 1h, -1")
+    format: Literal["default", "json"] = Field("default", title="Output Format")
+    timeout: int = Field(300000, ge=1, title="Timeout (ms)", description="Loading a model can take a while")
+    maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
+
+
+class OllamaParams(NodeParams):
+    model: str = Field("llama3.2", title="Model", description="A model the Ollama server has pulled")
+    baseUrl: str = Field("", title="Base URL", description=f"Empty: options or credential, else {OLLAMA_DEFAULT}")
+    options: OllamaOptions = Field(default_factory=OllamaOptions, title="Options")
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _resource_locator(cls, value: Any) -> Any:
+        return locator_value(value)
+
+
+def ollama_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    names = {c.id: c.name for m in messages for c in (m.tool_calls or [])}
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        entry: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.role == "assistant" and m.tool_calls:
+            entry["tool_calls"] = [
+                {"function": {"name": c.name, "arguments": c.args if isinstance(c.args, dict) else {"input": c.args}}}
+                for c in m.tool_calls
+            ]
+        if m.role == "tool" and m.tool_call_id in names:
+            entry["tool_name"] = names[m.tool_call_id]
+        out.append(entry)
+    return out
+
+
+def request_body(params: OllamaParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
+    opts = params.options
+    body: dict[str, Any] = {
+        "model": params.model,
+        "messages": ollama_messages(messages),
+        "stream": stream,
+        "options": {"temperature": opts.temperature, "num_ctx": opts.numCtx},
+        "keep_alive": opts.keepAlive,
+    }
+    if tools:
+        body["tools"] = to_wire_tools(tools)
+    if opts.format == "json":
+        body["format"] = "json"
+    return body
+
+
+class _Reply:
+    """Collects the pieces of one /api/chat reply, streamed or not."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage = Usage()
+        self.done = False
+
+    def feed(self, line: dict[str, Any], on_token: TokenCallback | None) -> None:
+        message = line.get("message") or {}
+        piece = message.get("content")
+        if isinstance(piece, str) and piece:
+            self.text.append(piece)
+            if on_token is not None:
+                on_token(piece)
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function") or {} if isinstance(call, dict) else {}
+            raw = fn.get("arguments")
+            args = decode_args(raw if isinstance(raw, (dict, str)) else json.dumps(raw))
+            call_id = call.get("id") or f"call_{len(self.calls) + 1}"
+            self.calls.append(ToolCall(id=str(call_id), name=str(fn.get("name", "")), args=args))
+        if line.get("done"):
+            self.done = True
+            self.usage = Usage(
+                promptTokens=int(line.get("prompt_eval_count") or 0),
+                completionTokens=int(line.get("eval_count") or 0),
+            )
+
+    def reply(self) -> ModelReply:
+        return ModelReply(content="".join(self.text), toolCalls=self.calls, usage=self.usage)
+
+
+class OllamaChat:
+    """The model object the node supplies: one /api/chat request per `invoke`."""
+
+    def __init__(self, params: OllamaParams, endpoint: Endpoint) -> None:
+        self.params = params
+        self.endpoint = endpoint
+
+    async def invoke(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec],
+        signal: AbortSignal,
+        on_token: TokenCallback | None = None,
+    ) -> ModelReply:
+        ep = self.endpoint
+        stream = on_token is not None
+        reply = _Reply()
+        with cancel_on_abort(signal):
+            response = await open_response(ep, request_body(self.params, messages, tools, stream))
+            try:
+                if not stream:
+                    self._feed(reply, await read_json(ep, response), None)
+                else:
+                    async for line in lines(ep, response):
+                        if line.strip():
+                            self._feed(reply, parse_json(ep, line), on_token)
+                            if reply.done:
+                                break
+            finally:
+                await response.aclose()
+        if not reply.done:
+            raise ep.error(f"the Ollama server at {ep.base_url} ended the stream mid-reply")
+        return reply.reply()
+
+    def _feed(self, reply: _Reply, doc: Any, on_token: TokenCallback | None) -> None:
+        ep = self.endpoint
+        if not isinstance(doc, dict):
+            raise ep.error(f"the Ollama server at {ep.base_url} answered with JSON that is not a chat reply")
+        if doc.get("error"):
+            raise ep.error(f"the Ollama server at {ep.base_url} reported an error: {doc['error']}")
+        reply.feed(doc, on_token)
+
+
+class OllamaChatModel(NodeType):
+    type = "@n8n/n8n-nodes-langchain.lmChatOllama"
+    version = 1
+    display_name = "Ollama Chat Model"
+    description = "A model served by Ollama (native /api/chat, tools, streaming)"
+    group = "Models"
+    icon = "ollama"
+    inputs = ()
+    outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
+    Params = OllamaParams
+
+    async def supply_data(self, ctx: SupplyContext) -> OllamaChat:
+        params: OllamaParams = ctx.params()
+        ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
+        try:
+            cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
+        except Exception as exc:
+            raise NodeOperationError(str(exc), node=ctx.node.name) from None
+        base = (params.baseUrl or params.options.baseUrl or cred.get("baseUrl") or OLLAMA_DEFAULT).rstrip("/")
+        if "://" not in base:
+            base = "http://" + base
+        key = cred.get("apiKey") or ""
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        endpoint = Endpoint(
+            url=join_url(base, "api/chat"),
+            base_url=base,
+            model=params.model,
+            node=ctx.node.name,
+            credential=describe_credential(CREDENTIAL_TYPE, ref),
+            headers=headers,
+            secret=key or None,
+            timeout_ms=params.options.timeout,
+            max_retries=params.options.maxRetries,
+        )
+        return OllamaChat(params, endpoint)

@@ -1,0 +1,223 @@
+"""OpenAI Chat Model against a loopback Chat Completions peer, inside real agent workflows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from engine.abort import AbortSignal
+from engine.credentials import ChainedCredentialStore, EnvCredentialStore, FileCredentialStore
+from engine.executor import Engine
+from engine.registry import Registry
+from engine.services import Services
+from nodes.triggers.chat_trigger import chat_item
+from tests.peers.http_peer import Step
+from tests.peers.openai_peer import OpenAIPeer
+
+from .model_workflows import OPENAI, TokenLog, chat, model_runs, with_model
+
+CALC_CALL = {"id": "call_abc", "name": "Calculator", "arguments": {"expression": "17 * 25"}}
+
+
+def openai_params(peer: OpenAIPeer, **options: object) -> dict:
+    return {"model": {"__rl": True, "value": peer.model, "mode": "list"},
+            "options": {"baseURL": peer.base_url, **options}}
+
+
+@pytest.fixture
+def no_env_key(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path / "credentials.json"))
+
+
+async def test_streamed_tool_round_then_answer(engine: Engine, no_env_key: None) -> None:
+    script = [Step(tool_calls=[CALC_CALL], usage=(50, 9)), Step(text="17 times 25 is 425.", usage=(80, 7))]
+    with OpenAIPeer(script) as peer:
+        tokens = TokenLog()
+        state = await chat(engine, with_model(OPENAI, openai_params(peer)), "What is 17 * 25?", tokens)
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "17 times 25 is 425."
+    assert tokens.text() == "17 times 25 is 425."
+    first, second = (r.json for r in peer.requests)
+    assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
+    assert first["model"] == peer.model and first["tool_choice"] == "auto"
+    assert first["tools"][0]["function"]["name"] == "Calculator"
+    assert first["tools"][0]["function"]["parameters"]["required"] == ["expression"]
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    # the second request carries the assistant's call (arguments JSON-encoded) and the tool result
+    assistant, tool = second["messages"][-2:]
+    assert assistant["tool_calls"][0]["id"] == "call_abc"
+    assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"expression": "17 * 25"}
+    assert tool["role"] == "tool" and tool["tool_call_id"] == "call_abc" and "425" in tool["content"]
+    runs = model_runs(state)
+    assert [r.metadata["tokenUsage"] for r in runs] == [
+        {"promptTokens": 50, "completionTokens": 9}, {"promptTokens": 80, "completionTokens": 7}]
+    assert all(r.metadata["latencyMs"] > 0 for r in runs)
+    call = runs[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]
+    assert call == {"id": "call_abc", "name": "Calculator", "args": {"expression": "17 * 25"}}
+    assert state.run_data["Calculator"][0].data["ai_tool"][0][0]["json"] == {"response": "425"}
+
+
+async def test_tool_calls_split_across_deltas_are_assembled_by_index(engine: Engine, no_env_key: None) -> None:
+    calls = [{"id": "call_1", "name": "Calculator", "arguments": {"expression": "1 + 2 + 3 + 4"}},
+             {"id": "call_2", "name": "Calculator", "arguments": {"expression": "(7 - 2) * 9"}}]
+    with OpenAIPeer([Step(tool_calls=calls), Step(text="10 and 45")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer)), "two sums")
+    assert state.status == "success", state.error
+    outputs = [r.data["ai_tool"][0][0]["json"]["response"] for r in state.run_data["Calculator"]]
+    assert outputs == ["10", "45"]
+    tool_messages = [m for m in peer.requests[1].json["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
+
+
+async def test_without_streaming_the_response_json_is_read(engine: Engine, no_env_key: None) -> None:
+    script = [Step(tool_calls=[CALC_CALL], usage=(11, 2)), Step(text="425", usage=(12, 1))]
+    with OpenAIPeer(script) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, streaming=False)), "17*25?")
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "425"
+    assert all(r.json["stream"] is False and "stream_options" not in r.json for r in peer.requests)
+    assert model_runs(state)[1].metadata["tokenUsage"] == {"promptTokens": 12, "completionTokens": 1}
+
+
+async def test_options_reach_the_request_body(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step(text="{}")]) as peer:
+        params = openai_params(peer, temperature=0.1, maxTokens=64, topP=0.5, responseFormat="json_object")
+        state = await chat(engine, with_model(OPENAI, params, tools=[]), "json please")
+    assert state.status == "success", state.error
+    body = peer.requests[0].json
+    assert (body["temperature"], body["max_tokens"], body["top_p"]) == (0.1, 64, 0.5)
+    assert body["response_format"] == {"type": "json_object"}
+    assert "tools" not in body and "tool_choice" not in body
+
+
+async def test_arguments_that_are_not_json_become_an_observation_the_model_sees(engine: Engine, no_env_key: None) -> None:
+    broken = {"id": "call_bad", "name": "Calculator", "arguments": '{"expression": "17 * 25"'}
+    with OpenAIPeer([Step(tool_calls=[broken]), Step(text="sorry")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer)), "17*25?")
+    assert state.status == "success", state.error
+    raw = model_runs(state)[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]["args"]
+    assert raw == '{"expression": "17 * 25"'
+    assert "Calculator" not in state.run_data
+    tool = peer.requests[1].json["messages"][-1]
+    assert tool["role"] == "tool" and tool["tool_call_id"] == "call_bad"
+    assert tool["content"].startswith("Error:") and "not valid JSON" in tool["content"]
+
+
+async def test_key_from_the_credential_file_is_sent_and_never_recorded(engine: Engine, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    store = FileCredentialStore(tmp_path / "credentials.json")
+    info = store.save("openAiApi", "Peer account", {"apiKey": "sk-test-secret-1234"})
+    services = Services(credentials=ChainedCredentialStore(store, EnvCredentialStore()))
+    eng = Engine(engine.registry, services)
+    with OpenAIPeer([Step(text="hi")], api_key="sk-test-secret-1234") as peer:
+        wf = with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[])
+        state = await chat(eng, wf, "hello")
+    assert state.status == "success", state.error
+    assert peer.requests[0].headers["authorization"] == "Bearer sk-test-secret-1234"
+    saved = json.dumps(state.to_json())
+    assert "sk-test-secret-1234" not in saved
+    assert wf.nodes[2].credentials == {"openAiApi": {"id": info.id, "name": "Peer account"}}
+
+
+async def test_key_from_the_environment(engine: Engine, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path / "none.json"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-5678")
+    with OpenAIPeer([Step(text="hi")], api_key="sk-from-env-5678") as peer:
+        state = await chat(Engine(engine.registry), with_model(OPENAI, openai_params(peer), tools=[]), "hello")
+    assert state.status == "success", state.error
+
+
+async def test_refused_key_names_the_credential_and_hides_the_key(engine: Engine, tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    store = FileCredentialStore(tmp_path / "credentials.json")
+    info = store.save("openAiApi", "Old key", {"apiKey": "sk-wrong-key-9999"})
+    eng = Engine(engine.registry, Services(credentials=ChainedCredentialStore(store, EnvCredentialStore())))
+    with OpenAIPeer([Step(text="never")], api_key="sk-right") as peer:
+        state = await chat(eng, with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.node == "Model"
+    message = state.error.message
+    assert 'refused credential "Old key" (openAiApi)' in message and "401" in message
+    assert "sk-wrong-key-9999" not in json.dumps(state.to_json())
+    assert model_runs(state)[0].error.message == message
+
+
+async def test_no_key_for_the_openai_api_is_a_clear_error(engine: Engine, no_env_key: None) -> None:
+    state = await chat(engine, with_model(OPENAI, {"model": "gpt-4o-mini"}, tools=[]), "hi")
+    assert state.status == "error"
+    assert "No API key" in state.error.message and "OPENAI_API_KEY" in state.error.message
+
+
+async def test_unknown_model_names_the_model(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step(text="never")]) as peer:
+        params = {"model": "gpt-9", "options": {"baseURL": peer.base_url}}
+        state = await chat(engine, with_model(OPENAI, params, tools=[]), "hi")
+    assert state.status == "error"
+    assert 'does not know model "gpt-9"' in state.error.message and "404" in state.error.message
+
+
+async def test_rate_limit_is_retried_then_succeeds(engine: Engine, no_env_key: None) -> None:
+    limited = Step("status", status=429, body={"error": {"message": "Rate limit reached"}}, headers={"retry-after-ms": "5"})
+    with OpenAIPeer([limited, limited, Step(text="finally")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "finally"
+    assert len(peer.requests) == 3
+
+
+async def test_server_errors_are_reported_after_max_retries(engine: Engine, no_env_key: None) -> None:
+    failing = Step("status", status=500, body={"error": {"message": "The server had an error"}}, headers={"retry-after": "0"})
+    with OpenAIPeer([failing] * 4) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, maxRetries=1), tools=[]), "hi")
+    assert state.status == "error"
+    assert len(peer.requests) == 2
+    message = state.error.message
+    assert "500 Internal Server Error" in message and "after 1 retry" in message and "The server had an error" in message
+
+
+async def test_unreachable_server(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer() as peer:
+        url = peer.base_url
+    state = await chat(engine, with_model(OPENAI, {"model": "m", "options": {"baseURL": url}}, tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message.startswith(f"cannot reach the model server at {url}")
+
+
+async def test_timeout(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step("hang")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, timeout=200, maxRetries=0), tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message == f"the model server at {peer.base_url} did not answer within 200 ms"
+
+
+async def test_stream_cut_mid_reply(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step("cut", text="a long answer that will not arrive whole")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message == f"the model server at {peer.base_url} ended the stream mid-reply"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_body_that_is_not_json(engine: Engine, no_env_key: None, streaming: bool) -> None:
+    with OpenAIPeer([Step("garbage")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, streaming=streaming), tools=[]), "hi")
+    assert state.status == "error"
+    assert "answered with text that is not JSON: '<html>502 proxy error</html>'" in state.error.message
+
+
+async def test_stop_closes_the_stream(registry: Registry, no_env_key: None) -> None:
+    engine = Engine(registry)
+    signal = AbortSignal()
+    with OpenAIPeer([Step("trickle")]) as peer:
+        wf = with_model(OPENAI, openai_params(peer), tools=[])
+        execution = engine.create(wf, start="Chat", items=[chat_item("talk forever", "s")], signal=signal)
+        task = asyncio.create_task(execution.run())
+        await asyncio.get_running_loop().run_in_executor(None, peer.answering.wait, 5)
+        signal.abort()
+        state = await task
+        closed = await asyncio.get_running_loop().run_in_executor(None, peer.closed.wait, 5)
+    assert state.status == "cancelled"
+    assert closed, "the server never saw the connection closed"

@@ -1,0 +1,159 @@
+"""A Chat Completions peer: POST /v1/chat/completions as the OpenAI API reference documents it.
+
+Streamed replies are server-sent events (`data: {chunk}` lines, a blank line after each, then
+`data: [DONE]`) with chunked transfer encoding; tool calls are split across deltas by index;
+usage comes in a last chunk with empty `choices` when `stream_options.include_usage` is set.
+Run as a module it serves a policy forever (for benchmarks and CLI tests):
+`python -m tests.peers.openai_peer --rounds N` answers with a Calculator call until the request
+holds N tool results, then with a final answer; it prints its URL on the first line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from .http_peer import Connection, PeerServer, Request, Step
+
+CREATED = 1_700_000_000
+
+
+class OpenAIPeer(PeerServer):
+    """Speaks the Chat Completions protocol; `model` is the only model it knows."""
+
+    def __init__(self, script: list[Step] | None = None, policy: Any = None, model: str = "peer-model",
+                 api_key: str | None = None, token_delay: float = 0.0) -> None:
+        super().__init__(script, policy)
+        self.model = model
+        self.api_key = api_key
+        self.token_delay = token_delay
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.path != "/v1/chat/completions":
+            conn.whole(404, "application/json", self.json_bytes({"error": {"message": f"Unknown path {request.path}"}}))
+            return True
+        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            given = request.headers.get("authorization", "").removeprefix("Bearer ")
+            error = {"message": f"Incorrect API key provided: {given}.", "type": "invalid_request_error",
+                     "param": None, "code": "invalid_api_key"}
+            conn.whole(401, "application/json", self.json_bytes({"error": error}))
+            return True
+        body = request.json
+        if body.get("model") != self.model:
+            error = {"message": f"The model `{body.get('model')}` does not exist or you do not have access to it.",
+                     "type": "invalid_request_error", "param": None, "code": "model_not_found"}
+            conn.whole(404, "application/json", self.json_bytes({"error": error}))
+            return True
+        if step.kind == "status":
+            payload = step.body if isinstance(step.body, bytes) else self.json_bytes(step.body or {})
+            conn.whole(step.status, "application/json", payload, step.headers)
+            return True
+        if step.kind == "garbage":
+            conn.whole(200, "application/json", b"<html>502 proxy error</html>")
+            return True
+        if body.get("stream"):
+            return self._stream(conn, body, step)
+        conn.whole(200, "application/json", self.json_bytes(self.completion(body, step)))
+        return True
+
+    def usage(self, body: dict[str, Any], step: Step) -> dict[str, int]:
+        prompt, completion = step.usage or (len(json.dumps(body["messages"])) // 4, max(1, len(step.text) // 4))
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    def completion(self, body: dict[str, Any], step: Step) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": step.text or None, "refusal": None}
+        if step.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.get("id", f"call_{i}"), "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"])}}
+                for i, c in enumerate(step.tool_calls)
+            ]
+        return {
+            "id": "chatcmpl-peer", "object": "chat.completion", "created": CREATED, "model": self.model,
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
+            "usage": self.usage(body, step),
+        }
+
+    def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
+        doc: dict[str, Any] = {"id": "chatcmpl-peer", "object": "chat.completion.chunk", "created": CREATED,
+                               "model": self.model, "system_fingerprint": "fp_peer", "choices": choices}
+        if usage is not None:
+            doc["usage"] = usage
+        return b"data: " + self.json_bytes(doc) + b"\n\n"
+
+    def chunks(self, body: dict[str, Any], step: Step) -> list[bytes]:
+        out = [self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])]
+        for i in range(0, len(step.text), 3):
+            out.append(self._chunk([{"index": 0, "delta": {"content": step.text[i:i + 3]}, "logprobs": None, "finish_reason": None}]))
+        for index, call in enumerate(step.tool_calls):
+            args = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
+            first = {"index": index, "id": call.get("id", f"call_{index}"), "type": "function",
+                     "function": {"name": call["name"], "arguments": ""}}
+            out.append(self._chunk([{"index": 0, "delta": {"tool_calls": [first]}, "logprobs": None, "finish_reason": None}]))
+            for j in range(0, len(args), 4):
+                part = {"index": index, "function": {"arguments": args[j:j + 4]}}
+                out.append(self._chunk([{"index": 0, "delta": {"tool_calls": [part]}, "logprobs": None, "finish_reason": None}]))
+        reason = "tool_calls" if step.tool_calls else "stop"
+        out.append(self._chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            out.append(self._chunk([], self.usage(body, step)))
+        out.append(b"data: [DONE]\n\n")
+        return out
+
+    def _stream(self, conn: Connection, body: dict[str, Any], step: Step) -> bool:
+        conn.head(200, {"Content-Type": "text/event-stream; charset=utf-8", "Transfer-Encoding": "chunked",
+                        "Cache-Control": "no-cache"})
+        self.answering.set()
+        chunks = self.chunks(body, step)
+        if step.kind == "trickle":  # a reply that never ends: tokens until the client goes away
+            while True:
+                conn.chunk(self._chunk([{"index": 0, "delta": {"content": "la "}, "finish_reason": None}]))
+                time.sleep(0.01)
+        if step.kind == "cut":  # half the reply, then the connection drops without [DONE]
+            for data in chunks[: max(2, len(chunks) // 2)]:
+                conn.chunk(data)
+            return False
+        for data in chunks:
+            if self.token_delay:
+                time.sleep(self.token_delay)
+            conn.chunk(data)
+        conn.end_chunks()
+        return True
+
+
+def rounds_policy(rounds: int) -> Any:
+    """Calculator calls until the conversation holds `rounds` tool results, then an answer."""
+
+    def policy(request: Request) -> Step:
+        done = sum(1 for m in request.json.get("messages", []) if m.get("role") == "tool")
+        if done < rounds:
+            return Step(tool_calls=[{"id": f"call_{done + 1}", "name": "Calculator",
+                                     "arguments": {"expression": f"{done + 1} * 2"}}], usage=(20, 5))
+        return Step(text="All done.", usage=(30, 3))
+
+    return policy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--model", default="peer-model")
+    args = parser.parse_args()
+    with OpenAIPeer(policy=rounds_policy(args.rounds), model=args.model) as peer:
+        print(peer.base_url, flush=True)
+        try:
+            sys.stdin.read()  # serve until the parent closes our stdin
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
