@@ -144,15 +144,15 @@ class OllamaChat:
             finally:
                 await response.aclose()
         if not reply.done:
-            raise ep.error(f"the Ollama server at {ep.base_url} ended the stream mid-reply")
+            raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         return reply.reply()
 
     def _feed(self, reply: _Reply, doc: Any, on_token: TokenCallback | None) -> None:
         ep = self.endpoint
         if not isinstance(doc, dict):
-            raise ep.error(f"the Ollama server at {ep.base_url} answered with JSON that is not a chat reply")
+            raise ep.error(f"the model server at {ep.base_url} answered with JSON that is not a chat reply")
         if doc.get("error"):
-            raise ep.error(f"the Ollama server at {ep.base_url} reported an error: {doc['error']}")
+            raise ep.error(f"the model server at {ep.base_url} reported an error: {doc['error']}")
         reply.feed(doc, on_token)
 
 

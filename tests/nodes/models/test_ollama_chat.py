@@ -1,0 +1,119 @@
+"""Ollama Chat Model against a loopback /api/chat peer, inside real agent workflows."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.abort import AbortSignal
+from engine.executor import Engine
+from engine.registry import Registry
+from nodes.triggers.chat_trigger import chat_item
+from tests.peers.http_peer import Step
+from tests.peers.ollama_peer import OllamaPeer
+
+from .model_workflows import OLLAMA, TokenLog, chat, model_runs, with_model
+
+
+def ollama_params(peer: OllamaPeer, **options: object) -> dict:
+    return {"model": peer.model, "baseUrl": peer.url, "options": dict(options)}
+
+
+@pytest.fixture(autouse=True)
+def no_ollama_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path / "credentials.json"))
+
+
+async def test_streamed_tool_round_then_answer(engine: Engine) -> None:
+    call = {"name": "Calculator", "arguments": {"expression": "17 * 25"}}
+    script = [Step(tool_calls=[call], usage=(40, 12)), Step(text="It is 425.", usage=(70, 5))]
+    with OllamaPeer(script) as peer:
+        tokens = TokenLog()
+        params = ollama_params(peer, temperature=0.2, numCtx=4096, keepAlive="10m")
+        state = await chat(engine, with_model(OLLAMA, params), "What is 17 * 25?", tokens)
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "It is 425."
+    assert tokens.text() == "It is 425."
+    first, second = (r.json for r in peer.requests)
+    assert first["stream"] is True and first["keep_alive"] == "10m"
+    assert first["options"] == {"temperature": 0.2, "num_ctx": 4096}
+    assert first["tools"][0] == {"type": "function", "function": {
+        "name": "Calculator", "description": first["tools"][0]["function"]["description"],
+        "parameters": first["tools"][0]["function"]["parameters"]}}
+    assistant, tool = second["messages"][-2:]
+    assert assistant["tool_calls"] == [{"function": {"name": "Calculator", "arguments": {"expression": "17 * 25"}}}]
+    assert tool["role"] == "tool" and tool["tool_name"] == "Calculator" and "425" in tool["content"]
+    assert [r.metadata["tokenUsage"] for r in model_runs(state)] == [
+        {"promptTokens": 40, "completionTokens": 12}, {"promptTokens": 70, "completionTokens": 5}]
+
+
+async def test_format_json_and_default_base_url_option(engine: Engine) -> None:
+    with OllamaPeer([Step(text='{"a": 1}')]) as peer:
+        params = {"model": peer.model, "options": {"baseUrl": peer.url, "format": "json"}}
+        state = await chat(engine, with_model(OLLAMA, params, tools=[]), "json")
+    assert state.status == "success", state.error
+    assert peer.requests[0].json["format"] == "json"
+    assert "tools" not in peer.requests[0].json
+
+
+async def test_model_not_pulled_names_the_model(engine: Engine) -> None:
+    with OllamaPeer() as peer:
+        params = {"model": "mistral", "baseUrl": peer.url}
+        state = await chat(engine, with_model(OLLAMA, params, tools=[]), "hi")
+    assert state.status == "error"
+    assert 'does not know model "mistral"' in state.error.message
+    assert "try pulling it first" in state.error.message
+
+
+async def test_error_line_mid_stream(engine: Engine) -> None:
+    with OllamaPeer([Step("midstream-error", text="abcdef")]) as peer:
+        state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi")
+    assert state.status == "error"
+    assert "an error was encountered while running the model" in state.error.message
+
+
+async def test_stream_without_done_line(engine: Engine) -> None:
+    with OllamaPeer([Step("cut", text="half of it")]) as peer:
+        state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message == f"the model server at {peer.url} ended the stream mid-reply"
+
+
+async def test_line_that_is_not_json(engine: Engine) -> None:
+    with OllamaPeer([Step("garbage")]) as peer:
+        state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi")
+    assert state.status == "error"
+    assert "not JSON: 'Internal proxy failure'" in state.error.message
+
+
+async def test_service_unavailable_retried(engine: Engine) -> None:
+    busy = Step("status", status=503, body={"error": "server busy"}, headers={"retry-after": "0"})
+    with OllamaPeer([busy, Step(text="ok")]) as peer:
+        state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi")
+    assert state.status == "success", state.error
+    assert len(peer.requests) == 2
+
+
+async def test_unreachable(engine: Engine) -> None:
+    with OllamaPeer() as peer:
+        url = peer.url
+    state = await chat(engine, with_model(OLLAMA, {"model": "x", "baseUrl": url}, tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message.startswith(f"cannot reach the model server at {url}")
+
+
+async def test_stop_closes_the_stream(registry: Registry) -> None:
+    engine = Engine(registry)
+    signal = AbortSignal()
+    with OllamaPeer([Step("trickle")]) as peer:
+        wf = with_model(OLLAMA, ollama_params(peer), tools=[])
+        task = asyncio.create_task(engine.create(wf, start="Chat", items=[chat_item("go on", "s")], signal=signal).run())
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, peer.answering.wait, 5)
+        signal.abort()
+        state = await task
+        closed = await loop.run_in_executor(None, peer.closed.wait, 5)
+    assert state.status == "cancelled"
+    assert closed, "the server never saw the connection closed"
