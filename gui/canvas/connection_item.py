@@ -1,0 +1,122 @@
+"""A connection between two ports, drawn as a bezier curve; selectable and deletable."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from gui import theme
+from gui.bridge import MAIN
+
+from .port_item import PortItem
+
+
+def link_path(start: QPointF, end: QPointF, conn_type: str) -> QPainterPath:
+    """Main links leave rightwards and enter leftwards; AI links rise from sub-node to parent."""
+    path = QPainterPath(start)
+    if conn_type == MAIN:
+        dx = max(60.0, abs(end.x() - start.x()) * 0.5)
+        path.cubicTo(start + QPointF(dx, 0), end - QPointF(dx, 0), end)
+    else:
+        dy = max(40.0, abs(end.y() - start.y()) * 0.5)
+        path.cubicTo(start - QPointF(0, dy), end + QPointF(0, dy), end)
+    return path
+
+
+class ConnectionItem(QGraphicsItem):
+    """The drawing of one link of the document (`key` is the editor's `Link`)."""
+
+    def __init__(self, key, source: PortItem, target: PortItem) -> None:
+        super().__init__()
+        self.key = key
+        self.source = source
+        self.target = target
+        self.conn_type = source.conn_type
+        self._path = QPainterPath()
+        self._shape = QPainterPath()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(0)
+        self.hovered = False
+        self.setToolTip(f"{key.source} → {key.target}")
+        source.node_item.connections.add(self)
+        target.node_item.connections.add(self)
+        self.update_path()
+
+    def detach(self) -> None:
+        self.source.node_item.connections.discard(self)
+        self.target.node_item.connections.discard(self)
+
+    def update_path(self) -> None:
+        self.prepareGeometryChange()
+        self._path = link_path(self.source.scenePos(), self.target.scenePos(), self.conn_type)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(12)
+        self._shape = stroker.createStroke(self._path)
+
+    def boundingRect(self) -> QRectF:
+        return self._path.boundingRect().adjusted(-8, -8, 8, 8)
+
+    def shape(self) -> QPainterPath:
+        return self._shape
+
+    def hoverEnterEvent(self, event) -> None:  # noqa: N802
+        self.hovered = True
+        self.update()
+
+    def hoverLeaveEvent(self, event) -> None:  # noqa: N802
+        self.hovered = False
+        self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        t = theme.current()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if self.isSelected():
+            colour, width = t.selection, 2.6
+        elif self.hovered:
+            colour, width = t.node_text, 2.2
+        else:
+            colour = t.link if self.conn_type == MAIN else t.port_colour(self.conn_type)
+            width = 1.8
+        pen = QPen(colour, width)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        if self.conn_type != MAIN:
+            pen.setDashPattern([4, 3])
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._path)
+        if self.conn_type == MAIN:
+            end = self.target.scenePos() - QPointF(7, 0)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            painter.drawPolygon(QPolygonF([end + QPointF(-8, -5), end, end + QPointF(-8, 5)]))
+
+
+class DraftLink(QGraphicsItem):
+    """The curve following the mouse while a connection is being dragged."""
+
+    def __init__(self, port: PortItem) -> None:
+        super().__init__()
+        self.port = port
+        self.end = port.scenePos()
+        self._path = QPainterPath()
+        self.setZValue(5)
+        self.move_to(self.end)
+
+    def move_to(self, point: QPointF) -> None:
+        self.prepareGeometryChange()
+        self.end = point
+        if self.port.direction == "out":
+            self._path = link_path(self.port.scenePos(), point, self.port.conn_type)
+        else:
+            self._path = link_path(point, self.port.scenePos(), self.port.conn_type)
+
+    def boundingRect(self) -> QRectF:
+        return self._path.boundingRect().adjusted(-4, -4, 4, 4)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(theme.current().port_colour(self.port.conn_type), 2.2, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.drawPath(self._path)

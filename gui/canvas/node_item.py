@@ -1,0 +1,301 @@
+"""A node on the canvas: shape, icon, name, status badge and ports, drawn from the document.
+
+The item holds no document state of its own beyond what it needs to paint; `refresh` copies
+the node's current values in after every edit.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from gui import theme
+from gui.bridge import MAIN, Node, NodeType
+
+from .port_item import PortItem
+
+SQUARE = 100.0
+CIRCLE = 80.0
+WIDE_WIDTH = 240.0
+WIDE_HEIGHT = 100.0
+LABEL_WIDTH = 200.0
+
+
+def node_kind(node_type: NodeType) -> str:
+    """How a node is drawn: `wide` (takes sub-nodes), `sub` (feeds a parent), or `square`."""
+    if any(spec.type != MAIN for spec in node_type.inputs):
+        return "wide"
+    outputs = node_type.outputs
+    if outputs and all(spec.type != MAIN for spec in outputs):
+        return "sub"
+    return "square"
+
+
+class NodeItem(QGraphicsItem):
+    """The drawing of one workflow node; `set_run_state` paints the run status area."""
+
+    def __init__(self, node: Node, node_type: NodeType) -> None:
+        super().__init__()
+        self.node = node
+        self.node_type = node_type
+        self.kind = node_kind(node_type)
+        self.name = node.name
+        self.disabled = node.is_disabled
+        self.status: str | None = None
+        self.runs = 0
+        self.error: str | None = None
+        self.breakpoint = False
+        self.problem: str | None = None
+        self.connections: set = set()
+        if self.kind == "wide":
+            self.width, self.height = WIDE_WIDTH, WIDE_HEIGHT
+        elif self.kind == "sub":
+            self.width = self.height = CIRCLE
+        else:
+            self.width = self.height = SQUARE
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+        )
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(1)
+        self.ports: list[PortItem] = []
+        self._build_ports()
+        self.setPos(QPointF(float(node.position[0]), float(node.position[1])))
+        self._update_tooltip()
+
+    # ----- ports ---------------------------------------------------------------------------
+    def _build_ports(self) -> None:
+        main_in = [s for s in self.node_type.inputs if s.type == MAIN]
+        sub_in = [s for s in self.node_type.inputs if s.type != MAIN]
+        main_out = [s for s in self.node_type.outputs if s.type == MAIN]
+        sub_out = [s for s in self.node_type.outputs if s.type != MAIN]
+        for i, spec in enumerate(main_in):
+            port = PortItem(self, "in", MAIN, i, spec.label, spec.required, "left")
+            port.setPos(0, self.height * (i + 1) / (len(main_in) + 1))
+            self.ports.append(port)
+        for i, spec in enumerate(main_out):
+            port = PortItem(self, "out", MAIN, i, spec.label, spec.required, "right")
+            port.setPos(self.width, self.height * (i + 1) / (len(main_out) + 1))
+            self.ports.append(port)
+        step = self.width / max(1, len(sub_in))
+        for i, spec in enumerate(sub_in):
+            label = (spec.label or spec.type) + ("*" if spec.required else "")
+            port = PortItem(self, "in", spec.type, 0, label, spec.required, "bottom")
+            port.setPos(step * (i + 0.5), self.height)
+            self.ports.append(port)
+        for i, spec in enumerate(sub_out):
+            port = PortItem(self, "out", spec.type, 0, spec.label, spec.required, "top")
+            port.setPos(self.width * (i + 1) / (len(sub_out) + 1), 0)
+            self.ports.append(port)
+
+    def port(self, direction: str, conn_type: str, index: int = 0) -> PortItem | None:
+        for port in self.ports:
+            if port.direction == direction and port.conn_type == conn_type and port.index == index:
+                return port
+        for port in self.ports:  # files may name an index the type does not declare
+            if port.direction == direction and port.conn_type == conn_type:
+                return port
+        return None
+
+    # ----- state from the document and from runs ------------------------------------------
+    def refresh(self, node: Node) -> None:
+        """Take the node's current name, position and disabled flag from the document."""
+        self.node = node
+        changed = node.name != self.name or node.is_disabled != self.disabled
+        self.name = node.name
+        self.disabled = node.is_disabled
+        pos = QPointF(float(node.position[0]), float(node.position[1]))
+        if pos != self.pos():
+            self.setPos(pos)
+        if changed:
+            self._update_tooltip()
+            self.update()
+
+    def set_run_state(self, status: str | None, runs: int, error: str | None) -> None:
+        """Show a run status (None, running, success, error, paused), run count and error."""
+        self.status, self.runs, self.error = status, runs, error
+        self._update_tooltip()
+        self.update()
+
+    def set_breakpoint(self, on: bool) -> None:
+        self.breakpoint = on
+        self.update()
+
+    def set_problem(self, problem: str | None) -> None:
+        """A broken connection rule of this node (for example a missing Chat Model)."""
+        if problem != self.problem:
+            self.problem = problem
+            self._update_tooltip()
+            self.update()
+
+    def _update_tooltip(self) -> None:
+        lines = [f"<b>{self.name}</b> — {self.node_type.display_name}"]
+        if not self.node_type.supported:
+            lines.append(f"Unsupported node type <code>{self.node.type}</code>: kept unchanged in the file")
+        if self.disabled:
+            lines.append("Deactivated: skipped when the workflow runs")
+        if self.problem:
+            lines.append(f"⚠ {self.problem}")
+        if self.error:
+            lines.append(f"<span style='color:#e5484d'>{self.error}</span>")
+        self.setToolTip("<br>".join(lines))
+
+    # ----- geometry ------------------------------------------------------------------------
+    def body_rect(self) -> QRectF:
+        return QRectF(0, 0, self.width, self.height)
+
+    def boundingRect(self) -> QRectF:
+        extra = (LABEL_WIDTH - self.width) / 2 if self.width < LABEL_WIDTH else 0
+        return QRectF(-extra - 14, -14, self.width + 2 * extra + 28, self.height + 62)
+
+    def shape(self) -> QPainterPath:
+        return self.body_path()
+
+    def body_path(self) -> QPainterPath:
+        path = QPainterPath()
+        if self.kind == "sub":
+            path.addEllipse(self.body_rect())
+        else:
+            path.addRoundedRect(self.body_rect(), 12, 12)
+        return path
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            for link in self.connections:
+                link.update_path()
+        elif change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            self.setZValue(3 if value else 1)
+        return super().itemChange(change, value)
+
+    # ----- painting ------------------------------------------------------------------------
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        t = theme.current()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        supported = self.node_type.supported
+        body = self.body_path()
+        fill = t.disabled_fill if self.disabled else t.node_fill
+        painter.setPen(Qt.PenStyle.NoPen)
+        shadow = QColor(0, 0, 0, 60 if t.dark else 22)
+        painter.setBrush(shadow)
+        painter.drawPath(body.translated(0, 2))
+        painter.setBrush(QBrush(fill))
+        if self.isSelected():
+            pen = QPen(t.selection, 2.5)
+        elif self.status:
+            pen = QPen(t.status_colour(self.status), 2.2)
+        elif not supported:
+            pen = QPen(t.unsupported, 2.0, Qt.PenStyle.DashLine)
+        elif self.problem:
+            pen = QPen(t.status_colour("error").lighter(130), 1.6, Qt.PenStyle.DashLine)
+        else:
+            pen = QPen(t.node_border, 1.3)
+        painter.setPen(pen)
+        painter.drawPath(body)
+
+        painter.save()
+        if self.disabled:
+            painter.setOpacity(0.4)
+        self._paint_icon(painter)
+        painter.restore()
+        self._paint_texts(painter, t)
+        if self.disabled:
+            painter.setPen(QPen(t.muted_text, 1.4))
+            painter.drawLine(QPointF(self.width * 0.2, self.height * 0.2), QPointF(self.width * 0.8, self.height * 0.8))
+        self._paint_status(painter, t)
+        if self.breakpoint:
+            painter.setPen(QPen(t.node_fill, 2))
+            painter.setBrush(QColor("#e5484d"))
+            painter.drawEllipse(QPointF(4, 4), 7, 7)
+
+    def _paint_icon(self, painter: QPainter) -> None:
+        renderer = theme.icon_renderer(self.node_type.icon)
+        if self.kind == "wide":
+            size = 40.0
+            rect = QRectF(22, (self.height - size) / 2, size, size)
+        else:
+            size = 40.0 if self.kind == "square" else 34.0
+            rect = QRectF((self.width - size) / 2, (self.height - size) / 2, size, size)
+            if not self.node_type.supported:
+                rect.translate(0, -8)
+        renderer.render(painter, rect)
+
+    def _paint_texts(self, painter: QPainter, t: theme.Theme) -> None:
+        name_font = theme.ui_font(9.5, bold=True)
+        small = theme.ui_font(8)
+        if self.kind == "wide":
+            painter.setFont(name_font)
+            painter.setPen(t.node_text)
+            fm = QFontMetricsF(name_font)
+            text_rect = QRectF(74, self.height / 2 - 20, self.width - 110, 22)
+            painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                             fm.elidedText(self.name, Qt.TextElideMode.ElideRight, text_rect.width()))
+            painter.setFont(small)
+            painter.setPen(t.muted_text)
+            subtitle = "Deactivated" if self.disabled else self.node_type.display_name
+            painter.drawText(QRectF(74, self.height / 2 + 1, self.width - 110, 18),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, subtitle)
+            for port in self.ports:
+                if port.side == "bottom":
+                    painter.setPen(t.port_colour(port.conn_type) if port.required else t.muted_text)
+                    painter.drawText(QRectF(port.x() - 45, self.height + 9, 90, 16),
+                                     Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, port.label)
+            return
+        if not self.node_type.supported:
+            painter.setFont(theme.ui_font(7, bold=True))
+            painter.setPen(t.unsupported)
+            painter.drawText(QRectF(0, self.height - 30, self.width, 16), Qt.AlignmentFlag.AlignHCenter, "UNSUPPORTED")
+        painter.setFont(name_font)
+        painter.setPen(t.node_text)
+        fm = QFontMetricsF(name_font)
+        left = self.width / 2 - LABEL_WIDTH / 2
+        painter.drawText(QRectF(left, self.height + 8, LABEL_WIDTH, 18), Qt.AlignmentFlag.AlignHCenter,
+                         fm.elidedText(self.name, Qt.TextElideMode.ElideRight, LABEL_WIDTH))
+        subtitle = ""
+        if not self.node_type.supported:
+            subtitle = self.node.type
+        elif self.disabled:
+            subtitle = "Deactivated"
+        if subtitle:
+            painter.setFont(small)
+            painter.setPen(t.unsupported if not self.node_type.supported else t.muted_text)
+            fm_small = QFontMetricsF(small)
+            painter.drawText(QRectF(left, self.height + 26, LABEL_WIDTH, 16), Qt.AlignmentFlag.AlignHCenter,
+                             fm_small.elidedText(subtitle, Qt.TextElideMode.ElideMiddle, LABEL_WIDTH))
+
+    def _paint_status(self, painter: QPainter, t: theme.Theme) -> None:
+        if self.problem and not self.status:
+            centre = QPointF(self.width - 14, 14) if self.kind != "sub" else QPointF(self.width - 8, 8)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(t.status_colour("error"))
+            painter.drawEllipse(centre, 7, 7)
+            painter.setPen(QPen(QColor("white"), 1.8))
+            painter.drawLine(centre + QPointF(0, -3.5), centre + QPointF(0, 1))
+            painter.drawPoint(centre + QPointF(0, 3.5))
+        if not self.status:
+            return
+        colour = t.status_colour(self.status)
+        glyph = {"running": "…", "success": "✓", "error": "!", "paused": "❚❚"}.get(self.status, "")
+        text = f"{glyph} {self.runs}" if self.runs > 1 or (self.runs and self.status != "running") else glyph
+        font = theme.ui_font(7.5, bold=True)
+        fm = QFontMetricsF(font)
+        width = max(20.0, fm.horizontalAdvance(text) + 12)
+        if self.kind == "sub":
+            rect = QRectF(self.width - width + 6, self.height - 18, width, 18)
+        else:
+            rect = QRectF(self.width - width - 6, self.height - 24, width, 18)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(rect, 9, 9)
+        painter.setFont(font)
+        painter.setPen(QColor("white"))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+        scene = self.scene()
+        if scene is not None:
+            scene.node_activated.emit(self.name)  # type: ignore[attr-defined]
+        event.accept()

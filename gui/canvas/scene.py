@@ -1,0 +1,245 @@
+"""The scene mirrors the workflow document: `sync` adds, updates and removes items to match it.
+
+User gestures (moving nodes, dragging a connection, resizing a note) are reported as signals;
+the main window turns them into undoable commands, which edit the document and call `sync`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
+
+from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
+
+from .connection_item import ConnectionItem, DraftLink
+from .node_item import NodeItem
+from .port_item import PortItem
+from .sticky_item import StickyItem
+
+STICKY_TYPE = "n8n-nodes-base.stickyNote"
+SCENE_RECT = QRectF(-100_000, -100_000, 200_000, 200_000)
+
+
+class WorkflowScene(QGraphicsScene):
+    """Items for every node and connection of `workflow`; never holds state the document lacks."""
+
+    nodes_moved = Signal(dict, dict)  # before, after: name -> (x, y)
+    connect_requested = Signal(str, str, str, int, int)  # source, type, target, output, input
+    note_resized = Signal(str, int, int)
+    node_activated = Signal(str)
+    message = Signal(str)
+
+    def __init__(self, workflow: Workflow, registry: Registry) -> None:
+        super().__init__()
+        self.workflow = workflow
+        self.registry = registry
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.setSceneRect(SCENE_RECT)
+        self._items: dict[int, NodeItem | StickyItem] = {}
+        self._by_name: dict[str, NodeItem | StickyItem] = {}
+        self._links: dict[Link, ConnectionItem] = {}
+        self._draft: DraftLink | None = None
+        self._candidates: set[PortItem] = set()
+        self._hover_port: PortItem | None = None
+
+    # ----- mirroring the document -----------------------------------------------------------
+    def set_workflow(self, workflow: Workflow) -> None:
+        for link in list(self._links.values()):
+            link.detach()
+        self.clear()
+        self._items.clear()
+        self._by_name.clear()
+        self._links.clear()
+        self.workflow = workflow
+        self.sync()
+
+    def sync(self) -> None:
+        """Make the items match the document: nodes by object, connections by their key."""
+        wf = self.workflow
+        seen: dict[int, NodeItem | StickyItem] = {}
+        for node in wf.nodes:
+            item = self._items.get(id(node))
+            if item is None:
+                node_type = self.registry.get(node.type)
+                item = StickyItem(node, node_type) if node.type == STICKY_TYPE else NodeItem(node, node_type)
+                self.addItem(item)
+            else:
+                item.refresh(node)
+            seen[id(node)] = item
+        for key, item in self._items.items():
+            if key not in seen:
+                for link in list(item.connections):
+                    self._drop_link(link)
+                self.removeItem(item)
+        self._items = seen
+        self._by_name = {item.name: item for item in seen.values()}
+
+        wanted = set()
+        for link in links_of(wf):
+            wanted.add(link)
+            existing = self._links.get(link)
+            if existing is not None:
+                if existing.source.node_item is self._by_name.get(link.source) and \
+                        existing.target.node_item is self._by_name.get(link.target):
+                    continue
+                self._drop_link(existing)
+            self._add_link(link)
+        for link in [k for k in self._links if k not in wanted]:
+            self._drop_link(self._links[link])
+        self.refresh_problems()
+
+    def _add_link(self, link: Link) -> None:
+        source = self._by_name.get(link.source)
+        target = self._by_name.get(link.target)
+        if not isinstance(source, NodeItem) or not isinstance(target, NodeItem):
+            return
+        out_port = source.port("out", link.type, link.output)
+        in_port = target.port("in", link.type, link.input)
+        if out_port is None or in_port is None:
+            return  # an unsupported node declares no ports; the link stays in the document
+        item = ConnectionItem(link, out_port, in_port)
+        self.addItem(item)
+        self._links[link] = item
+
+    def _drop_link(self, item: ConnectionItem) -> None:
+        item.detach()
+        self._links.pop(item.key, None)
+        if item.scene() is self:
+            self.removeItem(item)
+
+    def refresh_problems(self) -> None:
+        """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...)."""
+        for item in self._by_name.values():
+            if isinstance(item, NodeItem) and item.kind == "wide":
+                problems = node_problems(self.workflow, self.registry, item.name)
+                item.set_problem(problems[0] if problems else None)
+
+    # ----- lookups --------------------------------------------------------------------------
+    def node_item(self, name: str) -> NodeItem | StickyItem | None:
+        return self._by_name.get(name)
+
+    def node_items(self) -> list[NodeItem | StickyItem]:
+        return list(self._by_name.values())
+
+    def connection_item(self, link: Link) -> ConnectionItem | None:
+        return self._links.get(link)
+
+    def connection_items(self) -> list[ConnectionItem]:
+        return list(self._links.values())
+
+    def selected_names(self) -> list[str]:
+        return [n.name for n in self.workflow.nodes if (i := self._by_name.get(n.name)) is not None and i.isSelected()]
+
+    def selected_links(self) -> list[Link]:
+        return [key for key, item in self._links.items() if item.isSelected()]
+
+    def select_names(self, names: list[str]) -> None:
+        self.clearSelection()
+        for name in names:
+            item = self._by_name.get(name)
+            if item is not None:
+                item.setSelected(True)
+
+    def items_rect(self) -> QRectF:
+        rect = QRectF()
+        for item in self._by_name.values():
+            rect = rect.united(item.sceneBoundingRect())
+        return rect
+
+    # ----- moving nodes ---------------------------------------------------------------------
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        super().mouseReleaseEvent(event)
+        before: dict[str, tuple[float, float]] = {}
+        after: dict[str, tuple[float, float]] = {}
+        for item in self.selectedItems():
+            if isinstance(item, (NodeItem, StickyItem)) and self.workflow.has_node(item.name):
+                old = self.workflow.node(item.name).position
+                new = (round(item.pos().x()), round(item.pos().y()))
+                if (float(old[0]), float(old[1])) != (float(new[0]), float(new[1])):
+                    before[item.name] = old
+                    after[item.name] = new
+        if after:
+            self.nodes_moved.emit(before, after)
+
+    # ----- dragging a connection ------------------------------------------------------------
+    def _ends(self, start: PortItem, other: PortItem) -> tuple[str, str]:
+        """(source, target) node names of a link between the start port and another port."""
+        if start.direction == "out":
+            return start.node_name, other.node_name
+        return other.node_name, start.node_name
+
+    def begin_link(self, port: PortItem, pos: QPointF) -> None:
+        self._draft = DraftLink(port)
+        self.addItem(self._draft)
+        self._candidates = set()
+        wanted = "in" if port.direction == "out" else "out"
+        for item in self._by_name.values():
+            if item is port.node_item or not isinstance(item, NodeItem):
+                continue
+            for other in item.ports:
+                if other.direction != wanted or other.conn_type != port.conn_type:
+                    continue
+                source, target = self._ends(port, other)
+                if connection_refusal(self.workflow, self.registry, source, port.conn_type, target) is None:
+                    self._candidates.add(other)
+                    other.set_highlight("compatible")
+        kind = port_name(port.conn_type)
+        if self._candidates:
+            self.message.emit(f"Drop on a highlighted port to connect ({kind})")
+        else:
+            self.message.emit(f"No port can take this {kind} connection now")
+
+    def _port_at(self, pos: QPointF, start: PortItem) -> PortItem | None:
+        """The port under the pointer, or the matching port of the node under it."""
+        wanted = "in" if start.direction == "out" else "out"
+        best: PortItem | None = None
+        for item in self.items(QRectF(pos.x() - 14, pos.y() - 14, 28, 28)):
+            if isinstance(item, PortItem) and item is not start and item.direction == wanted:
+                if best is None or item.conn_type == start.conn_type:
+                    best = item
+        if best is not None:
+            return best
+        for item in self.items(pos):
+            if isinstance(item, NodeItem) and item is not start.node_item:
+                return item.port(wanted, start.conn_type) or next(
+                    (p for p in item.ports if p.direction == wanted), None)
+        return None
+
+    def drag_link(self, pos: QPointF) -> None:
+        if self._draft is None:
+            return
+        self._draft.move_to(pos)
+        port = self._port_at(pos, self._draft.port)
+        if port is not self._hover_port:
+            if self._hover_port is not None:
+                self._hover_port.set_highlight("compatible" if self._hover_port in self._candidates else None)
+            self._hover_port = port if port in self._candidates else None
+            if self._hover_port is not None:
+                self._hover_port.set_highlight("hover")
+
+    def end_link(self, pos: QPointF) -> None:
+        draft = self._draft
+        if draft is None:
+            return
+        start = draft.port
+        target_port = self._port_at(pos, start)
+        self.removeItem(draft)
+        self._draft = None
+        for port in self._candidates:
+            port.set_highlight(None)
+        self._candidates = set()
+        self._hover_port = None
+        if target_port is None:
+            self.message.emit("")
+            return
+        source, target = self._ends(start, target_port)
+        reason = connection_refusal(self.workflow, self.registry, source, start.conn_type, target)
+        if reason is not None:
+            self.message.emit(f"Cannot connect: {reason}")
+            return
+        out_port = start if start.direction == "out" else target_port
+        in_port = target_port if start.direction == "out" else start
+        self.connect_requested.emit(source, start.conn_type, target, out_port.index, in_port.index)
+
+    def items_of(self, names: list[str]) -> list[QGraphicsItem]:
+        return [self._by_name[n] for n in names if n in self._by_name]

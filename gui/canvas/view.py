@@ -1,0 +1,200 @@
+"""The canvas view: dotted grid, wheel zoom around the cursor, panning, drops from the palette.
+
+Background drag and the middle button pan; Shift+drag draws a selection rectangle.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QFrame, QGraphicsView
+
+from gui import theme
+
+from .minimap import Minimap
+from .node_item import NodeItem
+from .scene import WorkflowScene
+from .sticky_item import StickyItem
+
+NODE_MIME = "application/x-mini-n8n-node-type"
+GRID = 20.0
+MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
+
+
+class CanvasView(QGraphicsView):
+    """Shows a WorkflowScene; `node_item(name)` finds the item drawing a node."""
+
+    type_dropped = Signal(str, QPointF)  # node type id, scene position
+    search_typed = Signal(str)  # a printable key typed on the canvas: start a palette search
+
+    def __init__(self, scene: WorkflowScene) -> None:
+        super().__init__(scene)
+        self.canvas_scene = scene
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheBackground)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setDragMode(QGraphicsView.DragMode.NoDrag)
+        self.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setAcceptDrops(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._pan_from: QPointF | None = None
+        self.minimap = Minimap(self)
+        self.horizontalScrollBar().valueChanged.connect(self.minimap.update)
+        self.verticalScrollBar().valueChanged.connect(self.minimap.update)
+        theme.manager().changed.connect(self.on_theme_changed)
+
+    # ----- lookups (used by the run panels too) -----------------------------------------------
+    def node_item(self, name: str) -> NodeItem | StickyItem | None:
+        return self.canvas_scene.node_item(name)
+
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def visible_scene_rect(self) -> QRectF:
+        return self.mapToScene(self.viewport().rect()).boundingRect()
+
+    # ----- looks --------------------------------------------------------------------------------
+    def on_theme_changed(self) -> None:
+        self.resetCachedContent()
+        self.canvas_scene.update()
+        for item in self.canvas_scene.node_items():
+            item.update()
+        self.minimap.update()
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        t = theme.current()
+        painter.fillRect(rect, t.canvas)
+        spacing = GRID
+        while spacing * self.zoom() < 12:
+            spacing *= 2
+        left = math.floor(rect.left() / spacing) * spacing
+        top = math.floor(rect.top() / spacing) * spacing
+        size = max(1.2, 1.6 / max(self.zoom(), 0.01)) if self.zoom() < 1 else 1.6
+        pen = QPen(QColor(t.grid), size)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(pen)
+        points = []
+        x = left
+        while x < rect.right():
+            y = top
+            while y < rect.bottom():
+                points.append(QPointF(x, y))
+                y += spacing
+            x += spacing
+        painter.drawPoints(points)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.minimap.move(self.width() - self.minimap.width() - 12, self.height() - self.minimap.height() - 12)
+
+    # ----- zoom and pan -------------------------------------------------------------------------
+    def set_zoom(self, factor: float) -> None:
+        target = max(MIN_ZOOM, min(MAX_ZOOM, self.zoom() * factor))
+        self.scale(target / self.zoom(), target / self.zoom())
+        self.minimap.update()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        delta = event.angleDelta().y()
+        if delta == 0:
+            return
+        self.set_zoom(math.pow(1.0015, delta))
+        event.accept()
+
+    def zoom_in(self) -> None:
+        self.set_zoom(1.2)
+
+    def zoom_out(self) -> None:
+        self.set_zoom(1 / 1.2)
+
+    def fit_to_view(self) -> None:
+        rect = self.canvas_scene.items_rect()
+        if rect.isNull():
+            self.resetTransform()
+            self.centerOn(0, 0)
+            return
+        self.fitInView(rect.adjusted(-60, -60, 60, 60), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom() > 1.2:
+            self.set_zoom(1.2 / self.zoom())
+        if self.zoom() < MIN_ZOOM:
+            self.set_zoom(MIN_ZOOM / self.zoom())
+        self.minimap.update()
+
+    def pan_by(self, dx: float, dy: float) -> None:
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - round(dx))
+        self.verticalScrollBar().setValue(self.verticalScrollBar().value() - round(dy))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        on_item = self.itemAt(event.position().toPoint()) is not None
+        if event.button() == Qt.MouseButton.MiddleButton or (
+            event.button() == Qt.MouseButton.LeftButton and not on_item
+            and not event.modifiers() & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)
+        ):
+            if event.button() == Qt.MouseButton.LeftButton:
+                self.canvas_scene.clearSelection()
+            self._pan_from = event.position()
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        if event.button() == Qt.MouseButton.LeftButton and not on_item:
+            self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            self.pan_by(delta.x(), delta.y())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._pan_from is not None:
+            self._pan_from = None
+            self.viewport().unsetCursor()
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        self.setDragMode(QGraphicsView.DragMode.NoDrag)
+
+    # ----- palette drops and typing -------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(NODE_MIME):
+            type_id = bytes(event.mimeData().data(NODE_MIME).data()).decode("utf-8")
+            self.type_dropped.emit(type_id, self.mapToScene(event.position().toPoint()))
+            event.acceptProposedAction()
+        else:
+            super().dropEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        text = event.text()
+        if text and text.isprintable() and not text.isspace() and not event.modifiers() & (
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+        ) and self.scene().focusItem() is None:
+            self.search_typed.emit(text)
+            event.accept()
+            return
+        super().keyPressEvent(event)

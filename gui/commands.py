@@ -1,0 +1,174 @@
+"""Undoable edits: one QUndoCommand per user edit, each calling the headless document API.
+
+Every command performs its edit before it is pushed (so a refused edit never reaches the
+stack), and after each redo/undo calls `target.document_edited()` so the canvas resyncs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+from PySide6.QtGui import QUndoCommand
+
+from gui.bridge import DocumentEditor, Node, copy_connections
+
+MOVE_ID = 1001
+
+
+class EditTarget(Protocol):
+    editor: DocumentEditor
+
+    def document_edited(self) -> None: ...
+
+
+class _Command(QUndoCommand):
+    """Skips the first redo: the edit already happened when the command was made."""
+
+    def __init__(self, target: EditTarget, text: str) -> None:
+        super().__init__(text)
+        self.target = target
+        self._done = True
+
+    def redo(self) -> None:
+        if self._done:
+            self._done = False
+        else:
+            self.apply()
+        self.target.document_edited()
+
+    def undo(self) -> None:
+        self.revert()
+        self.target.document_edited()
+
+    def apply(self) -> None:
+        raise NotImplementedError
+
+    def revert(self) -> None:
+        raise NotImplementedError
+
+
+class StructureCommand(_Command):
+    """Adds, removes, pastes, connects or disconnects: the node list and connections before
+    and after are kept, so undo and redo restore them exactly (order included)."""
+
+    def __init__(self, target: EditTarget, text: str, edit: Callable[[DocumentEditor], Any]) -> None:
+        super().__init__(target, text)
+        wf = target.editor.workflow
+        self._nodes_before = list(wf.nodes)
+        self._links_before = copy_connections(wf.connections)
+        self._pins_before = dict(wf.pinData)
+        try:
+            self.result = edit(target.editor)
+        except BaseException:
+            self._restore(self._nodes_before, self._links_before, self._pins_before)
+            raise
+        self._nodes_after = list(wf.nodes)
+        self._links_after = copy_connections(wf.connections)
+        self._pins_after = dict(wf.pinData)
+
+    def _restore(self, nodes: list[Node], links, pins: dict[str, Any]) -> None:
+        wf = self.target.editor.workflow
+        wf.nodes = list(nodes)
+        wf.connections = copy_connections(links)
+        if pins != wf.pinData:
+            wf.pinData = dict(pins)
+
+    def apply(self) -> None:
+        self._restore(self._nodes_after, self._links_after, self._pins_after)
+
+    def revert(self) -> None:
+        self._restore(self._nodes_before, self._links_before, self._pins_before)
+
+
+class MoveCommand(_Command):
+    """Moves nodes; consecutive moves of the same nodes merge into one step."""
+
+    def __init__(self, target: EditTarget, before: dict[str, tuple[float, float]],
+                 after: dict[str, tuple[float, float]], already_moved: bool = False) -> None:
+        count = len(after)
+        super().__init__(target, f"Move {count} node{'s' if count != 1 else ''}")
+        self.before = dict(before)
+        self.after = dict(after)
+        target.editor.move(self.after)
+
+    def id(self) -> int:
+        return MOVE_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802
+        if not isinstance(other, MoveCommand) or set(other.after) != set(self.after):
+            return False
+        self.after = dict(other.after)
+        return True
+
+    def apply(self) -> None:
+        self.target.editor.move(self.after)
+
+    def revert(self) -> None:
+        self.target.editor.move(self.before)
+
+
+class ParametersCommand(_Command):
+    """Any change to one node's parameters: the whole parameter dict before and after."""
+
+    def __init__(self, target: EditTarget, text: str, name: str, edit: Callable[[DocumentEditor], Any]) -> None:
+        super().__init__(target, text)
+        self.name = name
+        node = target.editor.workflow.node(name)
+        self.had_parameters = "parameters" in node.model_fields_set
+        self.before = edit(target.editor)
+        self.after = node.parameters
+
+    def apply(self) -> None:
+        self.target.editor.workflow.node(self.name).parameters = self.after
+
+    def revert(self) -> None:
+        node = self.target.editor.workflow.node(self.name)
+        node.parameters = self.before
+        if not self.had_parameters:
+            node.model_fields_set.discard("parameters")
+
+
+class RenameCommand(_Command):
+    """Renames a node; connections follow (source keys and targets)."""
+
+    def __init__(self, target: EditTarget, old: str, new: str) -> None:
+        super().__init__(target, f'Rename "{old}" to "{new.strip()}"')
+        target.editor.rename(old, new)
+        self.old, self.new = old, new.strip()
+
+    def apply(self) -> None:
+        self.target.editor.rename(self.old, self.new)
+
+    def revert(self) -> None:
+        self.target.editor.rename(self.new, self.old)
+
+
+class DisableCommand(_Command):
+    """Deactivates or activates nodes (greyed on the canvas, skipped by runs)."""
+
+    def __init__(self, target: EditTarget, names: list[str], disabled: bool) -> None:
+        word = "Deactivate" if disabled else "Activate"
+        super().__init__(target, f"{word} {len(names)} node{'s' if len(names) != 1 else ''}")
+        self.names, self.disabled = list(names), disabled
+        self.before = target.editor.set_disabled(self.names, disabled)
+
+    def apply(self) -> None:
+        self.target.editor.set_disabled(self.names, self.disabled)
+
+    def revert(self) -> None:
+        self.target.editor.restore_disabled(self.before)
+
+
+class CredentialCommand(_Command):
+    """Picks (or clears) the stored credential a node uses for one credential type."""
+
+    def __init__(self, target: EditTarget, name: str, cred_type: str, ref: dict | None) -> None:
+        super().__init__(target, f'Set credential of "{name}"')
+        self.name, self.cred_type, self.ref = name, cred_type, ref
+        self.before = target.editor.set_credential(name, cred_type, ref)
+
+    def apply(self) -> None:
+        self.target.editor.set_credential(self.name, self.cred_type, self.ref)
+
+    def revert(self) -> None:
+        self.target.editor.restore_credentials(self.name, self.before)
