@@ -16,8 +16,10 @@ from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
-from .hooks import ExecutionPaused, Hooks, NodeAfter, NodeBefore, WorkflowAfter, WorkflowBefore
+from .debugger import Debugger, PausePoint
+from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
 from .node_type import NodeType
+from .observation import observation, with_observation
 from .recording import RecordedChatModel, RecordedMemory
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
@@ -107,7 +109,10 @@ class Execution:
         self.hooks = hooks
         self.signal = signal or AbortSignal()
         self.pause_policy: PausePolicy | None = None
-        self.on_checkpoint: Callable[[ExecutionState], None] | None = None
+        self.debugger: Debugger | None = None
+        # called with (state, at_boundary): at a boundary the stack is exact and resumable
+        self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
+        self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
         self.params_cache: dict[str, Any] = {}
         self.memo: dict[tuple[str, str], dict[str, Any]] = {}
         self._rules_ok: set[str] = set()
@@ -116,6 +121,8 @@ class Execution:
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append(src)
         self._skip_pause_once = False
+        # a restored execution that was paused passes its own pause point once without stopping
+        self._resume_key: str | None = (state.pause or {}).get("key") if state.status == "paused" else None
 
     # ----- helpers used by contexts and recorders --------------------------------------------
     def node_type(self, node: Node) -> NodeType:
@@ -126,6 +133,36 @@ class Execution:
 
     def snapshot(self) -> dict[str, Any]:
         return self.state.to_json()
+
+    @property
+    def may_pause(self) -> bool:
+        """Whether pause points need their payloads built (a debugger, or a pause to pass)."""
+        return self.debugger is not None or self._resume_key is not None
+
+    def update_run(self, node: str, run_index: int, task: TaskData) -> None:
+        """Announce a change to a recorded run (an edit made while paused)."""
+        self.hooks.emit(RunUpdated(self.state.id, node, run_index, task))
+
+    async def pause_at(self, point: PausePoint) -> dict[str, Any] | None:
+        """Pause here if the debugger wants to; returns the user's edit of the payload, if any."""
+        if self._resume_key is not None and point.key == self._resume_key:
+            self._resume_key = None
+            return None
+        debugger = self.debugger
+        if debugger is None or not debugger.wants(point):
+            return None
+        state = self.state
+        state.status = "paused"
+        state.pause = {**point.to_json(), "key": point.key}
+        self._checkpoint(point.is_boundary)
+        self.hooks.emit(ExecutionPaused(state.id, state.pause))
+        try:
+            edit = await debugger.hold(point)
+        finally:
+            state.status = "running"
+            state.pause = None
+        self.hooks.emit(ExecutionResumed(state.id))
+        return edit
 
     # ----- running ----------------------------------------------------------------------------
     async def run(self, pause: PausePolicy | None = None) -> ExecutionState:
@@ -154,7 +191,7 @@ class Execution:
             state.status = "success"
         if state.status != "paused":
             state.stopped_at = now_ms()
-            self._checkpoint()
+            self._checkpoint(True)
             self.hooks.emit(WorkflowAfter(state.id, state.status, state.error))
         return state
 
@@ -181,25 +218,82 @@ class Execution:
                     self._skip_pause_once = False
                 elif self.pause_policy(boundary):
                     state.status = "paused"
-                    self._checkpoint()
+                    self._checkpoint(True)
                     self.hooks.emit(ExecutionPaused(state.id, boundary.describe()))
                     return
             self._skip_pause_once = False
-            self._checkpoint()
+            if entry.round == 0 and entry.pending is None and self.may_pause:
+                await self._pause_before(entry)
+            self._checkpoint(True)
             stack.pop()
             if not await self._run_entry(entry):
                 return
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, at_boundary: bool = True) -> None:
         if self.on_checkpoint is not None:
-            self.on_checkpoint(self.state)
+            self.on_checkpoint(self.state, at_boundary)
+
+    async def _pause_before(self, entry: StackEntry) -> None:
+        """The "node" and "before_tool" pause points; a tool's arguments may be edited here."""
+        if entry.mode == "main":
+            await self.pause_at(PausePoint(kind="node", node=entry.node, payload={"input": entry.input}))
+            return
+        action = entry.action
+        assert action is not None
+        parent = entry.parent or {}
+        args = {k: v for k, v in action.input.items() if not (k == "tool" and action.metadata.get("isFromToolkit"))}
+        edit = await self.pause_at(PausePoint(
+            kind="before_tool", node=entry.node, agent=parent.get("node"), iteration=parent.get("iteration"),
+            itemIndex=parent.get("itemIndex"), toolCallId=action.id, toolName=parent.get("toolName"),
+            payload={"args": args},
+        ))
+        if edit is not None and "args" in edit and edit["args"] != args:
+            new_args = dict(edit["args"])
+            entry.edits.append({"what": "toolInput", "original": args, "new": new_args})
+            if action.metadata.get("isFromToolkit"):
+                new_args = {**new_args, "tool": action.input.get("tool")}
+            action.input = new_args
+            entry.input = [{"json": new_args}]
+
+    async def _pause_after_tool(self, entry: StackEntry, task: TaskData) -> None:
+        """The "tool_result" / "tool_error" pause points; the observation may be edited here."""
+        if self.replay is not None:
+            self.replay.check_tool(entry, task)
+        if not self.may_pause:
+            return
+        action = entry.action
+        assert action is not None
+        response = self._waiting_response(action.id)
+        if response is None:
+            return
+        text, failed = observation(response.data)
+        parent = entry.parent or {}
+        edit = await self.pause_at(PausePoint(
+            kind="tool_error" if failed else "tool_result", node=entry.node, agent=parent.get("node"),
+            iteration=parent.get("iteration"), itemIndex=parent.get("itemIndex"), toolCallId=action.id,
+            toolName=parent.get("toolName"), payload={"observation": text},
+        ))
+        if edit is not None and "observation" in edit and edit["observation"] != text:
+            record = {"what": "observation", "original": text, "new": str(edit["observation"])}
+            response.data = with_observation(response.data, record["new"])
+            task.metadata.setdefault("edits", []).append(record)
+            response.data.setdefault("metadata", {}).setdefault("edits", []).append(record)
+            self.update_run(entry.node, entry.run_index or 0, task)
+
+    def _waiting_response(self, action_id: str) -> ActionResponse | None:
+        for waiting in reversed(self.state.stack):
+            if waiting.pending is not None:
+                for response in waiting.pending.responses:
+                    if response.action.id == action_id:
+                        return response
+        return None
 
     async def _run_entry(self, entry: StackEntry) -> bool:
         """Run one stack entry; False when the execution has failed and must stop."""
         state = self.state
         node = self._nodes.get(entry.node)
         if node is None:
-            return self._fail(entry, None, NodeOperationError(f'Node "{entry.node}" is not in the workflow', node=entry.node))
+            return self._fail(entry, None, NodeOperationError(f'Node "{entry.node}" is not in the workflow', node=entry.node))[0]
         if entry.round == 0:
             entry.start_time = now_ms()
             entry.run_index = len(state.run_data.get(node.name, ()))
@@ -208,19 +302,37 @@ class Execution:
         self._running_node = node.name
         try:
             result = await self._call(node, entry)
-        except NodeOperationError as exc:
-            return self._fail(entry, node, exc)
-        except MiniN8nError as exc:
-            return self._fail(entry, node, NodeOperationError(str(exc), node=node.name))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a node type's bug must reach the user as that node's error
-            return self._fail(entry, node, NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name))
+            if isinstance(exc, NodeOperationError):
+                error = exc
+            elif isinstance(exc, MiniN8nError):
+                error = NodeOperationError(str(exc), node=node.name)
+            else:
+                error = NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name)
+            go_on, task = self._fail(entry, node, error)
+            if go_on and entry.mode == "tool":
+                try:
+                    await self._pause_after_tool(entry, task)
+                except NodeOperationError as diverged:  # a replay that diverged ends the run here
+                    return self._stop_with(diverged)
+            return go_on
         if isinstance(result, EngineRequest):
             self._push_request(entry, node, result)
             return True
-        self._finish(entry, node, result)
+        task = self._finish(entry, node, result)
+        if entry.mode == "tool":
+            try:
+                await self._pause_after_tool(entry, task)
+            except NodeOperationError as diverged:  # a replay that diverged ends the run here
+                return self._stop_with(diverged)
         return True
+
+    def _stop_with(self, error: NodeOperationError) -> bool:
+        self.state.status = "error"
+        self.state.error = TaskError(message=error.message, description=error.description, node=error.node)
+        return False
 
     async def _call(self, node: Node, entry: StackEntry) -> list[list[Item]] | EngineRequest:
         node_type = self.node_type(node)
@@ -232,6 +344,13 @@ class Execution:
                 return [[p if isinstance(p, dict) and "json" in p else {"json": p} for p in pinned]]
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
+        elif self.replay is not None:
+            recorded = self.replay.tool_run(entry)
+            if recorded is not None:
+                entry.replayed = True
+                if recorded.error is not None:
+                    raise NodeOperationError(recorded.error.message, node=node.name, description=recorded.error.description)
+                return recorded.data[AI_TOOL]
         if node.name not in self._rules_ok:  # the graph does not change during a run: check once
             problems = node_problems(self.state.workflow, self.engine.registry, node.name)
             if problems:
@@ -280,6 +399,10 @@ class Execution:
             task.input = {AI_TOOL: [entry.input]}
         if entry.parent is not None:
             task.metadata = dict(entry.parent)
+        if entry.edits:
+            task.metadata["edits"] = list(entry.edits)
+        if entry.replayed:
+            task.metadata["replayed"] = True
         if entry.round > 1 or entry.model_usage.get("calls"):
             usage = entry.model_usage
             task.metadata.update(
@@ -290,7 +413,7 @@ class Execution:
             )
         return task
 
-    def _finish(self, entry: StackEntry, node: Node, result: list[list[Item]]) -> None:
+    def _finish(self, entry: StackEntry, node: Node, result: list[list[Item]]) -> TaskData:
         state = self.state
         task = self._task(entry)
         conn = MAIN if entry.mode == "main" else AI_TOOL
@@ -299,7 +422,7 @@ class Execution:
         self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
             self._deliver(entry, task)
-            return
+            return task
         state.last_node = node.name
         state.result = result[0] if result else []
         outputs = state.workflow.connections.get(node.name, {}).get(MAIN, [])
@@ -317,6 +440,7 @@ class Execution:
                     )
                 )
         state.stack.extend(reversed(children))
+        return task
 
     def _deliver(self, entry: StackEntry, task: TaskData) -> None:
         """Hand a tool run's TaskData to the request waiting for it, further down the stack."""
@@ -329,19 +453,21 @@ class Execution:
                 return
         raise MiniN8nError(f'no node is waiting for the result of action "{action.id}" ({entry.node})')
 
-    def _fail(self, entry: StackEntry, node: Node | None, exc: NodeOperationError) -> bool:
+    def _fail(self, entry: StackEntry, node: Node | None, exc: NodeOperationError) -> tuple[bool, TaskData]:
+        """Record a failed run; (whether the execution goes on, the run). A tool's failure is
+        an observation for the model, not a failed execution."""
         name = node.name if node else entry.node
         task = self._task(entry, status="error")
         task.error = TaskError(message=exc.message, description=exc.description, node=exc.node or name)
         self.record(name, task)
         self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
-            self._deliver(entry, task)  # a failing tool is an observation for the model, not a failed run
-            return True
+            self._deliver(entry, task)
+            return True, task
         self.state.status = "error"
         self.state.error = task.error
         self.state.last_node = name
-        return False
+        return False, task
 
     # ----- sub-node data -------------------------------------------------------------------------
     def _sub_nodes(self, target: str, conn_type: str) -> Iterable[Node]:

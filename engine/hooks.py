@@ -54,13 +54,32 @@ class WorkflowAfter:
 
 @dataclass(frozen=True)
 class ExecutionPaused:
-    """The executor stopped at a boundary; `where` says which (see engine.executor.Boundary)."""
+    """The execution paused; `where` is the pause point (engine.debugger.PausePoint as JSON)."""
 
     execution_id: str
     where: dict[str, Any] = field(default_factory=dict)
 
 
-HookEvent = Union[WorkflowBefore, NodeBefore, NodeAfter, TokenEvent, WorkflowAfter, ExecutionPaused]
+@dataclass(frozen=True)
+class ExecutionResumed:
+    """The execution left a pause point and runs again."""
+
+    execution_id: str
+
+
+@dataclass(frozen=True)
+class RunUpdated:
+    """A recorded run changed after its node_after event (an edit made while paused)."""
+
+    execution_id: str
+    node: str
+    run_index: int
+    task: TaskData
+
+
+HookEvent = Union[
+    WorkflowBefore, NodeBefore, NodeAfter, TokenEvent, WorkflowAfter, ExecutionPaused, ExecutionResumed, RunUpdated
+]
 Listener = Callable[[HookEvent], None]
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 from .abort import AbortSignal
 from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, TokenCallback, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
+from .debugger import PausePoint
 from .errors import NodeOperationError
 from .hooks import NodeAfter, NodeBefore, TokenEvent
 from .run_data import TaskData, TaskError, now_ms
@@ -28,6 +29,8 @@ class _Recorder:
         self._node = node
         self._conn_type = conn_type
         self._parent = parent
+        self.last_task: TaskData | None = None
+        self.last_run_index = 0
 
     async def _record(
         self,
@@ -60,6 +63,7 @@ class _Recorder:
         if extra_metadata is not None:
             task.metadata.update(extra_metadata(result))
         self._finish(task, t0, run_index)
+        self.last_task, self.last_run_index = task, run_index
         return result
 
     def _finish(self, task: TaskData, t0: float, run_index: int, error: TaskError | None = None) -> None:
@@ -88,25 +92,45 @@ class RecordedChatModel(_Recorder):
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ex = self._execution
+        parent = self._parent
+        input_json = {"messages": [m.to_json() for m in messages], "tools": [t.name for t in tools]}
+        where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
+        if ex.may_pause:
+            await ex.pause_at(PausePoint(kind="before_model", payload=input_json, **where))
 
         def token(text: str) -> None:
-            ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, self._parent))
+            ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, parent))
             if on_token is not None:
                 on_token(text)
 
+        recorded = ex.replay.model_reply(self._node, parent, input_json) if ex.replay is not None else None
         t0 = time.perf_counter()
 
         def metadata(reply: ModelReply) -> dict[str, Any]:
             latency = (time.perf_counter() - t0) * 1000.0
             self._on_usage(reply, latency)
-            return {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.model_dump(by_alias=True)}
+            extra: dict[str, Any] = {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.model_dump(by_alias=True)}
+            if recorded is not None:
+                extra["replayed"] = True
+            return extra
 
-        return await self._record(
-            {"messages": [m.to_json() for m in messages], "tools": [t.name for t in tools]},
-            lambda: self.inner.invoke(messages, tools, signal, token),
-            ModelReply.to_json,
-            metadata,
-        )
+        async def call() -> ModelReply:
+            if recorded is not None:
+                return recorded
+            return await self.inner.invoke(messages, tools, signal, token)
+
+        reply = await self._record(input_json, call, ModelReply.to_json, metadata)
+        if ex.may_pause:
+            edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **where))
+            if edit is not None and "reply" in edit:
+                edited = ModelReply.model_validate({**reply.to_json(), **edit["reply"]})
+                if edited != reply and self.last_task is not None:
+                    task = self.last_task
+                    task.metadata.setdefault("edits", []).append({"what": "reply", "original": reply.to_json(), "new": edited.to_json()})
+                    task.data = {self._conn_type: [[{"json": edited.to_json()}]]}
+                    ex.update_run(self._node, self.last_run_index, task)
+                    reply = edited
+        return reply
 
 
 class RecordedMemory(_Recorder):

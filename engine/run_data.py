@@ -88,6 +88,8 @@ class StackEntry(BaseModel):
     start_time: float | None = Field(None, alias="startTime")
     run_index: int | None = Field(None, alias="runIndex")
     model_usage: dict[str, float] = Field(default_factory=dict, alias="modelUsage")
+    edits: list[dict[str, Any]] = Field(default_factory=list)
+    replayed: bool = False
 
 
 class ExecutionState(BaseModel):
@@ -107,6 +109,7 @@ class ExecutionState(BaseModel):
     last_node: str | None = Field(None, alias="lastNode")
     error: TaskError | None = None
     result: list[Item] | None = None
+    pause: dict[str, Any] | None = None  # the debugger's pause point while paused (with its key)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -6,35 +6,19 @@ string so that a JSON round trip gives back the same dict.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.chat import ChatMessage, ToolCall
-from engine.connection_types import AI_TOOL
+from engine.observation import observation
 from engine.requests import EngineResponse
 
 
-def make_step(tool_call_id: str, tool: str, tool_input: Any, observation: str, log: str = "", error: bool = False) -> dict[str, Any]:
+def make_step(tool_call_id: str, tool: str, tool_input: Any, observed: str, log: str = "", error: bool = False) -> dict[str, Any]:
     """One finished tool call: what the model asked for and what came back (mini-n8n ToolCallStep)."""
-    step = {"toolCallId": tool_call_id, "tool": tool, "toolInput": tool_input, "observation": observation, "log": log}
+    step = {"toolCallId": tool_call_id, "tool": tool, "toolInput": tool_input, "observation": observed, "log": log}
     if error:
         step["error"] = True
     return step
-
-
-def observation(data: dict[str, Any]) -> tuple[str, bool]:
-    """A tool node's run (TaskData as JSON) as the text the model reads, and whether it failed."""
-    error = data.get("error")
-    if error:
-        return f"Error: {error.get('message', 'the tool failed')}", True
-    outputs = (data.get("data") or {}).get(AI_TOOL) or [[]]
-    items = [item.get("json", {}) for item in (outputs[0] if outputs else [])]
-    if len(items) == 1 and isinstance(items[0], dict) and set(items[0]) == {"response"}:
-        value = items[0]["response"]
-        return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
-    if len(items) == 1:
-        return json.dumps(items[0], ensure_ascii=False), False
-    return json.dumps(items, ensure_ascii=False), False
 
 
 def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[str, Any]]:
