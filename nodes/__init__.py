@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.node_type import NodeType
 
+from .agent.agent_tool import AgentTool
 from .agent.tools_agent import ToolsAgent
 from .core.set_fields import SetFields
 from .core.sticky_note import StickyNote
@@ -23,6 +24,7 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     ManualTrigger,
     ChatTrigger,
     ToolsAgent,
+    AgentTool,
     ScriptedChatModel,
     OpenAIChatModel,
     OllamaChatModel,

@@ -115,7 +115,7 @@ class ToolsAgent(NodeType):
             if key in finished:
                 continue
             params: AgentParams = ctx.params(i)
-            prompt = prompt_of(ctx, params, item)
+            prompt = self.prompt(ctx, params, item)
             tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
             check_unique_tool_names(tools, name)
             by_name = {t.name: t for t in tools}
@@ -169,6 +169,10 @@ class ToolsAgent(NodeType):
             }
             return EngineRequest(actions=actions, metadata=metadata)
         return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
+
+    def prompt(self, ctx: NodeContext, params: AgentParams, item: Item) -> str:
+        """The user message for one item (an Agent used as a tool overrides where it comes from)."""
+        return prompt_of(ctx, params, item)
 
     @staticmethod
     def _argument_problem(args: Any, tool: ToolSpec) -> str | None:
