@@ -63,3 +63,233 @@ def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
     return (single,) if isinstance(single, str) else ()
 
 # ----- running workflows (RunBridge: engine hook events -> Qt signals) ------------------------
+
+import asyncio  # noqa: E402
+import logging  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
+
+from engine.abort import AbortSignal  # noqa: E402
+from engine.cli import answer_of  # noqa: E402
+from engine.executor import Boundary, Engine, Execution  # noqa: E402
+from engine.hooks import (  # noqa: E402
+    ExecutionPaused,
+    HookEvent,
+    Hooks,
+    NodeAfter,
+    NodeBefore,
+    TokenEvent,
+    WorkflowAfter,
+    WorkflowBefore,
+)
+from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
+from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
+from nodes.agent.steps import observation as tool_observation  # noqa: E402
+from nodes.triggers.chat_trigger import chat_item  # noqa: E402
+
+__all__ += [
+    "AbortSignal", "Boundary", "Engine", "Execution", "ExecutionPaused", "HookEvent", "Hooks", "NodeAfter",
+    "NodeBefore", "TokenEvent", "WorkflowAfter", "WorkflowBefore", "ExecutionState", "TaskData", "TaskError",
+    "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item", "answer_of", "RunBridge", "RunStart",
+    "RunOutcome", "new_session_id", "is_chat_trigger",
+]
+
+log = logging.getLogger(__name__)
+
+SLICE_MS = 8.0
+"""The engine runs at most this long before the Qt loop gets a turn (paint, input, timers)."""
+
+FLUSH_MS = 30
+"""Hook events reach the panels in batches at most this often, so a long run never floods the UI."""
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+
+
+def is_chat_trigger(node: Node) -> bool:
+    return node.type.endswith(".chatTrigger")
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """A run has begun: which execution, from which node, with which chat message (if any)."""
+
+    execution_id: str
+    workflow_name: str
+    start_node: str
+    message: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: status (success/error/cancelled), error, final state and chat answer."""
+
+    status: str
+    error: TaskError | None
+    state: ExecutionState | None
+    answer: str | None = None
+    message: str | None = None
+
+
+class RunBridge(QObject):
+    """Runs workflows on the asyncio loop inside Qt and turns engine hook events into Qt signals.
+
+    One bridge (and one Engine) per window, so Simple Memory keeps a session's conversation
+    between messages. Events arrive in batches (`events`, `log_lines`) every FLUSH_MS.
+    """
+
+    run_started = Signal(object)  # RunStart
+    events = Signal(list)  # list[HookEvent], in order
+    log_lines = Signal(list)  # list[RunLogLine]
+    run_finished = Signal(object)  # RunOutcome
+    run_failed = Signal(str)  # a problem that kept the run from starting or broke it
+    busy_changed = Signal(bool)
+
+    def __init__(self, registry: Registry | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine = Engine(registry or builtin_registry())
+        self.pause_policy: Callable[[Boundary], bool] | None = None
+        self._pending: list[HookEvent] = []
+        self._pending_lines: list[RunLogLine] = []
+        self._run_log = RunLog(on_line=self._pending_lines.append)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self.flush)
+        self._task: asyncio.Task[RunOutcome] | None = None
+        self._signal: AbortSignal | None = None
+        self._execution: Execution | None = None
+        self._workflow_started = False
+        self._slice_pause = False
+
+    # ----- state ---------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    @property
+    def state(self) -> ExecutionState | None:
+        """The state of the current or last execution (its run data feeds the Node data tab)."""
+        return self._execution.state if self._execution is not None else None
+
+    @property
+    def task(self) -> asyncio.Task[RunOutcome] | None:
+        return self._task
+
+    # ----- starting and stopping -----------------------------------------------------------------
+    def send_chat(self, workflow: Workflow, message: str, session_id: str) -> asyncio.Task[RunOutcome] | None:
+        """Run `workflow` from its Chat Trigger with one chat message of `session_id`."""
+        return self._start(workflow, message, session_id)
+
+    def run_manual(self, workflow: Workflow) -> asyncio.Task[RunOutcome] | None:
+        """Run `workflow` from its first trigger (the toolbar's Run)."""
+        return self._start(workflow, None, None)
+
+    def stop(self) -> None:
+        """Stop the running execution: the engine's abort signal cancels its asyncio task."""
+        if self._signal is not None:
+            self._signal.abort()
+
+    def _start(self, workflow: Workflow, message: str | None, session_id: str | None) -> asyncio.Task[RunOutcome] | None:
+        if self.running:
+            self.run_failed.emit("A run is already going; stop it first")
+            return None
+        self._task = asyncio.ensure_future(self._run(workflow, message, session_id))
+        return self._task
+
+    async def _run(self, workflow: Workflow, message: str | None, session_id: str | None) -> RunOutcome:
+        self.busy_changed.emit(True)
+        outcome = RunOutcome("error", TaskError(message="the run did not start"), None, message=message)
+        try:
+            execution = self._create(workflow, message, session_id)
+            self._execution = execution
+            start = execution.state.start_node or ""
+            self.run_started.emit(RunStart(execution.state.id, workflow.name, start, message, session_id))
+            state = await self._drive(execution)
+            answer = answer_of(state) if state.status == "success" else None
+            outcome = RunOutcome(state.status, state.error, state, answer, message)
+        except asyncio.CancelledError:  # cancelled outside the engine's own handling
+            state = self.state
+            if state is not None and state.status == "running":
+                state.status = "cancelled"
+            outcome = RunOutcome("cancelled", TaskError(message="Execution was cancelled"), state, None, message)
+        except MiniN8nError as exc:
+            self.run_failed.emit(str(exc))
+            outcome = RunOutcome("error", TaskError(message=str(exc)), self.state, None, message)
+        except Exception as exc:  # a bug must reach the user in the window, not only the console
+            log.exception("run failed")
+            text = f"{type(exc).__name__}: {exc}"
+            self.run_failed.emit(text)
+            outcome = RunOutcome("error", TaskError(message=text), self.state, None, message)
+        finally:
+            self.flush()
+            self._signal = None
+            self.run_finished.emit(outcome)
+            self.busy_changed.emit(False)
+        return outcome
+
+    def _create(self, workflow: Workflow, message: str | None, session_id: str | None) -> Execution:
+        if message is not None:
+            start = self.engine.start_node(workflow, prefer_chat=True)
+            if not is_chat_trigger(start):
+                raise MiniN8nError(f'"{workflow.name}" has no Chat Trigger: run it from the toolbar instead')
+            items = [chat_item(message, session_id)]
+        else:
+            start = self.engine.start_node(workflow)
+            items = None
+        self._signal = AbortSignal()
+        self._workflow_started = False
+        return self.engine.create(
+            workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._signal
+        )
+
+    async def _drive(self, execution: Execution) -> ExecutionState:
+        """Run in slices: the pause policy stops at a node boundary after SLICE_MS, we yield, go on."""
+        deadline = time.perf_counter() + SLICE_MS / 1000.0
+        user_paused = False
+
+        def policy(boundary: Boundary) -> bool:
+            nonlocal user_paused
+            if self.pause_policy is not None and self.pause_policy(boundary):
+                user_paused = True
+                return True
+            self._slice_pause = time.perf_counter() > deadline
+            return self._slice_pause
+
+        while True:
+            state = await execution.run(pause=policy)
+            if state.status != "paused" or user_paused:
+                return state
+            await asyncio.sleep(0)
+            self._slice_pause = False
+            deadline = time.perf_counter() + SLICE_MS / 1000.0
+
+    # ----- events --------------------------------------------------------------------------------
+    def _on_event(self, event: HookEvent) -> None:
+        if isinstance(event, WorkflowBefore):
+            if self._workflow_started:  # a slice boundary, not a new run
+                return
+            self._workflow_started = True
+        elif isinstance(event, ExecutionPaused) and self._slice_pause:
+            return  # the bridge's own time slice, not a pause the user asked for
+        self._run_log(event)
+        self._pending.append(event)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def flush(self) -> None:
+        """Hand the events gathered since the last flush to the panels."""
+        self._flush_timer.stop()
+        events, self._pending = self._pending, []
+        lines = list(self._pending_lines)
+        self._pending_lines.clear()
+        if events:
+            self.events.emit(events)
+        if lines:
+            self.log_lines.emit(lines)

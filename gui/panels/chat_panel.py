@@ -1,0 +1,186 @@
+"""The Chat panel: the session's conversation, the reply streaming in token by token, New session."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.bridge import new_session_id
+
+
+@dataclass
+class ChatEntry:
+    role: str  # "user", "assistant", "error"
+    text: str
+    streaming: bool = False
+
+
+class ChatInput(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line."""
+
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
+BUBBLE = {
+    "user": ("#1a5fb4", "#e8f0fb", "You"),
+    "assistant": ("#1e7b34", "#f2f7f2", "Agent"),
+    "error": ("#a1160a", "#fde2e1", "Error"),
+}
+
+
+class ChatPanel(QWidget):
+    """Conversation of one session; `send_requested(text)` when the user sends a message."""
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    session_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session_id = new_session_id()
+        self.entries: list[ChatEntry] = []
+        self.busy = False
+
+        self.session_label = QLabel()
+        self.session_label.setStyleSheet("color: #666;")
+        self.new_session_button = QPushButton("New session")
+        self.new_session_button.setToolTip("Start a fresh conversation: Simple Memory starts empty")
+        self.new_session_button.clicked.connect(self.new_session)
+        self.view = QTextBrowser()
+        self.view.setOpenLinks(False)
+        self.input = ChatInput()
+        self.input.setPlaceholderText("Type a message — Enter sends, Shift+Enter for a new line")
+        self.input.setFixedHeight(64)
+        self.input.submitted.connect(self.submit)
+        self.send_button = QPushButton("Send")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self.submit)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.clicked.connect(self.stop_requested.emit)
+        self.stop_button.setEnabled(False)
+
+        head = QHBoxLayout()
+        title = QLabel("<b>Chat</b>")
+        head.addWidget(title)
+        head.addWidget(self.session_label, 1)
+        head.addWidget(self.new_session_button)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(head)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(row)
+        self._show_session()
+        self._render()
+
+    # ----- sending -------------------------------------------------------------------------------
+    def submit(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.busy:
+            return
+        self.input.clear()
+        self.send_requested.emit(text)
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.send_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        self.new_session_button.setEnabled(not busy)
+
+    def new_session(self) -> None:
+        """A fresh session id: the agent's Simple Memory starts empty, the view clears."""
+        self.session_id = new_session_id()
+        self.entries.clear()
+        self._show_session()
+        self._render()
+        self.session_changed.emit(self.session_id)
+
+    # ----- the conversation ----------------------------------------------------------------------
+    def add_user(self, text: str) -> None:
+        self.entries.append(ChatEntry("user", text))
+        self._render()
+
+    def begin_reply(self) -> None:
+        self.entries.append(ChatEntry("assistant", "", streaming=True))
+        self._render()
+
+    def stream(self, text: str, restart: bool = False) -> None:
+        """Add streamed tokens to the reply (restart: a new model call began, drop the old text)."""
+        entry = self._streaming()
+        if entry is None:
+            return
+        entry.text = text if restart else entry.text + text
+        self._render()
+
+    def end_reply(self, answer: str | None, error: str | None = None) -> None:
+        entry = self._streaming()
+        if entry is not None:
+            entry.streaming = False
+            if answer is not None:
+                entry.text = answer
+            if not entry.text:
+                self.entries.remove(entry)
+        if error:
+            self.entries.append(ChatEntry("error", error))
+        self._render()
+
+    def show_error(self, text: str) -> None:
+        self.entries.append(ChatEntry("error", text))
+        self._render()
+
+    def reply_text(self) -> str:
+        """The text of the latest agent reply (streaming or done)."""
+        for entry in reversed(self.entries):
+            if entry.role == "assistant":
+                return entry.text
+        return ""
+
+    def _streaming(self) -> ChatEntry | None:
+        return next((e for e in reversed(self.entries) if e.streaming), None)
+
+    def _show_session(self) -> None:
+        self.session_label.setText(f"session {self.session_id[:8]}")
+        self.session_label.setToolTip(self.session_id)
+
+    def _render(self) -> None:
+        if not self.entries:
+            self.view.setHtml("<p style='color:#888'>No messages in this session yet.</p>")
+            return
+        parts = []
+        for entry in self.entries:
+            colour, background, who = BUBBLE[entry.role]
+            body = html.escape(entry.text).replace("\n", "<br>")
+            if entry.streaming:
+                body += "<span style='color:#999'> ▍</span>"
+            parts.append(
+                f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; background:{background}'>"
+                f"<tr><td><span style='color:{colour}; font-weight:bold'>{who}</span><br>{body}</td></tr></table>"
+            )
+        self.view.setHtml("".join(parts))
+        bar = self.view.verticalScrollBar()
+        bar.setValue(bar.maximum())

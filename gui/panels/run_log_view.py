@@ -1,0 +1,103 @@
+"""The Run log tab: the CLI's run-log lines, live, each node name a link that selects the node."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from gui.bridge import RunLogLine
+
+MAX_LINES = 50_000
+NODE_SCHEME = "node:"
+
+
+class RunLogView(QTextBrowser):
+    """Appends RunLogLine batches; `node_clicked(name)` when a node name is clicked."""
+
+    node_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setUndoRedoEnabled(False)
+        self.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
+        self.document().setMaximumBlockCount(MAX_LINES)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.anchorClicked.connect(self._anchor_clicked)
+        self.lines: list[RunLogLine] = []
+        self._plain = QTextCharFormat()
+        self._error = QTextCharFormat()
+        self._error.setForeground(QColor("#a1160a"))
+        self._note = QTextCharFormat()
+        self._note.setForeground(QColor("#666666"))
+        self._note.setFontItalic(True)
+
+    def clear_log(self) -> None:
+        self.lines.clear()
+        self.clear()
+
+    def append_lines(self, lines: list[RunLogLine]) -> None:
+        if not lines:
+            return
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 4
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        for line in lines:
+            if not self.document().isEmpty():
+                cursor.insertBlock()
+            self._insert_line(cursor, line)
+        cursor.endEditBlock()
+        self.lines.extend(lines)
+        if follow:
+            bar.setValue(bar.maximum())
+
+    def append_note(self, text: str, error: bool = False) -> None:
+        """A line of our own (run started, finished, failed), in italics or red."""
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        if not self.document().isEmpty():
+            cursor.insertBlock()
+        cursor.insertText(text, self._error if error else self._note)
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def _insert_line(self, cursor: QTextCursor, line: RunLogLine) -> None:
+        text = line.text
+        base = self._error if line.status == "error" else self._plain
+        start = text.find("] ") + 2 + 2 * line.depth
+        if start < 2 or not text.startswith(line.node, start):
+            cursor.insertText(text, base)
+            return
+        cursor.insertText(text[:start], base)
+        link = QTextCharFormat(base)
+        link.setAnchor(True)
+        link.setAnchorHref(NODE_SCHEME + quote(line.node, safe=""))
+        link.setForeground(QColor("#a1160a") if line.status == "error" else QColor("#1a5fb4"))
+        link.setFontUnderline(True)
+        cursor.insertText(line.node, link)
+        cursor.insertText(text[start + len(line.node):], base)
+
+    def _anchor_clicked(self, url: QUrl) -> None:
+        href = url.toString(QUrl.ComponentFormattingOption.FullyEncoded)
+        if href.startswith(NODE_SCHEME):
+            self.node_clicked.emit(unquote(href[len(NODE_SCHEME):]))
+
+    def link_names(self) -> list[str]:
+        """The node names shown as links, in order (what a click would select)."""
+        names: list[str] = []
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                fmt = fragment.charFormat()
+                if fmt.isAnchor() and fmt.anchorHref().startswith(NODE_SCHEME):
+                    names.append(unquote(fmt.anchorHref()[len(NODE_SCHEME):]))
+                it += 1
+            block = block.next()
+        return names
+

@@ -1,0 +1,316 @@
+"""Intermediate steps rebuilt from node_after events: one row per tool call, one per final answer.
+
+The rows come from the recorded runs (model calls and tool runs), not from the Agent's
+`intermediateSteps` output, so they fill live and show what the Agent option hides. A nested
+agent's rows sit right under the outer tool call that ran it, one level deeper.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gui.bridge import NodeAfter, TaskData, compact, tool_observation
+
+AI_LANGUAGE_MODEL = "ai_languageModel"
+AI_TOOL = "ai_tool"
+MAIN = "main"
+
+FINAL_ANSWER = "final answer"
+MODEL_ERROR = "model error"
+AGENT_ERROR = "agent error"
+
+Scope = tuple[Any, ...]
+"""Identifies one agent run: (agent node, run index, scope of the tool call that ran it or None)."""
+
+
+def _scope(meta: dict[str, Any] | None) -> Scope | None:
+    """The scope of the agent named in `meta` (a model call's or tool run's metadata)."""
+    if not meta:
+        return None
+    outer = meta.get("parent")
+    return (meta.get("node"), meta.get("runIndex"), _call_key(outer) if outer else None)
+
+
+def _call_key(meta: dict[str, Any]) -> tuple[Any, ...]:
+    """The key of the tool call `meta` describes: its agent's scope and the call id."""
+    return (_scope(meta), meta.get("toolCallId"))
+
+
+def _iterations(meta: dict[str, Any] | None) -> tuple[int, ...]:
+    path: list[int] = []
+    while meta:
+        path.append(int(meta.get("iteration", 0) or 0))
+        meta = meta.get("parent")
+    return tuple(reversed(path))
+
+
+def _first_item(task: TaskData, conn: str, where: str = "data") -> Any:
+    outputs = getattr(task, where).get(conn) or [[]]
+    items = outputs[0] if outputs else []
+    return items[0].get("json", {}) if items else None
+
+
+@dataclass(eq=False)
+class StepRow:
+    """One row of the Intermediate steps table."""
+
+    iterations: tuple[int, ...]
+    item: int
+    agent: str
+    tool: str
+    kind: str  # "tool", "answer", "model-error", "agent-error"
+    depth: int = 0
+    tool_call_id: str = ""
+    tool_input: Any = None
+    observation: str = ""
+    status: str = "pending"  # pending, ok, error, not run, cancelled
+    tool_ms: float | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    model_ms: float | None = None
+    tool_node: str | None = None
+    model_task: TaskData | None = None
+    tool_task: TaskData | None = None
+    index: int = -1  # position in the committed table, -1 while staged
+    key: tuple[Any, ...] = field(default=())
+    input_text: str | None = None  # compact JSON of tool_input, made once when first shown
+
+    @property
+    def iteration_text(self) -> str:
+        return " › ".join(str(i) for i in self.iterations)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "not run", "cancelled")
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as plain JSON (Copy row, JSON export)."""
+        return {
+            "iteration": list(self.iterations) if len(self.iterations) > 1 else self.iterations[-1],
+            "item": self.item,
+            "agent": self.agent,
+            "tool": self.tool,
+            "toolCallId": self.tool_call_id or None,
+            "toolInput": self.tool_input,
+            "observation": self.observation,
+            "status": self.status,
+            "toolMs": _round(self.tool_ms),
+            "tokensIn": self.tokens_in,
+            "tokensOut": self.tokens_out,
+            "modelMs": _round(self.model_ms),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+CSV_FIELDS = ["iteration", "item", "agent", "tool", "toolCallId", "toolInput", "observation", "status",
+              "toolMs", "tokensIn", "tokensOut", "modelMs"]
+
+
+def rows_to_csv(rows: list[StepRow]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        data = row.to_json()
+        data["iteration"] = row.iteration_text
+        data["toolInput"] = "" if row.tool_input is None else compact(row.tool_input)
+        writer.writerow({k: "" if v is None else v for k, v in data.items()})
+    return out.getvalue()
+
+
+def rows_to_json(rows: list[StepRow]) -> str:
+    return json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2)
+
+
+@dataclass
+class _ModelCall:
+    """What the model call of one iteration contributes to each row it asked for."""
+
+    task: TaskData
+    tokens_in: int | None
+    tokens_out: int | None
+    model_ms: float
+
+
+class StepBook:
+    """Builds and updates rows from node_after events; tells its owner where rows go.
+
+    `before_insert(pos, count)` / `after_insert()` bracket each insertion into `rows` (the Qt
+    model's begin/endInsertRows); updates of committed rows collect in `changed`. Appends are
+    staged and inserted in one block by `commit()`.
+    """
+
+    def __init__(
+        self,
+        before_insert: Callable[[int, int], None] | None = None,
+        after_insert: Callable[[], None] | None = None,
+    ) -> None:
+        self.rows: list[StepRow] = []
+        self.changed: set[int] = set()
+        self._before_insert = before_insert or (lambda pos, count: None)
+        self._after_insert = after_insert or (lambda: None)
+        self._staged: list[StepRow] = []
+        self._calls: dict[tuple[Any, ...], StepRow] = {}
+        self._open: dict[tuple[Any, ...], list[StepRow]] = {}  # (scope, item) -> rows waiting for a result
+        self._model_failed: dict[Scope | None, bool] = {}
+
+    # ----- feeding -------------------------------------------------------------------------------
+    def feed(self, event: NodeAfter) -> None:
+        task = event.task
+        if AI_LANGUAGE_MODEL in task.input:
+            self._model_call(task)
+        elif AI_TOOL in task.input:
+            if task.metadata.get("toolCallId"):
+                self._tool_run(event.node, task)
+            if "iterations" in task.metadata:  # an agent used as a tool has ended
+                self._agent_end(event, task)
+        elif MAIN in task.input:
+            self._agent_end(event, task)
+
+    def finish(self, status: str = "cancelled") -> None:
+        """The run is over: calls still waiting for a result will never get one."""
+        for rows in self._open.values():
+            for row in rows:
+                if row.status == "pending":
+                    self._set(row, status=status, observation=row.observation or f"({status})")
+        self._open.clear()
+        self.commit()
+
+    def clear(self) -> None:
+        self.rows.clear()
+        self._staged.clear()
+        self._calls.clear()
+        self._open.clear()
+        self._model_failed.clear()
+        self.changed.clear()
+
+    def commit(self) -> None:
+        """Insert the staged rows at the end of the table in one block."""
+        if not self._staged:
+            return
+        staged, self._staged = self._staged, []
+        start = len(self.rows)
+        self._before_insert(start, len(staged))
+        for offset, row in enumerate(staged):
+            row.index = start + offset
+        self.rows.extend(staged)
+        self._after_insert()
+
+    # ----- the three kinds of run ----------------------------------------------------------------
+    def _model_call(self, task: TaskData) -> None:
+        meta = task.metadata
+        scope = _scope(meta)
+        item = int(meta.get("itemIndex", 0) or 0)
+        outer = meta.get("parent")
+        base = dict(
+            iterations=_iterations(meta), item=item, agent=str(meta.get("node", "")),
+            depth=len(_iterations(meta)) - 1, model_task=task,
+        )
+        self._resolve_unrun(scope, item, task)
+        usage = meta.get("tokenUsage") or {}
+        call = _ModelCall(task, usage.get("promptTokens"), usage.get("completionTokens"),
+                          float(meta.get("latencyMs", task.execution_time)))
+        model_info = dict(tokens_in=call.tokens_in, tokens_out=call.tokens_out, model_ms=call.model_ms)
+        if task.error is not None:
+            self._model_failed[scope] = True  # the agent's own error repeats it: one row is enough
+            self._add(StepRow(tool=MODEL_ERROR, kind="model-error", observation=task.error.message, status="error",
+                              **base, **model_info), outer)
+            return
+        reply = _first_item(task, AI_LANGUAGE_MODEL) or {}
+        calls = reply.get("toolCalls") or []
+        if not calls:
+            self._add(StepRow(tool=FINAL_ANSWER, kind="answer", observation=str(reply.get("content", "")),
+                              status="ok", **base, **model_info), outer)
+            return
+        waiting = self._open.setdefault((scope, item), [])
+        for call_json in calls:
+            row = StepRow(tool=str(call_json.get("name", "")), kind="tool", tool_call_id=str(call_json.get("id", "")),
+                          tool_input=call_json.get("args"), **base, **model_info)
+            row.key = (scope, row.tool_call_id)
+            self._calls[row.key] = row
+            waiting.append(row)
+            self._add(row, outer)
+
+    def _tool_run(self, node: str, task: TaskData) -> None:
+        meta = task.metadata
+        key = _call_key(meta)
+        text, failed = tool_observation(task.to_json())
+        row = self._calls.get(key)
+        if row is None:  # a tool run whose model call was not seen (e.g. a resumed execution)
+            row = StepRow(iterations=_iterations(meta), item=int(meta.get("itemIndex", 0) or 0),
+                          agent=str(meta.get("node", "")), tool=str(meta.get("toolName", node)), kind="tool",
+                          depth=len(_iterations(meta)) - 1, tool_call_id=str(meta.get("toolCallId", "")),
+                          tool_input=_first_item(task, AI_TOOL, "input"))
+            row.key = key
+            self._calls[key] = row
+            self._add(row, meta.get("parent"))
+        self._set(row, status="error" if failed else "ok", observation=text, tool_ms=task.execution_time,
+                  tool_node=node, tool_task=task)
+        waiting = self._open.get((_scope(meta), row.item))
+        if waiting and row in waiting:
+            waiting.remove(row)
+
+    def _agent_end(self, event: NodeAfter, task: TaskData) -> None:
+        parent = event.parent
+        scope = (event.node, event.run_index, _call_key(parent) if parent else None)
+        for (open_scope, item), rows in list(self._open.items()):
+            if open_scope != scope:
+                continue
+            for row in rows:
+                if row.status == "pending":
+                    self._set(row, status="not run", observation=row.observation or "(the agent did not run this call)")
+            del self._open[(open_scope, item)]
+        if task.error is not None and "iterations" in task.metadata and not self._model_failed.get(scope):
+            iterations = _iterations(parent) + (int(task.metadata.get("iterations", 0)),)
+            self._add(StepRow(iterations=iterations, item=0, agent=event.node, tool=AGENT_ERROR, kind="agent-error",
+                              depth=len(iterations) - 1, observation=task.error.message, status="error"), parent)
+
+    def _resolve_unrun(self, scope: Scope | None, item: int, task: TaskData) -> None:
+        """Calls of the last iteration that never ran (bad arguments): the model's next input says why."""
+        waiting = self._open.pop((scope, item), None)
+        if not waiting:
+            return
+        request = _first_item(task, AI_LANGUAGE_MODEL, "input") or {}
+        answers = {m.get("toolCallId"): m.get("content", "") for m in request.get("messages", []) if m.get("role") == "tool"}
+        for row in waiting:
+            if row.status != "pending":
+                continue
+            text = answers.get(row.tool_call_id)
+            if text is None:
+                self._set(row, status="not run", observation="(the agent did not run this call)")
+            else:
+                self._set(row, status="error" if str(text).startswith("Error") else "ok", observation=str(text))
+
+    # ----- rows ----------------------------------------------------------------------------------
+    def _set(self, row: StepRow, **values: Any) -> None:
+        for name, value in values.items():
+            setattr(row, name, value)
+        if row.index >= 0:
+            self.changed.add(row.index)
+
+    def _add(self, row: StepRow, outer: dict[str, Any] | None) -> None:
+        """Append `row`, or for a nested agent insert it after the subtree of the call that ran it."""
+        anchor = self._calls.get(_call_key(outer)) if outer else None
+        if anchor is None:
+            self._staged.append(row)
+            return
+        self.commit()
+        pos = anchor.index + 1
+        while pos < len(self.rows) and self.rows[pos].depth > anchor.depth:
+            pos += 1
+        if pos == len(self.rows):
+            self._staged.append(row)
+            return
+        self._before_insert(pos, 1)
+        self.rows.insert(pos, row)
+        for index in range(pos, len(self.rows)):
+            self.rows[index].index = index
+        self.changed = {i + 1 if i >= pos else i for i in self.changed}
+        self._after_insert()

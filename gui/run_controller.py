@@ -1,0 +1,268 @@
+"""Wires running into the main window: bridge, chat and output panels, canvas statuses, Run/Stop.
+
+`RunController(window)` is the single call the window makes; everything about running a
+workflow from the editor lives behind it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+
+from gui.bridge import (
+    MiniN8nError,
+    NodeAfter,
+    NodeBefore,
+    RunBridge,
+    RunOutcome,
+    RunStart,
+    TokenEvent,
+    Workflow,
+    is_chat_trigger,
+)
+from gui.panels.chat_panel import ChatPanel
+from gui.panels.output_panel import OutputPanel
+
+STATUS_TIMEOUT_MS = 8000
+
+
+class RunController(QObject):
+    """Owns the RunBridge of a window and keeps the panels, canvas and actions in step with runs."""
+
+    def __init__(self, window: QMainWindow, bridge: RunBridge | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.bridge = bridge or RunBridge(getattr(window, "registry", None), self)
+        self.output = OutputPanel(lambda: self.bridge.state)
+        self.chat = ChatPanel()
+        self.last_outcome: RunOutcome | None = None
+        self._runs: dict[str, int] = {}
+        self._stream_scope: Any = None
+        self._install_docks()
+        self._install_actions()
+
+        bridge_ = self.bridge
+        bridge_.run_started.connect(self._run_started)
+        bridge_.events.connect(self._events)
+        bridge_.log_lines.connect(self.output.run_log.append_lines)
+        bridge_.run_finished.connect(self._run_finished)
+        bridge_.run_failed.connect(self._run_failed)
+        bridge_.busy_changed.connect(self._busy_changed)
+        self.chat.send_requested.connect(self.send_message)
+        self.chat.stop_requested.connect(self.stop)
+        self.output.run_log.node_clicked.connect(self.select_node)
+        selected = getattr(window, "node_selected", None)
+        if selected is not None:
+            selected.connect(self.output.node_data.show_node)
+        self._busy_changed(False)
+
+    # ----- layout --------------------------------------------------------------------------------
+    def _install_docks(self) -> None:
+        window = self.window
+        dock = getattr(window, "output_dock", None)
+        if dock is None:
+            dock = QDockWidget("Output", window)
+            dock.setObjectName("outputDock")
+            window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        dock.setWidget(self.output)
+        self.output_dock = dock
+        self.chat_dock = QDockWidget("Chat", window)
+        self.chat_dock.setObjectName("chatDock")
+        self.chat_dock.setWidget(self.chat)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.chat_dock)
+        window.splitDockWidget(self.chat_dock, dock, Qt.Orientation.Horizontal)
+        window.resizeDocks([self.chat_dock, dock], [340, 900], Qt.Orientation.Horizontal)
+
+    def _install_actions(self) -> None:
+        window = self.window
+        self.run_action = QAction("Run", self)
+        self.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.run_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.run_action.setToolTip("Run the workflow from its trigger (Ctrl+Enter)")
+        self.run_action.triggered.connect(self.run_workflow)
+        self.stop_action = QAction("Stop", self)
+        self.stop_action.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        self.stop_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.stop_action.setToolTip("Stop the running workflow (Esc)")
+        self.stop_action.triggered.connect(self.stop)
+        self.new_session_action = QAction("New chat session", self)
+        self.new_session_action.triggered.connect(self.chat.new_session)
+        for action in (self.run_action, self.stop_action):
+            window.addAction(action)
+        toolbar = getattr(window, "run_toolbar", None)
+        if toolbar is not None:
+            toolbar.addAction(self.run_action)
+            toolbar.addAction(self.stop_action)
+        menu = getattr(window, "run_menu", None)
+        if menu is None:
+            menu = next((m for m in window.menuBar().findChildren(QMenu) if m.title().replace("&", "") == "Run"), None)
+        if menu is None:
+            menu = window.menuBar().addMenu("&Run")
+        menu.addAction(self.run_action)
+        menu.addAction(self.stop_action)
+        menu.addSeparator()
+        menu.addAction(self.new_session_action)
+
+    # ----- commands ------------------------------------------------------------------------------
+    @property
+    def workflow(self) -> Workflow:
+        return self.window.document  # type: ignore[attr-defined]
+
+    def send_message(self, text: str) -> None:
+        """Send one chat message of the panel's session to the workflow's Chat Trigger."""
+        if self.bridge.running:
+            return
+        self.chat.add_user(text)
+        self.chat.begin_reply()
+        self.bridge.send_chat(self.workflow, text, self.chat.session_id)
+
+    def run_workflow(self) -> None:
+        """Run from the toolbar: a Manual Trigger runs; a chat-only workflow sends the typed message."""
+        if self.bridge.running:
+            return
+        try:
+            start = self.bridge.engine.start_node(self.workflow)
+        except MiniN8nError as exc:
+            self._run_failed(str(exc))
+            return
+        if is_chat_trigger(start):
+            if self.chat.input.toPlainText().strip():
+                self.chat.submit()
+            else:
+                self.chat_dock.raise_()
+                self.chat.input.setFocus()
+                self._status("This workflow starts with a Chat Trigger: type a message in the Chat panel")
+            return
+        self.bridge.run_manual(self.workflow)
+
+    def stop(self) -> None:
+        if self.bridge.running:
+            self._status("Stopping…")
+            self.bridge.stop()
+
+    def select_node(self, name: str) -> None:
+        """Select `name` on the canvas and show its data (from a click in the run log)."""
+        canvas = getattr(self.window, "canvas", None)
+        scene = getattr(canvas, "canvas_scene", None) if canvas is not None else None
+        if scene is not None and hasattr(scene, "select_names"):
+            scene.select_names([name])
+            item = canvas.node_item(name)
+            if item is not None:
+                canvas.ensureVisible(item)
+        self.output.node_data.show_node(name)
+        self.output.setCurrentWidget(self.output.node_data)
+
+    # ----- bridge signals ------------------------------------------------------------------------
+    def _run_started(self, start: RunStart) -> None:
+        self._runs = {}
+        self._stream_scope = None
+        self.output.clear_run()
+        self._reset_canvas()
+        what = f"message to {start.start_node}" if start.message is not None else f"from {start.start_node}"
+        self.output.run_log.append_note(f"Run {start.execution_id} of “{start.workflow_name}” {what}")
+        self.output.node_data.refresh()
+        self._status("Running…", 0)
+
+    def _events(self, events: list[Any]) -> None:
+        states: dict[str, tuple[str | None, int, str | None]] = {}
+        tokens: list[str] = []
+        restart = False
+        for event in events:
+            if isinstance(event, NodeBefore):
+                states[event.node] = ("running", self._runs.get(event.node, 0), None)
+            elif isinstance(event, NodeAfter):
+                count = self._runs.get(event.node, 0) + 1
+                self._runs[event.node] = count
+                task = event.task
+                error = task.error.message if task.error is not None else None
+                states[event.node] = ("error" if task.execution_status == "error" else "success", count, error)
+            elif isinstance(event, TokenEvent) and self._is_top_level(event.parent):
+                scope = (event.node, (event.parent or {}).get("iteration"), (event.parent or {}).get("itemIndex"))
+                if scope != self._stream_scope:
+                    self._stream_scope = scope
+                    restart = True
+                    tokens = []
+                tokens.append(event.text)
+        self.output.steps_model.feed(events)
+        for name, state in states.items():
+            self._set_node_state(name, *state)
+        if tokens or restart:
+            self.chat.stream("".join(tokens), restart=restart)
+        node = self.output.node_data.node
+        if node is not None and node in states:
+            self.output.node_data.refresh()
+
+    def _run_finished(self, outcome: RunOutcome) -> None:
+        self.last_outcome = outcome
+        self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
+        for name, status in self._running_nodes():
+            del status
+            message = "Execution was cancelled" if outcome.status == "cancelled" else "did not finish"
+            self._set_node_state(name, "error", self._runs.get(name, 0), message)
+        error = outcome.error.message if outcome.error is not None else None
+        if outcome.message is not None:
+            if outcome.status == "success":
+                self.chat.end_reply(outcome.answer)
+            elif outcome.status == "cancelled":
+                self.chat.end_reply(None, "Stopped: the run was cancelled")
+            else:
+                where = f"[{outcome.error.node}] " if outcome.error is not None and outcome.error.node else ""
+                self.chat.end_reply(None, f"{where}{error or 'the run failed'}")
+        state = outcome.state
+        took = ""
+        if state is not None and state.stopped_at is not None:
+            took = f" in {state.stopped_at - state.started_at:.0f} ms"
+        if outcome.status == "success":
+            self.output.run_log.append_note(f"status: success{took}")
+            self._status(f"Run succeeded{took}")
+        else:
+            text = f"status: {outcome.status}{took}" + (f" — {error}" if error else "")
+            self.output.run_log.append_note(text, error=True)
+            self._status(f"Run {outcome.status}{took}" + (f": {error}" if error else ""))
+        self.output.node_data.refresh()
+
+    def _run_failed(self, message: str) -> None:
+        self.output.run_log.append_note(f"error: {message}", error=True)
+        if not self.bridge.running:
+            self.chat.show_error(message)
+        self._status(f"Error: {message}")
+
+    def _busy_changed(self, busy: bool) -> None:
+        self.run_action.setEnabled(not busy)
+        self.stop_action.setEnabled(busy)
+        self.chat.set_busy(busy)
+
+    # ----- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def _is_top_level(parent: dict[str, Any] | None) -> bool:
+        return parent is None or parent.get("parent") is None
+
+    def _node_items(self) -> list[Any]:
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is None:
+            return []
+        return [canvas.node_item(n.name) for n in self.workflow.nodes]
+
+    def _reset_canvas(self) -> None:
+        for item in self._node_items():
+            if item is not None and hasattr(item, "set_run_state"):
+                item.set_run_state(None, 0, None)
+
+    def _set_node_state(self, name: str, status: str | None, runs: int, error: str | None) -> None:
+        canvas = getattr(self.window, "canvas", None)
+        item = canvas.node_item(name) if canvas is not None else None
+        if item is not None and hasattr(item, "set_run_state"):
+            item.set_run_state(status, runs, error)
+
+    def _running_nodes(self) -> list[tuple[str, str]]:
+        found = []
+        for item in self._node_items():
+            if item is not None and getattr(item, "status", None) == "running":
+                found.append((item.name, "running"))
+        return found
+
+    def _status(self, text: str, timeout: int = STATUS_TIMEOUT_MS) -> None:
+        self.window.statusBar().showMessage(text, timeout)

@@ -1,0 +1,169 @@
+"""The Intermediate steps model: rows from recorded runs, Qt model contract, nested agents, big tables."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine.executor import Engine
+from engine.hooks import Hooks, NodeAfter
+from engine.registry import builtin_registry
+from engine.run_data import TaskData, TaskError
+from gui.panels.steps import StepRow
+from gui.panels.steps_model import StepsFilter, StepsModel
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import CALCULATOR, agent_workflow, tool_call
+
+
+def recorded_events(replies, **kwargs):  # type: ignore[no-untyped-def]
+    """Hook events of a headless run of an agent workflow (no Qt loop involved)."""
+    events: list = []
+
+    async def run() -> None:
+        await Engine(builtin_registry()).run(agent_workflow(replies, **kwargs), start="Chat",
+                                             items=[chat_item("hi", "s")], hooks=Hooks(events.append))
+
+    asyncio.run(run())
+    return events
+
+
+def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
+    events = recorded_events(
+        [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 + 2"}),
+                                    tool_call("Calculator", {"wrong": 1})]},
+         {"text": "", "toolCalls": [tool_call("Nowhere", {"a": 1})]}],
+    )
+    model = StepsModel()
+    qtmodeltester.check(model)
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    for start in range(0, len(events), 3):
+        model.feed(events[start:start + 3])
+    rows = [(r.iteration_text, r.tool, r.status, r.observation) for r in model.rows]
+    assert rows == [
+        ("1", "Calculator", "ok", "4"),
+        # the agent never sent these to a tool: the model's next input carries the reason
+        ("1", "Calculator", "error",
+         "Error: the arguments for tool 'Calculator' do not fit its schema: arguments miss the required field 'expression'"),
+        # no tool of that name: the agent takes the reply as its answer and never runs the call
+        ("2", "Nowhere", "not run", "(the agent did not run this call)"),
+    ]
+    assert inserted[0] == (0, 1)  # both calls of iteration 1 arrive as one block
+    qtmodeltester.check(model)
+    model.clear()
+    assert model.rowCount() == 0
+
+
+def test_model_error_is_a_row() -> None:
+    events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "1"})]},
+                              {"error": "rate limited"}])
+    model = StepsModel()
+    model.feed(events)
+    assert [(r.tool, r.status, r.observation) for r in model.rows] == [
+        ("Calculator", "ok", "1"), ("model error", "error", "rate limited")]
+
+
+def _model_task(agent: str, iteration: int, reply: dict, parent: dict | None = None, run_index: int = 0) -> TaskData:
+    meta = {"node": agent, "runIndex": run_index, "iteration": iteration, "itemIndex": 0,
+            "latencyMs": 5.0, "tokenUsage": {"promptTokens": 10, "completionTokens": 2}}
+    if parent:
+        meta["parent"] = parent
+    return TaskData(startTime=0, executionTime=5, input={"ai_languageModel": [[{"json": {"messages": []}}]]},
+                    data={"ai_languageModel": [[{"json": reply}]]}, metadata=meta)
+
+
+def _tool_task(agent: str, iteration: int, call_id: str, name: str, output: dict | None, parent: dict | None = None,
+               error: str | None = None) -> TaskData:
+    meta = {"node": agent, "runIndex": 0, "iteration": iteration, "itemIndex": 0, "toolCallId": call_id, "toolName": name}
+    if parent:
+        meta["parent"] = parent
+    task = TaskData(startTime=0, executionTime=1, input={"ai_tool": [[{"json": {}}]]},
+                    data={"ai_tool": [[{"json": output}]]} if output else {}, metadata=meta,
+                    executionStatus="error" if error else "success")
+    if error:
+        task.error = TaskError(message=error)
+    return task
+
+
+def test_nested_agent_rows_sit_under_the_outer_call(qtmodeltester) -> None:
+    """An agent used as a tool: its iterations go right below the outer call that ran it."""
+    outer_call = {"node": "Outer", "runIndex": 0, "iteration": 1, "itemIndex": 0, "toolCallId": "o1", "toolName": "researcher"}
+    model = StepsModel()
+    qtmodeltester.check(model)
+    model.feed([
+        NodeAfter("x", "Model", 0, _model_task("Outer", 1, {"toolCalls": [
+            {"id": "o1", "name": "researcher", "args": {"q": "a"}}, {"id": "o2", "name": "calc", "args": {"e": "1"}}]})),
+        NodeAfter("x", "Inner model", 0, _model_task("Researcher", 1, {"toolCalls": [
+            {"id": "i1", "name": "search", "args": {"q": "a"}}]}, outer_call), outer_call),
+    ])
+    model.feed([
+        NodeAfter("x", "Search", 0, _tool_task("Researcher", 1, "i1", "search", {"response": "found"}, outer_call)),
+        NodeAfter("x", "Inner model", 1, _model_task("Researcher", 2, {"content": "a is found"}, outer_call), outer_call),
+        NodeAfter("x", "Researcher", 0, _tool_task("Outer", 1, "o1", "researcher", {"output": "a is found"})),
+        NodeAfter("x", "Calc", 0, _tool_task("Outer", 1, "o2", "calc", None, error="bad")),
+    ])
+    shown = [(model.index(r, 0).data(), model.index(r, 2).data(), model.index(r, 5).data()) for r in range(model.rowCount())]
+    assert shown == [
+        ("1", "researcher", "ok"),
+        ("1 › 1", "    └ search", "ok"),
+        ("1 › 2", "    └ final answer", "ok"),
+        ("1", "calc", "error"),
+    ]
+    assert [r.index for r in model.rows] == [0, 1, 2, 3]
+    assert model.index(0, 4).data() == '{"output": "a is found"}'
+    qtmodeltester.check(model)
+
+
+def test_cancelled_run_marks_open_calls() -> None:
+    model = StepsModel()
+    model.feed([NodeAfter("x", "Model", 0, _model_task("A", 1, {"toolCalls": [{"id": "c", "name": "slow", "args": {}}]}))])
+    assert model.rows[0].status == "pending"
+    model.finish("cancelled")
+    assert model.rows[0].status == "cancelled" and model.rows[0].failed
+
+
+def _row(i: int) -> StepRow:
+    return StepRow(iterations=(i // 3 + 1,), item=0, agent="A", tool=("calc", "search", "final answer")[i % 3],
+                   kind="tool", status="error" if i % 7 == 0 else "ok", observation=f"line {i}\nmore",
+                   tool_input={"n": i}, tokens_in=i, tokens_out=1, tool_ms=float(i % 13))
+
+
+@pytest.mark.parametrize("batches", [1, 5])
+def test_proxy_passes_the_model_tester(qtmodeltester, batches: int) -> None:
+    model = StepsModel()
+    proxy = StepsFilter()
+    proxy.setSourceModel(model)
+    qtmodeltester.check(proxy)
+    rows = [_row(i) for i in range(35)]
+    size = len(rows) // batches
+    for b in range(batches):
+        model.append_rows(rows[b * size:(b + 1) * size])
+    proxy.set_status("error")
+    proxy.sort(6, Qt.SortOrder.DescendingOrder)
+    qtmodeltester.check(proxy)
+
+
+def test_filter_and_sort_over_many_rows() -> None:
+    model = StepsModel()
+    proxy = StepsFilter()
+    proxy.setSourceModel(model)
+    for start in range(0, 7000, 1000):
+        model.append_rows([_row(i) for i in range(start, start + 1000)])
+    assert model.rowCount() == 7000
+    proxy.set_status("error")
+    assert proxy.rowCount() == 1000 and all(r.status == "error" for r in proxy.visible_rows())
+    proxy.set_tool("calc")
+    assert {r.tool for r in proxy.visible_rows()} == {"calc"}
+    assert proxy.rowCount() == len([i for i in range(7000) if i % 7 == 0 and i % 3 == 0])
+    proxy.set_tool(None)
+    proxy.set_status(None)
+    proxy.sort(6, Qt.SortOrder.DescendingOrder)
+    assert proxy.row_at(0).tool_ms == 12.0 and proxy.row_at(proxy.rowCount() - 1).tool_ms == 0.0
+    proxy.sort(7, Qt.SortOrder.DescendingOrder)
+    assert proxy.row_at(0).tokens_in == 6999
+    proxy.sort(-1)  # back to the order the steps happened in
+    assert [proxy.row_at(r).tokens_in for r in range(3)] == [0, 1, 2]
+    assert model.index(3, 4).data(Qt.ItemDataRole.ToolTipRole) == "line 3\nmore"
+    assert model.index(3, 4).data() == "line 3 …"
