@@ -39,57 +39,19 @@ def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
         asyncio.set_event_loop(None)
 
 
-def _standin_window(workflow):  # type: ignore[no-untyped-def]
-    """Until gui.main_window lands: a QMainWindow with the real canvas and the contract's attributes."""
-    from PySide6.QtCore import Qt, Signal
-    from PySide6.QtWidgets import QDockWidget, QMainWindow
-
-    from gui.bridge import builtin_registry
-    from gui.canvas.scene import WorkflowScene
-    from gui.canvas.view import CanvasView
-    from gui.run_controller import RunController
-
-    class Window(QMainWindow):
-        node_selected = Signal(str)
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.registry = builtin_registry()
-            self.document = workflow
-            scene = WorkflowScene(workflow, self.registry)
-            scene.sync()
-            self.canvas = CanvasView(scene)
-            self.setCentralWidget(self.canvas)
-            self.output_dock = QDockWidget("Output", self)
-            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.output_dock)
-            self.run_toolbar = self.addToolBar("Run")
-            self.run_menu = self.menuBar().addMenu("&Run")
-            scene.selectionChanged.connect(self._selection)
-            self.run_controller = RunController(self)
-
-        def _selection(self) -> None:
-            names = self.canvas.canvas_scene.selected_names()
-            if len(names) == 1:
-                self.node_selected.emit(names[0])
-
-    return Window()
-
-
 @pytest.fixture
 def run_window(qtbot, qloop):  # type: ignore[no-untyped-def]
-    """Factory: the editor's main window on a workflow, with its RunController, shown offscreen."""
+    """Factory: the editor's main window on a workflow, shown and active (so shortcuts work)."""
+    from gui.main_window import MainWindow
 
     def make(workflow):  # type: ignore[no-untyped-def]
-        try:
-            from gui.main_window import MainWindow
-        except ImportError:
-            window = _standin_window(workflow)
-        else:
-            window = MainWindow(workflow=workflow)
+        window = MainWindow(workflow=workflow)
         qtbot.addWidget(window)
         window.resize(1400, 900)
         window.show()
         qtbot.waitExposed(window)
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow)
         return window, window.run_controller
 
     return make

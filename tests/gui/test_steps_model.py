@@ -167,3 +167,28 @@ def test_filter_and_sort_over_many_rows() -> None:
     assert [proxy.row_at(r).tokens_in for r in range(3)] == [0, 1, 2]
     assert model.index(3, 4).data(Qt.ItemDataRole.ToolTipRole) == "line 3\nmore"
     assert model.index(3, 4).data() == "line 3 …"
+
+
+def test_real_nested_agent_rows() -> None:
+    """An AI Agent Tool run by an outer agent: its iterations are shown under the outer call."""
+    from tests.engine.test_nested_agent import two_level_workflow
+
+    events: list = []
+
+    async def run() -> None:
+        state = await Engine(builtin_registry()).run(two_level_workflow(), items=[{"json": {"chatInput": "Price?"}}],
+                                                     hooks=Hooks(events.append))
+        assert state.status == "success", state.error
+
+    asyncio.run(run())
+    model = StepsModel()
+    model.feed(events)
+    shown = [(model.index(r, 0).data(), model.index(r, 2).data(), model.index(r, 5).data(), model.index(r, 4).data())
+             for r in range(model.rowCount())]
+    assert shown == [
+        ("1", "Shop_Clerk", "ok", "They cost 425 dollars."),
+        ("1 › 1", "    └ Calculator", "ok", "425"),
+        ("1 › 2", "    └ final answer", "ok", "They cost 425 dollars."),
+        ("2", "final answer", "ok", "17 shirts cost 425 dollars."),
+    ]
+    assert [r.agent for r in model.rows] == ["Outer Agent", "Shop Clerk", "Shop Clerk", "Outer Agent"]
