@@ -72,6 +72,11 @@ def unique_name(wanted: str, taken: set[str]) -> str:
     return f"{base}{number}"
 
 
+def new_workflow(name: str = "My workflow") -> Workflow:
+    """An empty workflow whose every part is written when saved (as n8n writes a new one)."""
+    return Workflow(name=name, nodes=[], connections={}, settings={"executionOrder": "v1"}, pinData={})
+
+
 def links_of(workflow: Workflow) -> list[Link]:
     return [Link.of(src, ctype, i, t) for src, ctype, i, t in workflow.links()]
 
@@ -106,6 +111,7 @@ class DocumentEditor:
         """Insert a node; its name must be free (use `new_node` or `unique_name`)."""
         if self.workflow.has_node(node.name):
             raise EditError(f'A node named "{node.name}" exists already')
+        self.workflow.model_fields_set.add("nodes")
         if index is None:
             self.workflow.nodes.append(node)
         else:
@@ -253,6 +259,7 @@ class DocumentEditor:
         reason = connection_refusal(self.workflow, self.registry, source, conn_type, target)
         if reason is not None:
             raise EditError(reason)
+        self.workflow.model_fields_set.add("connections")
         by_type = self.workflow.connections.setdefault(source, {})
         outputs = by_type.setdefault(conn_type, [])
         while len(outputs) <= output:
@@ -299,6 +306,7 @@ class DocumentEditor:
             nodes = [Node.model_validate(n) for n in fragment.get("nodes", [])]
         except Exception as exc:  # pydantic ValidationError: reported with its own text
             raise EditError(f"The pasted nodes are not valid: {exc}") from None
+        self.workflow.model_fields_set.update(("nodes", "connections"))
         taken = self.names()
         renamed: dict[str, str] = {}
         for node in nodes:

@@ -16,7 +16,9 @@ from engine.connection_types import (
     SUB_NODE_TYPES,
     PortSpec,
 )
-from engine.editing import DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, unique_name
+from engine.editing import (
+    DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
+)
 from engine.errors import MiniN8nError, WorkflowFileError
 from engine.node_type import NodeType, UnsupportedNodeType
 from engine.registry import Registry, builtin_registry
@@ -39,7 +41,7 @@ __all__ = [
     "builtin_registry", "connection_refusal", "node_problems", "port_name", "workflow_problems",
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
-    "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name",
+    "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
     "credential_store", "credential_types_of",
 ]
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from gui import theme
 from gui.bridge import (
     DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
-    load_workflow, save_workflow,
+    load_workflow, new_workflow, save_workflow,
 )
 from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         theme.manager().changed.connect(self._apply_style)
         self._apply_style()
         self.resize(1400, 860)
-        self.load_document(workflow if workflow is not None else Workflow(name="My workflow"), path)
+        self.load_document(workflow if workflow is not None else new_workflow(), path)
         self.run_controller = RunController(self) if RunController is not None else None
 
     # ----- layout ---------------------------------------------------------------------------
@@ -259,10 +259,12 @@ class MainWindow(QMainWindow):
         return added
 
     def _free_spot(self, position: tuple[float, float]) -> tuple[float, float]:
+        """The nearest grid spot right of `position` where a new node does not cover another."""
         x, y = round(position[0] / 20) * 20, round(position[1] / 20) * 20
-        taken = {(round(n.position[0]), round(n.position[1])) for n in self.document.nodes}
-        while (x, y) in taken:
-            x, y = x + 40, y + 40
+        spots = [(float(n.position[0]), float(n.position[1])) for n in self.document.nodes
+                 if n.type != "n8n-nodes-base.stickyNote"]
+        while any(abs(x - sx) < 130 and abs(y - sy) < 120 for sx, sy in spots):
+            x += 140
         return x, y
 
     def add_node_at_centre(self, type_id: str) -> str | None:
@@ -462,7 +464,7 @@ class MainWindow(QMainWindow):
 
     def new_document(self) -> None:
         if self.confirm_discard():
-            self.load_document(Workflow(name="My workflow"))
+            self.load_document(new_workflow())
 
     def open_dialog(self) -> None:
         if not self.confirm_discard():

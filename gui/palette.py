@@ -63,7 +63,15 @@ class _TwoLineDelegate(QStyledItemDelegate):
 
 
 class _PaletteTree(QTreeView):
-    """Starts a drag carrying the node type id."""
+    """Starts a drag carrying the node type id; Enter adds the current node type."""
+
+    enter_pressed = Signal(QModelIndex)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.enter_pressed.emit(self.currentIndex())
+            return
+        super().keyPressEvent(event)
 
     def startDrag(self, actions: Qt.DropAction) -> None:  # noqa: N802
         index = self.currentIndex()
@@ -112,7 +120,7 @@ class Palette(QWidget):
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self._add_first_visible)
         self.tree.doubleClicked.connect(self._on_double_click)
-        self.tree.activated.connect(self._on_double_click)
+        self.tree.enter_pressed.connect(self._on_double_click)
 
     def _fill(self, types: list[NodeType]) -> None:
         by_group: dict[str, list[NodeType]] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
+from shiboken6 import isValid
 
 from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
 
@@ -46,10 +47,10 @@ class WorkflowScene(QGraphicsScene):
     def set_workflow(self, workflow: Workflow) -> None:
         for link in list(self._links.values()):
             link.detach()
-        self.clear()
         self._items.clear()
         self._by_name.clear()
         self._links.clear()
+        self.clear()
         self.workflow = workflow
         self.sync()
 
@@ -128,10 +129,12 @@ class WorkflowScene(QGraphicsScene):
         return list(self._links.values())
 
     def selected_names(self) -> list[str]:
-        return [n.name for n in self.workflow.nodes if (i := self._by_name.get(n.name)) is not None and i.isSelected()]
+        """Selected nodes in document order (nothing while the scene is being torn down)."""
+        return [n.name for n in self.workflow.nodes
+                if (i := self._by_name.get(n.name)) is not None and isValid(i) and i.isSelected()]
 
     def selected_links(self) -> list[Link]:
-        return [key for key, item in self._links.items() if item.isSelected()]
+        return [key for key, item in self._links.items() if isValid(item) and item.isSelected()]
 
     def select_names(self, names: list[str]) -> None:
         self.clearSelection()
@@ -233,6 +236,11 @@ class WorkflowScene(QGraphicsScene):
             self.message.emit("")
             return
         source, target = self._ends(start, target_port)
+        if target_port.conn_type != start.conn_type:
+            ours, theirs = port_name(start.conn_type), port_name(target_port.conn_type)
+            self.message.emit(
+                f'Cannot connect: a {ours} connection does not fit the {theirs} port of "{target_port.node_name}"')
+            return
         reason = connection_refusal(self.workflow, self.registry, source, start.conn_type, target)
         if reason is not None:
             self.message.emit(f"Cannot connect: {reason}")

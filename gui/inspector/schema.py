@@ -47,7 +47,8 @@ def kind_of(schema: dict[str, Any]) -> str:
         return kind
     if kind == "object" and "properties" in schema:
         return "object"
-    if kind == "array" and isinstance(schema.get("items"), dict) and schema["items"].get("type") == "object":
+    items = schema.get("items")
+    if kind == "array" and isinstance(items, dict) and (items.get("type") == "object" or "$ref" in items):
         return "list"
     return "json"
 

@@ -1,0 +1,81 @@
+"""Entry point of the editor: `mini-n8n [FILE]` opens the main window on a Qt + asyncio loop.
+
+qasync runs asyncio inside Qt's event loop so workflow runs never block the window; errors
+that escape a slot or a task are shown in the window, not only on the console.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+USAGE = "usage: mini-n8n [FILE]   open the editor (on FILE, an n8n workflow JSON)\n" \
+        "       mini-n8n run FILE --message TEXT   run a workflow headless"
+
+
+def _report_to_window(window, title: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    print(text, file=sys.stderr)
+    if window is not None:
+        window.show_message(f"{title}: {text.strip().splitlines()[-1] if text.strip() else ''}", 15000)
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text.strip().splitlines()[-1] if text.strip() else title,
+                          QMessageBox.StandardButton.Ok, window)
+        box.setDetailedText(text)
+        box.setModal(False)
+        box.show()
+
+
+def main(argv: list[str]) -> int:
+    """Open the editor; `argv` holds the optional workflow file. Returns the exit code."""
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if len(argv) > 1:
+        print(USAGE, file=sys.stderr)
+        return 2
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "mini-n8n"])
+    app.setApplicationName("mini-n8n")
+    app.setOrganizationName("mini-n8n")
+    app.setApplicationDisplayName("mini-n8n")
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    from gui import theme
+    from gui.bridge import new_workflow
+    from gui.main_window import MainWindow
+
+    app.setWindowIcon(theme.icon("agent", 64))
+    window = MainWindow()
+
+    def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+        _report_to_window(window, "Unexpected error", "".join(traceback.format_exception(kind, value, tb)))
+
+    def loop_errors(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        exc = context.get("exception")
+        text = "".join(traceback.format_exception(exc)) if exc else str(context.get("message"))
+        _report_to_window(window, "Unexpected error in a background task", text)
+
+    sys.excepthook = excepthook
+    loop.set_exception_handler(loop_errors)
+
+    if argv:
+        path = Path(argv[0])
+        if path.exists():
+            window.open_file(path, ask=False)
+        else:
+            window.load_document(new_workflow(path.stem), path)
+            window.show_message(f"{path} does not exist yet: it will be created when you save", 10000)
+    window.show()
+    QTimer.singleShot(0, window.offer_recovery)
+
+    closed = asyncio.Event()
+    app.aboutToQuit.connect(closed.set)
+    with loop:
+        loop.run_until_complete(closed.wait())
+    return 0
