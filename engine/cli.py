@@ -1,7 +1,9 @@
-"""The `mini-n8n` command: run a workflow file headless, or open the editor.
+"""The `mini-n8n` command: run, resume and inspect executions headless, or open the editor.
 
-`mini-n8n run FILE [--message TEXT] [--session ID]` prints the run log, then `status:` and
-`answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad arguments.
+`mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
+`status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
+arguments, 3 when the run paused at a breakpoint (continue it with `mini-n8n resume ID`).
+Every execution is written to the execution store (`$MINI_N8N_DB` overrides its path).
 """
 
 from __future__ import annotations
@@ -9,35 +11,85 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from typing import Sequence
 
+from .debugger import PAUSE_KINDS, Breakpoints, Debugger
 from .errors import MiniN8nError, WorkflowFileError
-from .executor import Engine
-from .hooks import Hooks
+from .executor import Engine, Execution
+from .hooks import ExecutionPaused, Hooks
 from .registry import builtin_registry
+from .replay import ReplaySource
 from .run_data import ExecutionState
-from .run_log import RunLog, compact
+from .run_log import RunLog, compact, format_line
+from .services import Services
+from .store import ExecutionStore, SqliteMemoryStore
 from .workflow import load_workflow
 
-SUBCOMMANDS = {"run"}
+SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay"}
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 as well; keep its message short
+    def error(self, message: str) -> None:
         self.print_usage(sys.stderr)
         print(f"mini-n8n: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(EXIT_USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mini-n8n", description="Build and debug tool-calling AI agents.")
+    parser = _Parser(prog="mini-n8n", description="Build and debug tool-calling AI agents. Without a command: open the editor.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run a workflow file and print its run log")
     run.add_argument("file", help="an n8n workflow JSON file")
     run.add_argument("--message", "-m", help="a chat message: starts from the Chat Trigger")
     run.add_argument("--session", help="the chat session id (Simple Memory key)")
+    run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
+                     help=f"pause there and exit 3: a node name or one of {', '.join(PAUSE_KINDS[1:])}, "
+                          "optionally KIND:TOOL, or from-iteration:N")
     run.add_argument("--quiet", "-q", action="store_true", help="print only status and answer")
+    resume = sub.add_parser("resume", help="continue a paused or crashed execution")
+    resume.add_argument("id")
+    resume.add_argument("--quiet", "-q", action="store_true")
+    rerun = sub.add_parser("rerun", help="run a finished execution again, reusing its results up to an iteration")
+    rerun.add_argument("id")
+    rerun.add_argument("--from-iteration", type=int, required=True, metavar="N",
+                       help="recorded model replies and tool results for iterations 1..N, live after")
+    rerun.add_argument("--quiet", "-q", action="store_true")
+    replay = sub.add_parser("replay", help="run an execution again offline on its recorded model replies; report the first divergence")
+    replay.add_argument("id")
+    replay.add_argument("--quiet", "-q", action="store_true")
+    ex = sub.add_parser("executions", help="list, show or delete stored executions")
+    ex_sub = ex.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    ex_sub.add_parser("list", help="the stored executions, newest first")
+    show = ex_sub.add_parser("show", help="the run log of one execution")
+    show.add_argument("id")
+    delete = ex_sub.add_parser("delete", help="delete one execution")
+    delete.add_argument("id")
     return parser
+
+
+def parse_breaks(specs: list[str]) -> Breakpoints:
+    bp = Breakpoints()
+    for spec in specs:
+        kind, _, arg = spec.partition(":")
+        if kind == "from-iteration":
+            bp.from_iteration = int(arg)
+        elif kind == "before_model":
+            bp.before_model = True
+        elif kind == "after_model":
+            bp.after_model = True
+        elif kind in ("before_tool", "tool_result", "tool_error"):
+            bp.before_tool |= kind == "before_tool"
+            bp.after_tool_result |= kind == "tool_result"
+            bp.on_tool_error |= kind == "tool_error"
+            if arg:
+                bp.tools.append(arg)
+        elif kind == "node":
+            bp.nodes.append(arg)
+        else:
+            bp.nodes.append(spec)
+    return bp
 
 
 def answer_of(state: ExecutionState) -> str | None:
@@ -51,43 +103,133 @@ def answer_of(state: ExecutionState) -> str | None:
     return compact(data)
 
 
+def open_engine() -> Engine:
+    store = ExecutionStore()
+    return Engine(builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+
+
+async def drive(execution: Execution, quiet: bool) -> int:
+    """Run (or continue) an execution, printing its log; a pause detaches it and exits 3."""
+    log = RunLog(on_line=None if quiet else lambda line: print(line.text, flush=True))
+    execution.hooks.add(log)
+
+    def on_pause(event: object) -> None:
+        if isinstance(event, ExecutionPaused):
+            asyncio.get_running_loop().call_soon(execution.detach)
+
+    execution.hooks.add(on_pause)
+    state = await execution.run()
+    return report(state)
+
+
+def report(state: ExecutionState) -> int:
+    print()
+    print(f"execution: {state.id}")
+    print(f"status: {state.status}")
+    if state.status == "paused":
+        where = state.pause or {}
+        print(f"paused: {where.get('kind')} at \"{where.get('node')}\"" + (f", iteration {where['iteration']}" if where.get("iteration") else ""))
+        print(f"continue with: mini-n8n resume {state.id}")
+        return EXIT_PAUSED
+    if state.status == "success":
+        answer = answer_of(state)
+        if answer is not None:
+            print(f"answer: {answer}")
+        return EXIT_OK
+    if state.error is not None:
+        where = f"[{state.error.node}] " if state.error.node else ""
+        print(f"error: {where}{state.error.message}")
+        if state.error.description:
+            print(f"       {state.error.description}")
+    return EXIT_FAILED
+
+
 async def run_file(args: argparse.Namespace) -> int:
     try:
         workflow = load_workflow(args.file)
     except WorkflowFileError as exc:
         print(str(exc), file=sys.stderr)
-        return 2
-    engine = Engine(builtin_registry())
-    log = RunLog(on_line=None if args.quiet else lambda line: print(line.text, flush=True))
+        return EXIT_USAGE
     try:
+        engine = open_engine()
         if args.message is not None:
             from nodes.triggers.chat_trigger import chat_item
 
             start = engine.start_node(workflow, prefer_chat=True)
             if not start.type.endswith(".chatTrigger"):
                 print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
-                return 2
+                return EXIT_USAGE
             items = [chat_item(args.message, args.session)]
         else:
             start = engine.start_node(workflow)
             items = None
-        state = await engine.run(workflow, start=start.name, items=items, hooks=Hooks(log), mode="cli")
+        execution = engine.create(workflow, start=start.name, items=items, mode="cli")
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
-        return 2
-    print()
-    print(f"status: {state.status}")
-    if state.status == "success":
-        answer = answer_of(state)
-        if answer is not None:
-            print(f"answer: {answer}")
-        return 0
-    if state.error is not None:
-        where = f"[{state.error.node}] " if state.error.node else ""
-        print(f"error: {where}{state.error.message}")
-        if state.error.description:
-            print(f"       {state.error.description}")
-    return 1
+        return EXIT_USAGE
+    if args.breaks:
+        execution.debugger = Debugger(parse_breaks(args.breaks))
+    return await drive(execution, args.quiet)
+
+
+async def resume(args: argparse.Namespace) -> int:
+    try:
+        execution = open_engine().resume(args.id)
+    except MiniN8nError as exc:
+        print(f"mini-n8n: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return await drive(execution, args.quiet)
+
+
+async def rerun(args: argparse.Namespace, compare: bool) -> int:
+    engine = open_engine()
+    try:
+        recorded = engine.store.load(args.id)
+    except MiniN8nError as exc:
+        print(f"mini-n8n: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    first = recorded.run_data.get(recorded.start_node or "", [])
+    items = first[0].input.get("main", [[]])[0] if first else None
+    execution = engine.create(recorded.workflow, start=recorded.start_node, items=items,
+                              mode="replay" if compare else "rerun")
+    source = ReplaySource(recorded, upto_iteration=None if compare else args.from_iteration, compare=compare)
+    execution.replay = source
+    code = await drive(execution, args.quiet)
+    print(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
+    if compare:
+        if source.divergence is None and execution.state.status == "success":
+            print("replay: no divergence")
+        elif source.divergence is not None:
+            print(f"divergence: {source.divergence.describe()}")
+    return code
+
+
+def executions(args: argparse.Namespace) -> int:
+    store = ExecutionStore()
+    if args.action == "list":
+        rows = store.list()
+        if not rows:
+            print("no executions")
+        for row in rows:
+            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.started_at / 1000))
+            took = f"{row.duration_ms:8.0f} ms" if row.duration_ms is not None else "        —  "
+            print(f"{row.id}  {row.status:<9}  {started}  {took}  {row.mode:<6}  {row.workflow_name}")
+        return EXIT_OK
+    try:
+        state = store.load(args.id)
+    except MiniN8nError as exc:
+        print(f"mini-n8n: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.action == "delete":
+        store.delete(args.id)
+        print(f"deleted {args.id}")
+        return EXIT_OK
+    print(f"workflow: {state.workflow.name}  mode: {state.mode}")
+    for node, _index, task in store.runs(args.id):
+        print(format_line(node, task, task.start_time + task.execution_time - state.started_at))
+        for edit in task.metadata.get("edits", []):
+            print(f"           edited {edit['what']}: {compact(edit['original'])} -> {compact(edit['new'])}")
+    return report(state) if state.status != "running" else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,9 +239,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return gui_main(args_list)
     args = build_parser().parse_args(args_list)
-    if args.command == "run":
-        return asyncio.run(run_file(args))
-    return 2
+    try:
+        if args.command == "run":
+            return asyncio.run(run_file(args))
+        if args.command == "resume":
+            return asyncio.run(resume(args))
+        if args.command in ("rerun", "replay"):
+            return asyncio.run(rerun(args, compare=args.command == "replay"))
+        return executions(args)
+    except MiniN8nError as exc:
+        print(f"mini-n8n: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -56,9 +56,10 @@ PausePolicy = Callable[[Boundary], bool]
 class Engine:
     """One engine per application: a registry of node types and the services nodes share."""
 
-    def __init__(self, registry: Registry, services: Services | None = None) -> None:
+    def __init__(self, registry: Registry, services: Services | None = None, store: Any = None) -> None:
         self.registry = registry
         self.services = services or Services()
+        self.store = store  # an engine.store.ExecutionStore: every execution is written there
 
     def start_node(self, workflow: Workflow, prefer_chat: bool = False) -> Node:
         """The trigger a run starts from: the Chat Trigger when a message is given, else the first trigger."""
@@ -88,12 +89,24 @@ class Engine:
             raise MiniN8nError(f'start node "{start}" is not in the workflow')
         state = ExecutionState(workflow=workflow, mode=mode, startNode=start)
         state.stack.append(StackEntry(node=start, input=items if items is not None else [{"json": {}}]))
-        return Execution(self, state, hooks or Hooks(), signal)
+        return self._attached(Execution(self, state, hooks or Hooks(), signal))
 
     def restore(self, snapshot: dict[str, Any] | ExecutionState, hooks: Hooks | None = None, signal: AbortSignal | None = None) -> "Execution":
         """An execution continued from a JSON snapshot (its own copy: the snapshot stays as it was)."""
         state = ExecutionState.from_json(snapshot if isinstance(snapshot, dict) else snapshot.to_json())
-        return Execution(self, state, hooks or Hooks(), signal)
+        return self._attached(Execution(self, state, hooks or Hooks(), signal))
+
+    def resume(self, execution_id: str, hooks: Hooks | None = None, signal: AbortSignal | None = None) -> "Execution":
+        """A paused or crashed execution from the store, ready to continue from its last boundary."""
+        if self.store is None:
+            raise MiniN8nError("no execution store is open")
+        state = self.store.prepare_resume(execution_id)
+        return self._attached(Execution(self, state, hooks or Hooks(), signal))
+
+    def _attached(self, execution: "Execution") -> "Execution":
+        if self.store is not None:
+            self.store.attach(execution)
+        return execution
 
     async def run(self, workflow: Workflow, **kwargs: Any) -> ExecutionState:
         """Create and run an execution to its end."""
@@ -121,6 +134,8 @@ class Execution:
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append(src)
         self._skip_pause_once = False
+        self._detaching = False
+        self._run_task: asyncio.Task[Any] | None = None
         # a restored execution that was paused passes its own pause point once without stopping
         self._resume_key: str | None = (state.pause or {}).get("key") if state.status == "paused" else None
 
@@ -156,13 +171,20 @@ class Execution:
         state.pause = {**point.to_json(), "key": point.key}
         self._checkpoint(point.is_boundary)
         self.hooks.emit(ExecutionPaused(state.id, state.pause))
-        try:
-            edit = await debugger.hold(point)
-        finally:
-            state.status = "running"
-            state.pause = None
+        edit = await debugger.hold(point)  # Stop or detach cancel here; the pause stays stored
+        state.status = "running"
+        state.pause = None
         self.hooks.emit(ExecutionResumed(state.id))
         return edit
+
+    def detach(self) -> None:
+        """Leave a paused execution as it is stored (the editor closes, the CLI exits): its task
+        ends, its state stays "paused", and `mini-n8n resume` or a later session continues it."""
+        if self.state.status != "paused":
+            raise MiniN8nError("only a paused execution can be left to resume later")
+        self._detaching = True
+        if self._run_task is not None:
+            self._run_task.cancel()
 
     # ----- running ----------------------------------------------------------------------------
     async def run(self, pause: PausePolicy | None = None) -> ExecutionState:
@@ -175,11 +197,14 @@ class Execution:
         state.status = "running"
         state.stopped_at = None
         self.hooks.emit(WorkflowBefore(state.id, state.workflow.name, resumed))
-        task = asyncio.current_task()
+        task = self._run_task = asyncio.current_task()
         remove = self.signal.add_callback(lambda: task.cancel() if task is not None else None)
         try:
             await self._loop()
         except asyncio.CancelledError:
+            if self._detaching:
+                state.status = "paused"
+                return state
             if not self.signal.aborted:
                 raise
             self._fail_running("Execution was cancelled", status="cancelled")
@@ -197,6 +222,7 @@ class Execution:
 
     def _fail_running(self, message: str, status: str) -> None:
         self.state.status = status  # type: ignore[assignment]
+        self.state.pause = None
         self.state.error = TaskError(message=message, node=self._running_node)
 
     _running_node: str | None = None

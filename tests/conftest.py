@@ -16,3 +16,9 @@ def registry() -> Registry:
 @pytest.fixture
 def engine(registry: Registry) -> Engine:
     return Engine(registry)
+
+
+@pytest.fixture(autouse=True)
+def _private_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test writes executions to its own SQLite file, never to the user's data folder."""
+    monkeypatch.setenv("MINI_N8N_DB", str(tmp_path_factory.mktemp("store") / "executions.sqlite"))

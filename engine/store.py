@@ -1,0 +1,262 @@
+"""The embedded execution store: every execution in one SQLite file (WAL), durable and resumable.
+
+Each execution row keeps the workflow as it ran, mode, status, timings, error and result, and
+the resumable state (the execution stack with every pending EngineRequest's metadata) as of its
+last boundary. Node runs are appended as rows as they finish, so run data is written once.
+A process killed mid-run leaves its execution "running" with a dead pid: the next start marks
+it "crashed", and it resumes from its last boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .chat import ChatMessage
+from .errors import MiniN8nError
+from .hooks import HookEvent, NodeAfter, RunUpdated
+from .run_data import ExecutionState, StackEntry, TaskData, TaskError
+from .workflow import parse_workflow, workflow_to_data
+
+ENV_DB = "MINI_N8N_DB"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS executions (
+    id TEXT PRIMARY KEY,
+    workflow_name TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    stopped_at REAL,
+    start_node TEXT,
+    last_node TEXT,
+    error TEXT,
+    result TEXT,
+    stack TEXT NOT NULL,
+    pause TEXT,
+    runs_at_boundary INTEGER NOT NULL DEFAULT 0,
+    pid INTEGER,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    execution_id TEXT NOT NULL REFERENCES executions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    node TEXT NOT NULL,
+    run_index INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    PRIMARY KEY (execution_id, seq)
+);
+CREATE TABLE IF NOT EXISTS memory (
+    workflow TEXT NOT NULL,
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (workflow, session, seq)
+);
+"""
+
+
+def default_path() -> Path:
+    """$MINI_N8N_DB, else the user's data folder (XDG_DATA_HOME or ~/.local/share)/mini-n8n."""
+    override = os.environ.get(ENV_DB)
+    if override:
+        return Path(override)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "mini-n8n" / "executions.sqlite"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class ExecutionSummary:
+    id: str
+    workflow_name: str
+    mode: str
+    status: str
+    started_at: float
+    stopped_at: float | None
+    error: str | None
+
+    @property
+    def duration_ms(self) -> float | None:
+        return None if self.stopped_at is None else self.stopped_at - self.started_at
+
+
+class ExecutionStore:
+    """Executions in one SQLite file. Open one per process; writes happen on the caller's thread."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise MiniN8nError(f"cannot open the execution store {self.path}: {exc}") from None
+        self._seq: dict[str, int] = {}
+        self.mark_crashed()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ----- writing, driven by an execution ----------------------------------------------------
+    def attach(self, execution: Any) -> None:
+        """Store `execution` (an engine.executor.Execution) from now on: its row, runs and state."""
+        state: ExecutionState = execution.state
+        row = self._db.execute("SELECT runs_at_boundary FROM executions WHERE id=?", (state.id,)).fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO executions (id, workflow_name, workflow, mode, status, started_at, start_node, stack, pid, updated_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (state.id, state.workflow.name, _dumps(workflow_to_data(state.workflow)), state.mode, state.status,
+                 state.started_at, state.start_node, _dumps([e.model_dump(mode="json", by_alias=True) for e in state.stack]),
+                 os.getpid(), time.time()),
+            )
+            self._seq[state.id] = 0
+        else:
+            self._seq[state.id] = int(row[0])
+            self._db.execute("UPDATE executions SET pid=?, updated_at=? WHERE id=?", (os.getpid(), time.time(), state.id))
+        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.on_checkpoint = self.checkpoint
+
+    def _on_event(self, execution_id: str, event: HookEvent) -> None:
+        if isinstance(event, NodeAfter):
+            seq = self._seq.get(execution_id, 0) + 1
+            self._seq[execution_id] = seq
+            self._db.execute(
+                "INSERT INTO runs (execution_id, seq, node, run_index, task) VALUES (?,?,?,?,?)",
+                (execution_id, seq, event.node, event.run_index, _dumps(event.task.to_json())),
+            )
+        elif isinstance(event, RunUpdated):
+            self._db.execute(
+                "UPDATE runs SET task=? WHERE execution_id=? AND node=? AND run_index=?",
+                (_dumps(event.task.to_json()), execution_id, event.node, event.run_index),
+            )
+
+    def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
+        """Write status and, at a boundary, the resumable stack."""
+        fields: dict[str, Any] = {
+            "status": state.status,
+            "stopped_at": state.stopped_at,
+            "last_node": state.last_node,
+            "error": _dumps(state.error.model_dump()) if state.error else None,
+            "result": _dumps(state.result) if state.result is not None else None,
+            "pause": _dumps(state.pause) if state.pause else None,
+            "updated_at": time.time(),
+        }
+        if at_boundary:
+            fields["stack"] = _dumps([e.model_dump(mode="json", by_alias=True) for e in state.stack])
+            fields["runs_at_boundary"] = self._seq.get(state.id, 0)
+        names = ", ".join(f"{k}=?" for k in fields)
+        self._db.execute(f"UPDATE executions SET {names} WHERE id=?", (*fields.values(), state.id))
+
+    # ----- reading ------------------------------------------------------------------------------
+    def mark_crashed(self) -> list[str]:
+        """Executions left "running" by a process that is gone are "crashed"."""
+        rows = self._db.execute("SELECT id, pid FROM executions WHERE status='running'").fetchall()
+        crashed = [eid for eid, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
+        for eid in crashed:
+            self._db.execute("UPDATE executions SET status='crashed', updated_at=? WHERE id=?", (time.time(), eid))
+        return crashed
+
+    def list(self, limit: int = 200) -> list[ExecutionSummary]:
+        rows = self._db.execute(
+            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error FROM executions"
+            " ORDER BY started_at DESC LIMIT ?", (limit,),
+        ).fetchall()
+        return [
+            ExecutionSummary(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])["message"] if r[6] else None)
+            for r in rows
+        ]
+
+    def exists(self, execution_id: str) -> bool:
+        return self._db.execute("SELECT 1 FROM executions WHERE id=?", (execution_id,)).fetchone() is not None
+
+    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
+        query = "SELECT node, run_index, task FROM runs WHERE execution_id=?"
+        args: tuple[Any, ...] = (execution_id,)
+        if upto is not None:
+            query += " AND seq<=?"
+            args += (upto,)
+        for node, run_index, task in self._db.execute(query + " ORDER BY seq", args):
+            yield node, run_index, TaskData.model_validate(json.loads(task))
+
+    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
+        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
+        row = self._db.execute(
+            "SELECT workflow, mode, status, started_at, stopped_at, start_node, last_node, error, result, stack,"
+            " pause, runs_at_boundary FROM executions WHERE id=?", (execution_id,),
+        ).fetchone()
+        if row is None:
+            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+        (workflow, mode, status, started, stopped, start_node, last_node, error, result, stack, pause, at_boundary) = row
+        state = ExecutionState(
+            id=execution_id,
+            workflow=parse_workflow(json.loads(workflow), f"execution {execution_id}"),
+            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
+            error=TaskError.model_validate(json.loads(error)) if error else None,
+            result=json.loads(result) if result else None,
+            stack=[StackEntry.model_validate(e) for e in json.loads(stack)],
+            pause=json.loads(pause) if pause else None,
+        )
+        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
+            state.run_data.setdefault(node, []).append(task)
+        return state
+
+    def prepare_resume(self, execution_id: str) -> ExecutionState:
+        """Load a paused or crashed execution to continue it: runs after its last boundary are
+        dropped (the node that made them runs again)."""
+        state = self.load(execution_id, for_resume=True)
+        if state.status not in ("paused", "crashed"):
+            raise MiniN8nError(f'execution "{execution_id}" is {state.status}; only paused or crashed executions resume')
+        at_boundary = self._db.execute("SELECT runs_at_boundary FROM executions WHERE id=?", (execution_id,)).fetchone()[0]
+        self._db.execute("DELETE FROM runs WHERE execution_id=? AND seq>?", (execution_id, at_boundary))
+        return state
+
+    def delete(self, execution_id: str) -> bool:
+        self._db.execute("DELETE FROM runs WHERE execution_id=?", (execution_id,))
+        return self._db.execute("DELETE FROM executions WHERE id=?", (execution_id,)).rowcount > 0
+
+
+class SqliteMemoryStore:
+    """Simple Memory's conversations in the store's file, so they outlive the process."""
+
+    def __init__(self, store: ExecutionStore) -> None:
+        self._db = store._db
+
+    def load(self, key: tuple[str, str]) -> list[ChatMessage]:
+        rows = self._db.execute("SELECT message FROM memory WHERE workflow=? AND session=? ORDER BY seq", key)
+        return [ChatMessage.model_validate(json.loads(r[0])) for r in rows]
+
+    def append(self, key: tuple[str, str], messages: list[ChatMessage]) -> None:
+        start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM memory WHERE workflow=? AND session=?", key).fetchone()[0]
+        self._db.executemany(
+            "INSERT INTO memory (workflow, session, seq, message) VALUES (?,?,?,?)",
+            [(*key, start + i + 1, _dumps(m.to_json())) for i, m in enumerate(messages)],
+        )
+
+    def clear(self, key: tuple[str, str]) -> None:
+        self._db.execute("DELETE FROM memory WHERE workflow=? AND session=?", key)

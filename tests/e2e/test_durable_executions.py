@@ -1,0 +1,205 @@
+"""Durable executions: paused or killed runs resume in another process; re-run and replay."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.debugger import Breakpoints, Debugger
+from engine.executor import Engine
+from engine.hooks import ExecutionPaused
+from engine.registry import builtin_registry
+from engine.replay import ReplaySource
+from engine.services import Services
+from engine.store import ExecutionStore, SqliteMemoryStore
+from engine.workflow import save_workflow
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
+
+ROOT = Path(__file__).parents[2]
+CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
+REPLIES = [
+    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"expression": "425 + 75"}, "c2")]},
+    {"text": "17 shirts cost 425 dollars; with the hat, 500."},
+]
+
+
+def mini_n8n(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def field(output: str, name: str) -> str:
+    return next(line.split(": ", 1)[1] for line in output.splitlines() if line.startswith(f"{name}: "))
+
+
+def stored_engine() -> Engine:
+    store = ExecutionStore()
+    return Engine(builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+
+
+def test_a_run_paused_by_one_process_is_resumed_by_another(tmp_path: Path) -> None:
+    path = tmp_path / "wf.json"
+    save_workflow(agent_workflow(REPLIES), path)
+    uninterrupted = mini_n8n("run", str(path), "--message", "go")
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+
+    paused = mini_n8n("run", str(path), "--message", "go", "--break", "before_tool:Calculator", "--break", "from-iteration:2")
+    assert paused.returncode == 3, paused.stdout + paused.stderr
+    execution_id = field(paused.stdout, "execution")
+    assert field(paused.stdout, "status") == "paused"
+    assert field(paused.stdout, "paused") == 'before_tool at "Calculator", iteration 2'
+    assert "Calculator in={\"expression\":\"425 + 75\"}" not in paused.stdout
+
+    resumed = mini_n8n("resume", execution_id)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert field(resumed.stdout, "answer") == field(uninterrupted.stdout, "answer")
+    assert 'Calculator in={"expression":"425 + 75"} out={"response":"500"}' in resumed.stdout
+    shown = mini_n8n("executions", "show", execution_id)
+    calc_lines = [l for l in shown.stdout.splitlines() if "] Calculator" in l]
+    assert len(calc_lines) == 2, shown.stdout  # each tool ran once over both processes
+
+
+async def test_paused_in_this_process_then_resumed_by_the_cli() -> None:
+    engine = stored_engine()
+    execution = engine.create(agent_workflow(REPLIES), items=[chat_item("go", "p")])
+    execution.debugger = Debugger(Breakpoints(before_model=True, from_iteration=2))
+    execution.hooks.add(lambda e: asyncio.get_running_loop().call_soon(execution.detach) if isinstance(e, ExecutionPaused) else None)
+    state = await execution.run()
+    assert state.status == "paused"
+    assert state.pause is not None and state.pause["kind"] == "before_model" and state.pause["iteration"] == 2
+    engine.store.close()
+    del execution, engine  # nothing of this process carries on but the stored execution
+
+    resumed = mini_n8n("resume", state.id)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert field(resumed.stdout, "answer") == REPLIES[2]["text"]
+    store = ExecutionStore()
+    final = store.load(state.id)
+    assert final.status == "success"
+    assert len(final.run_data["Model"]) == 3 and len(final.run_data["Calculator"]) == 2
+
+
+def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_path: Path) -> None:
+    slow = [dict(r) for r in REPLIES]
+    slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: about 8 s
+    path = tmp_path / "slow.json"
+    save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
+    child = subprocess.Popen([sys.executable, "-m", "engine.cli", "run", str(path), "--message", "go"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = sqlite3.connect(os.environ["MINI_N8N_DB"])
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:  # wait until both tool runs are stored, then kill mid-stream
+            try:
+                done = db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator'").fetchone()[0]
+            except sqlite3.OperationalError:
+                done = 0
+            if done == 2:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the child never got to its second tool run")
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        db.close()
+    listed = mini_n8n("executions", "list")
+    line = next(l for l in listed.stdout.splitlines() if "slow" in l or "test agent" in l)
+    execution_id, status = line.split()[:2]
+    assert status == "crashed"
+    shown = mini_n8n("executions", "show", execution_id)
+    assert shown.stdout.count("] Calculator") == 2  # nothing that was written is lost
+    resumed = mini_n8n("resume", execution_id, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert field(resumed.stdout, "answer") == slow[2]["text"]
+    final = ExecutionStore().load(execution_id)
+    assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
+    assert len(final.run_data["Model"]) == 3
+
+
+async def test_rerun_from_iteration_2_makes_no_model_call_for_iterations_1_and_2() -> None:
+    engine = stored_engine()
+    recorded = await engine.run(agent_workflow(REPLIES), items=[chat_item("go", "r")])
+    assert recorded.status == "success"
+    # the model of the re-run fails if asked for iterations 1 or 2
+    refusing = [{"error": "called for iteration 1"}, {"error": "called for iteration 2"}, {"text": "a live third answer"}]
+    execution = engine.create(agent_workflow(refusing), items=[chat_item("go", "r")], mode="rerun")
+    execution.replay = ReplaySource(recorded, upto_iteration=2)
+    state = await execution.run()
+    assert state.status == "success", state.error
+    assert state.result == [{"json": {"output": "a live third answer"}}]
+    models = state.run_data["Model"]
+    assert [m.metadata.get("replayed", False) for m in models] == [True, True, False]
+    assert [t.metadata.get("replayed", False) for t in state.run_data["Calculator"]] == [True, True]
+    assert execution.replay.used_models == 2 and execution.replay.used_tools == 2
+
+
+def code_agent(code: str):
+    return agent_workflow(
+        [{"toolCalls": [tool_call("Lookup", {"query": "price"}, "k1")]}, {"text": "It costs 25."}],
+        tools=[("Lookup", CODE_TOOL, {"pythonCode": code})],
+    )
+
+
+async def test_replay_reports_a_divergence_when_a_tools_behaviour_changed() -> None:
+    engine = stored_engine()
+    recorded = await engine.run(code_agent("return '25'"), items=[chat_item("what?", "d")])
+    assert recorded.status == "success"
+
+    same = engine.create(code_agent("return '25'"), items=[chat_item("what?", "d")], mode="replay")
+    same.replay = ReplaySource(recorded, compare=True)
+    assert (await same.run()).status == "success"
+    assert same.replay.divergence is None
+
+    changed = engine.create(code_agent("return '30'"), items=[chat_item("what?", "d")], mode="replay")
+    changed.replay = ReplaySource(recorded, compare=True)
+    state = await changed.run()
+    divergence = changed.replay.divergence
+    assert divergence is not None
+    assert (divergence.kind, divergence.node, divergence.iteration) == ("tool_output", "Lookup", 1)
+    assert (divergence.expected, divergence.actual) == ({"response": "25"}, {"response": "30"})
+    assert state.status == "error"
+    assert state.error.message.startswith('Replay diverged at iteration 1, node "Lookup": the tool returned something else')
+    assert len(state.run_data["Model"]) == 1  # it stopped at the first difference
+
+
+def test_cli_replay_and_rerun(tmp_path: Path) -> None:
+    path = tmp_path / "wf.json"
+    save_workflow(agent_workflow(REPLIES), path)
+    first = mini_n8n("run", str(path), "--message", "go")
+    execution_id = field(first.stdout, "execution")
+    replay = mini_n8n("replay", execution_id)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "replay: no divergence" in replay.stdout
+    assert "reused: 3 model replies, 0 tool result(s)" in replay.stdout
+    rerun = mini_n8n("rerun", execution_id, "--from-iteration", "1")
+    assert rerun.returncode == 0
+    assert "reused: 1 model reply, 1 tool result(s)" in rerun.stdout
+
+
+def test_executions_list_show_delete(tmp_path: Path) -> None:
+    path = tmp_path / "wf.json"
+    save_workflow(agent_workflow(REPLIES), path)
+    run = mini_n8n("run", str(path), "--message", "go")
+    execution_id = field(run.stdout, "execution")
+    listed = mini_n8n("executions", "list")
+    assert listed.stdout.split()[:2] == [execution_id, "success"]
+    shown = mini_n8n("executions", "show", execution_id)
+    assert shown.returncode == 0
+    assert [l.split("] ")[1].split()[0] for l in shown.stdout.splitlines() if l.startswith("[")] == [
+        "Chat", "Model", "Calculator", "Model", "Calculator", "Model", "AI"]
+    assert mini_n8n("executions", "delete", execution_id).returncode == 0
+    assert mini_n8n("executions", "show", execution_id).returncode == 2
+    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
