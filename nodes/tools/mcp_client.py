@@ -93,10 +93,17 @@ class McpClientTool(NodeType):
     async def supply_data(self, ctx: SupplyContext) -> list[ToolSpec]:
         node = ctx.node.name
         params: McpClientParams = ctx.params()
-        try:
-            offered = await list_tools(server_of(params, node))
-        except McpFailure as exc:
-            raise NodeOperationError(str(exc), node=node) from None
+        server = server_of(params, node)
+        # The Agent asks for its tools every round: list them once per execution and server.
+        cache = ctx.parent.memo("mcp-tool-lists")
+        key = f"{node}\n{server!r}"
+        offered = cache.get(key)
+        if offered is None:
+            try:
+                offered = await list_tools(server)
+            except McpFailure as exc:
+                raise NodeOperationError(str(exc), node=node) from None
+            cache[key] = offered
         if not offered:
             raise NodeOperationError(
                 "MCP Server returned no tools", node=node,

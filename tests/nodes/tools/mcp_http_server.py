@@ -1,6 +1,7 @@
 """A small MCP server over streamable HTTP, built with the SDK's own server API, for the tests.
 
-Run as `python mcp_http_server.py PORT [--no-tools]`; serves on 127.0.0.1:PORT/mcp.
+Run as `python mcp_http_server.py PORT [--no-tools]` to serve on 127.0.0.1:PORT/mcp, or as
+`python mcp_http_server.py stdio STARTS_FILE` to speak stdio and note each start in STARTS_FILE.
 """
 
 from __future__ import annotations
@@ -31,5 +32,9 @@ def build(with_tools: bool) -> MCPServer:
 
 
 if __name__ == "__main__":
-    port = int(sys.argv[1])
-    build("--no-tools" not in sys.argv).run("streamable-http", host="127.0.0.1", port=port)
+    if sys.argv[1] == "stdio":
+        with open(sys.argv[2], "a", encoding="utf-8") as starts:
+            starts.write("start\n")
+        build(True).run("stdio")
+    else:
+        build("--no-tools" not in sys.argv).run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))

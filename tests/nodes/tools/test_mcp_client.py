@@ -115,3 +115,22 @@ async def test_bad_environment_line_is_named(engine: Engine) -> None:
     params = {"serverTransport": "stdio", "command": "x", "environment": "GOOD=1\nnot a pair"}
     state = await run(engine, params, [])
     assert state.error.message == 'Line 2 of the environment of node "MCP" is not NAME=value: not a pair'
+
+
+async def test_stdio_server_lists_once_per_execution_and_starts_per_call(engine: Engine, tmp_path) -> None:
+    from tests.nodes.tools.mcp_servers import SERVER
+
+    starts = tmp_path / "starts"
+    params = {"serverTransport": "stdio", "command": sys.executable, "arguments": f"{SERVER} stdio {starts}"}
+    wf = agent_workflow(
+        [
+            {"text": "", "toolCalls": [tool_call("add", {"a": 1, "b": 2}, "c1")]},
+            {"text": "", "toolCalls": [tool_call("shout", {"word": "ok"}, "c2")]},
+            {"text": "done"},
+        ],
+        tools=[("MCP", MCP, params)], agent_options={"returnIntermediateSteps": True},
+    )
+    state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
+    assert state.status == "success", state.error
+    assert [s["observation"] for s in state.result[0]["json"]["intermediateSteps"]] == ["3", "OK!"]
+    assert starts.read_text().count("start") == 3  # one listing for three rounds, one start per call
