@@ -9,6 +9,7 @@ from .agent.tools_agent import ToolsAgent
 from .core.set_fields import SetFields
 from .core.sticky_note import StickyNote
 from .memory.buffer_window import BufferWindowMemory
+from .models.local_model import LocalChatModel
 from .models.ollama_chat import OllamaChatModel
 from .models.openai_chat import OpenAIChatModel
 from .models.scripted import ScriptedChatModel
@@ -28,6 +29,7 @@ BUILTIN_NODE_TYPES: list[type[NodeType]] = [
     ScriptedChatModel,
     OpenAIChatModel,
     OllamaChatModel,
+    LocalChatModel,
     BufferWindowMemory,
     Calculator,
     ThinkTool,
