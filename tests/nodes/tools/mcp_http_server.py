@@ -1,18 +1,22 @@
 """A small MCP server over streamable HTTP, built with the SDK's own server API, for the tests.
 
-Run as `python mcp_http_server.py PORT [--no-tools]` to serve on 127.0.0.1:PORT/mcp, or as
-`python mcp_http_server.py stdio STARTS_FILE` to speak stdio and note each start in STARTS_FILE.
+Run as `python mcp_http_server.py PORT [--no-tools] [--sse]` to serve on 127.0.0.1:PORT/mcp
+(or /sse with --sse), or as `python mcp_http_server.py stdio STARTS_FILE` to speak stdio, note
+each start's process id in STARTS_FILE and offer a slow `wait` tool that notes its start there.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+
+import anyio
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
-def build(with_tools: bool) -> MCPServer:
+def build(with_tools: bool, starts_file: str | None = None) -> MCPServer:
     server = MCPServer("mini-n8n test server")
     if with_tools:
 
@@ -28,13 +32,24 @@ def build(with_tools: bool) -> MCPServer:
         def explode(reason: str) -> str:
             raise ToolError(f"exploded because {reason}")
 
+    if starts_file is not None:
+
+        @server.tool(description="Wait some seconds")
+        async def wait(seconds: float) -> str:
+            with open(starts_file, "a", encoding="utf-8") as notes:
+                notes.write("waiting\n")
+            await anyio.sleep(seconds)
+            return "waited"
+
     return server
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         with open(sys.argv[2], "a", encoding="utf-8") as starts:
-            starts.write("start\n")
-        build(True).run("stdio")
+            starts.write(f"start {os.getpid()}\n")
+        build(True, starts_file=sys.argv[2]).run("stdio")
+    elif "--sse" in sys.argv:
+        build(True).run("sse", host="127.0.0.1", port=int(sys.argv[1]))
     else:
         build("--no-tools" not in sys.argv).run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))

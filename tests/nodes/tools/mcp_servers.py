@@ -39,7 +39,7 @@ def http_mcp_server(*extra: str) -> Iterator[str]:
     )
     try:
         _wait_listening(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if '--sse' in extra else 'mcp'}"
     finally:
         process.terminate()
         try:

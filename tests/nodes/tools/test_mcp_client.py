@@ -134,3 +134,38 @@ async def test_stdio_server_lists_once_per_execution_and_starts_per_call(engine:
     assert state.status == "success", state.error
     assert [s["observation"] for s in state.result[0]["json"]["intermediateSteps"]] == ["3", "OK!"]
     assert starts.read_text().count("start") == 3  # one listing for three rounds, one start per call
+
+
+async def test_sse_transport_of_version_1_nodes(engine: Engine) -> None:
+    with http_mcp_server("--sse") as url:
+        params = {"sseEndpoint": url, "options": {"timeout": 20000}}  # n8n's default transport is SSE
+        state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")])
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["intermediateSteps"][0]["observation"] == "5"
+
+
+async def test_stop_during_a_tool_call_ends_the_server_process(engine: Engine, tmp_path) -> None:
+    import asyncio
+    import os
+
+    from engine.abort import AbortSignal
+    from tests.nodes.tools.mcp_servers import SERVER
+
+    starts = tmp_path / "starts"
+    params = {"serverTransport": "stdio", "command": sys.executable, "arguments": f"{SERVER} stdio {starts}"}
+    wf = agent_workflow(
+        [{"text": "", "toolCalls": [tool_call("wait", {"seconds": 60}, "c1")]}, {"text": "done"}],
+        tools=[("MCP", MCP, params)],
+    )
+    signal = AbortSignal()
+    run_task = asyncio.create_task(engine.run(wf, items=[{"json": {"chatInput": "go"}}], signal=signal))
+    for _ in range(2000):  # bounded wait for the server to be inside the tool
+        if starts.exists() and "waiting" in starts.read_text():
+            break
+        await asyncio.sleep(0.01)
+    pid = int(starts.read_text().splitlines()[1].split()[1])
+    signal.abort()
+    state = await asyncio.wait_for(run_task, 20)
+    assert state.status == "cancelled"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
