@@ -25,6 +25,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
+from engine.workflow import Node
 
 from .naming import node_name_to_tool_name
 
@@ -167,7 +168,7 @@ class CodeTool(NodeType):
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: CodeToolParams = ctx.params()
-        self._check_language(params, ctx.node.name)
+        self._check_language(params, ctx.node)
         return ToolSpec(
             name=node_name_to_tool_name(params.name or ctx.node.name),
             description=params.description or "Runs Python code on the input and returns its result",
@@ -178,7 +179,7 @@ class CodeTool(NodeType):
         out = []
         for i, item in enumerate(ctx.items):
             params: CodeToolParams = ctx.params(i)
-            self._check_language(params, ctx.node.name)
+            self._check_language(params, ctx.node)
             args = dict(item.get("json", {}))
             query = args if params.specifyInputSchema else args.get("query", args.get("input", ""))
             try:
@@ -189,8 +190,12 @@ class CodeTool(NodeType):
         return [out]
 
     @staticmethod
-    def _check_language(params: CodeToolParams, node: str) -> None:
-        if params.language != "python":
+    def _check_language(params: CodeToolParams, node: Node) -> None:
+        raw = node.parameters
+        # n8n leaves its default language (JavaScript) out of exported files: such a node has jsCode only.
+        javascript_by_default = "language" not in raw and bool(raw.get("jsCode")) and not raw.get("pythonCode")
+        if params.language != "python" or javascript_by_default:
             raise NodeOperationError(
-                f'Node "{node}" is set to JavaScript; mini-n8n runs Python code only (set Language to Python)', node=node
+                f'Node "{node.name}" is set to JavaScript; mini-n8n runs Python code only (set Language to Python)',
+                node=node.name,
             )

@@ -90,8 +90,9 @@ async def test_the_code_runs_in_its_own_isolated_interpreter(engine: Engine) -> 
     assert int(pid) != os.getpid() and isolated == "1"
 
 
-async def test_javascript_is_refused_clearly(engine: Engine) -> None:
-    wf = agent_workflow([{"text": "ok"}], tools=[("JS", CODE, {"language": "javaScript", "jsCode": "return 1"})])
+@pytest.mark.parametrize("params", [{"language": "javaScript", "jsCode": "return 1"}, {"jsCode": "return query"}])
+async def test_javascript_is_refused_clearly(engine: Engine, params: dict) -> None:
+    wf = agent_workflow([{"text": "ok"}], tools=[("JS", CODE, params)])
     state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
     assert state.status == "error"
     assert "runs Python code only" in state.error.message
