@@ -54,7 +54,7 @@ class AgentTool(ToolsAgent):
     version = 2.2
     display_name = "AI Agent Tool"
     description = "An agent another agent can call as a tool: its own model, memory and tools"
-    group = "AI"
+    group = "Tools"
     icon = "agent"
     default_name = "AI Agent Tool"
     inputs = (

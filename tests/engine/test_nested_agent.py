@@ -126,3 +126,24 @@ async def test_inner_agent_failure_is_an_observation_for_the_outer_model(engine:
     observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
     assert observation == "Error: the inner model is down"
     assert state.run_data["Shop Clerk"][0].execution_status == "error"
+
+
+async def test_nested_run_resumes_from_json_at_every_boundary(engine: Engine) -> None:
+    """Stop before every stack entry, keep only JSON text, continue in a fresh engine: same answer."""
+    import json
+
+    from engine.registry import builtin_registry
+
+    execution = engine.create(two_level_workflow(), items=[{"json": {"chatInput": "Price of 17 shirts?"}}])
+    state = await execution.run(pause=lambda boundary: True)
+    kinds: list[tuple[str, str]] = []
+    while state.status == "paused":
+        snapshot = json.dumps(execution.snapshot())
+        top = json.loads(snapshot)["stack"][-1]
+        kinds.append((top["node"], top.get("mode", "main")))
+        execution = Engine(builtin_registry(), engine.services).restore(json.loads(snapshot))
+        state = await execution.run(pause=lambda boundary: True)
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "17 shirts cost 425 dollars."
+    assert ("Calculator", "tool") in kinds and ("Shop Clerk", "tool") in kinds
+    assert state.run_data["Calculator"][0].metadata["parent"]["toolCallId"] == "outer_1"
