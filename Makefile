@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev
+EXTRAS ?= dev,local
 
 .PHONY: run test bench venv clean
 

@@ -37,7 +37,7 @@ def to_wire_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
         if m.role == "assistant" and m.tool_calls:
             out.append({
                 "role": "assistant",
-                "content": m.content or None,
+                "content": m.content,  # a string even when empty: some servers reject null
                 "tool_calls": [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_args(c.args)}}
                     for c in m.tool_calls
