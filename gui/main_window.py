@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, Q
 from PySide6.QtWidgets import (
     QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar, QWidget,
 )
+from shiboken6 import isValid
 
 from gui import theme
 from gui.bridge import (
@@ -78,7 +79,7 @@ class MainWindow(QMainWindow):
         self.canvas.type_dropped.connect(self._on_type_dropped)
         self.canvas.search_typed.connect(self._on_search_typed)
         self.palette_panel.add_requested.connect(self.add_node_at_centre)
-        self.undo_stack.cleanChanged.connect(lambda _clean: self._update_title())
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(AUTOSAVE_DELAY_MS)
@@ -226,6 +227,10 @@ class MainWindow(QMainWindow):
 
     def is_modified(self) -> bool:
         return not self.undo_stack.isClean()
+
+    def _on_clean_changed(self, _clean: bool) -> None:
+        if isValid(self):  # the stack also reports while the window is being destroyed
+            self._update_title()
 
     def _update_title(self) -> None:
         name = self.path.name if self.path is not None else "Untitled"

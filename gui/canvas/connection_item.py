@@ -58,6 +58,10 @@ class ConnectionItem(QGraphicsItem):
     def boundingRect(self) -> QRectF:
         return self._path.boundingRect().adjusted(-8, -8, 8, 8)
 
+    def path_point(self, fraction: float) -> QPointF:
+        """A point on the curve (0 at the source port, 1 at the target)."""
+        return self._path.pointAtPercent(max(0.0, min(1.0, fraction)))
+
     def shape(self) -> QPainterPath:
         return self._shape
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath,
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
-from gui.bridge import MAIN, Node, NodeType
+from gui.bridge import MAIN, Node, NodeType, PortSpec, port_name
 
 from .port_item import PortItem
 
@@ -22,11 +22,10 @@ WIDE_HEIGHT = 100.0
 LABEL_WIDTH = 200.0
 
 
-def node_kind(node_type: NodeType) -> str:
+def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> str:
     """How a node is drawn: `wide` (takes sub-nodes), `sub` (feeds a parent), or `square`."""
-    if any(spec.type != MAIN for spec in node_type.inputs):
+    if any(spec.type != MAIN for spec in inputs):
         return "wide"
-    outputs = node_type.outputs
     if outputs and all(spec.type != MAIN for spec in outputs):
         return "sub"
     return "square"
@@ -35,11 +34,19 @@ def node_kind(node_type: NodeType) -> str:
 class NodeItem(QGraphicsItem):
     """The drawing of one workflow node; `set_run_state` paints the run status area."""
 
-    def __init__(self, node: Node, node_type: NodeType) -> None:
+    def __init__(self, node: Node, node_type: NodeType,
+                 link_types: tuple[set[str], set[str]] | None = None) -> None:
+        """`link_types` (inputs, outputs) gives an unsupported node ports for the links it has."""
         super().__init__()
         self.node = node
         self.node_type = node_type
-        self.kind = node_kind(node_type)
+        self.inputs: tuple[PortSpec, ...] = node_type.inputs
+        self.outputs: tuple[PortSpec, ...] = node_type.outputs
+        if link_types is not None:
+            ins, outs = link_types
+            self.inputs = tuple(PortSpec(t, t if t == MAIN else "") for t in sorted(ins or {MAIN}))
+            self.outputs = tuple(PortSpec(t) for t in sorted(outs or {MAIN}))
+        self.kind = node_kind(self.inputs, self.outputs)
         self.name = node.name
         self.disabled = node.is_disabled
         self.status: str | None = None
@@ -69,10 +76,10 @@ class NodeItem(QGraphicsItem):
 
     # ----- ports ---------------------------------------------------------------------------
     def _build_ports(self) -> None:
-        main_in = [s for s in self.node_type.inputs if s.type == MAIN]
-        sub_in = [s for s in self.node_type.inputs if s.type != MAIN]
-        main_out = [s for s in self.node_type.outputs if s.type == MAIN]
-        sub_out = [s for s in self.node_type.outputs if s.type != MAIN]
+        main_in = [s for s in self.inputs if s.type == MAIN]
+        sub_in = [s for s in self.inputs if s.type != MAIN]
+        main_out = [s for s in self.outputs if s.type == MAIN]
+        sub_out = [s for s in self.outputs if s.type != MAIN]
         for i, spec in enumerate(main_in):
             port = PortItem(self, "in", MAIN, i, spec.label, spec.required, "left")
             port.setPos(0, self.height * (i + 1) / (len(main_in) + 1))
@@ -83,7 +90,7 @@ class NodeItem(QGraphicsItem):
             self.ports.append(port)
         step = self.width / max(1, len(sub_in))
         for i, spec in enumerate(sub_in):
-            label = (spec.label or spec.type) + ("*" if spec.required else "")
+            label = (spec.label or port_name(spec.type)) + ("*" if spec.required else "")
             port = PortItem(self, "in", spec.type, 0, label, spec.required, "bottom")
             port.setPos(step * (i + 0.5), self.height)
             self.ports.append(port)

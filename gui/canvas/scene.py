@@ -62,7 +62,12 @@ class WorkflowScene(QGraphicsScene):
             item = self._items.get(id(node))
             if item is None:
                 node_type = self.registry.get(node.type)
-                item = StickyItem(node, node_type) if node.type == STICKY_TYPE else NodeItem(node, node_type)
+                if node.type == STICKY_TYPE:
+                    item = StickyItem(node, node_type)
+                elif not node_type.supported:
+                    item = NodeItem(node, node_type, self._link_types(node.name))
+                else:
+                    item = NodeItem(node, node_type)
                 self.addItem(item)
             else:
                 item.refresh(node)
@@ -88,6 +93,17 @@ class WorkflowScene(QGraphicsScene):
         for link in [k for k in self._links if k not in wanted]:
             self._drop_link(self._links[link])
         self.refresh_problems()
+
+    def _link_types(self, name: str) -> tuple[set[str], set[str]]:
+        """The connection types going into and out of a node, from the document's links."""
+        ins: set[str] = set()
+        outs: set[str] = set()
+        for src, ctype, _i, target in self.workflow.links():
+            if src == name:
+                outs.add(ctype)
+            if target.node == name:
+                ins.add(ctype)
+        return ins, outs
 
     def _add_link(self, link: Link) -> None:
         source = self._by_name.get(link.source)
@@ -203,7 +219,7 @@ class WorkflowScene(QGraphicsScene):
         if best is not None:
             return best
         for item in self.items(pos):
-            if isinstance(item, NodeItem) and item is not start.node_item:
+            if isinstance(item, NodeItem):
                 return item.port(wanted, start.conn_type) or next(
                     (p for p in item.ports if p.direction == wanted), None)
         return None

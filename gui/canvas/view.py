@@ -39,7 +39,7 @@ class CanvasView(QGraphicsView):
         self.setCacheMode(QGraphicsView.CacheModeFlag.CacheBackground)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -99,16 +99,25 @@ class CanvasView(QGraphicsView):
         self.minimap.move(self.width() - self.minimap.width() - 12, self.height() - self.minimap.height() - 12)
 
     # ----- zoom and pan -------------------------------------------------------------------------
-    def set_zoom(self, factor: float) -> None:
+    def set_zoom(self, factor: float, anchor: QPointF | None = None) -> None:
+        """Scale by `factor` (within the zoom limits), keeping the scene point under `anchor` still."""
         target = max(MIN_ZOOM, min(MAX_ZOOM, self.zoom() * factor))
+        if anchor is None:
+            anchor = QPointF(self.viewport().rect().center())
+        fixed = self.mapToScene(anchor.toPoint())
+        old_anchor = self.transformationAnchor()
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.scale(target / self.zoom(), target / self.zoom())
+        self.setTransformationAnchor(old_anchor)
+        moved = self.mapFromScene(fixed)
+        self.pan_by(anchor.x() - moved.x(), anchor.y() - moved.y())
         self.minimap.update()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         delta = event.angleDelta().y()
         if delta == 0:
             return
-        self.set_zoom(math.pow(1.0015, delta))
+        self.set_zoom(math.pow(1.0015, delta), event.position())
         event.accept()
 
     def zoom_in(self) -> None:

@@ -51,8 +51,8 @@ def make_window(qtbot, editor_env: Path) -> Iterator[Callable[..., Any]]:  # typ
 
     windows = []
 
-    def make(path: Path | None = None) -> MainWindow:
-        window = MainWindow()
+    def make(path: Path | None = None, registry: Any = None) -> MainWindow:
+        window = MainWindow(bridge_registry=registry)
         qtbot.addWidget(window)
         window.resize(1400, 900)
         window.show()
@@ -65,9 +65,10 @@ def make_window(qtbot, editor_env: Path) -> Iterator[Callable[..., Any]]:  # typ
     yield make
 
 
-def mouse(view: CanvasView, kind: QEvent.Type, scene_point: QPointF, button: Qt.MouseButton,
+def mouse(view: CanvasView, kind: QEvent.Type, point: QPointF | QPoint, button: Qt.MouseButton,
           buttons: Qt.MouseButton, modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
-    local = QPointF(view.mapFromScene(scene_point))
+    """A mouse event at a scene point (QPointF) or a viewport point (QPoint)."""
+    local = QPointF(point) if isinstance(point, QPoint) else QPointF(view.mapFromScene(point))
     global_point = QPointF(view.viewport().mapToGlobal(local.toPoint()))
     event = QMouseEvent(kind, local, global_point, button, buttons, modifiers)
     QApplication.sendEvent(view.viewport(), event)
@@ -131,6 +132,13 @@ def centre(item: Any) -> QPointF:
     return item.sceneBoundingRect().center() if not hasattr(item, "body_rect") else item.mapToScene(item.body_rect().center())
 
 
+def focus_canvas(qtbot, window: Any) -> None:  # type: ignore[no-untyped-def]
+    """Give the canvas keyboard focus, as clicking into it does."""
+    window.activateWindow()
+    window.canvas.setFocus()
+    qtbot.waitUntil(window.canvas.hasFocus)
+
+
 def focus_out(qtbot, widget: Any) -> None:  # type: ignore[no-untyped-def]
     """Move keyboard focus away from a field so it commits (as tabbing away does)."""
     widget.clearFocus()
@@ -138,4 +146,4 @@ def focus_out(qtbot, widget: Any) -> None:  # type: ignore[no-untyped-def]
 
 
 __all__ = ["editor_env", "make_window", "drag", "click", "mouse", "port_pos", "connect_by_drag", "palette_add",
-           "document_data", "centre", "focus_out", "answer_next", "EXAMPLE", "QPoint"]
+           "document_data", "centre", "focus_out", "focus_canvas", "answer_next", "EXAMPLE", "QPoint"]
