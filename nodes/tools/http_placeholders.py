@@ -23,7 +23,7 @@ SCHEMA_TYPES: dict[str, dict[str, Any]] = {
 
 
 class PlaceholderError(ValueError):
-    """A template that cannot be filled; the message names the placeholder and where it is."""
+    """A request that cannot be built from its templates; the message names what and where."""
 
 
 def names_in(text: str) -> list[str]:
