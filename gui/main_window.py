@@ -147,7 +147,8 @@ class MainWindow(QMainWindow):
         self.act_zoom_out = self._action("Zoom &Out", self.canvas.zoom_out, K.ZoomOut)
         self.act_zoom_reset = self._action("Actual Size", self._zoom_reset, "Ctrl+0")
         self.act_minimap = QAction("Overview Map", self, checkable=True, checked=True)
-        self.act_minimap.toggled.connect(self.canvas.minimap.setVisible)
+        self.act_minimap.setStatusTip("Show an overview in the corner while part of the workflow is out of sight")
+        self.act_minimap.toggled.connect(self.canvas.set_minimap_wanted)
         for action in (self.act_cut, self.act_copy, self.act_paste, self.act_duplicate, self.act_delete,
                        self.act_select_all, self.act_rename, self.act_disable):
             # canvas editing shortcuts must not steal keys from text fields in the panels
@@ -218,6 +219,7 @@ class MainWindow(QMainWindow):
         """Called by every command after it changed the document."""
         self.scene.sync()
         self.canvas.minimap.rebuild()
+        self.canvas.update_minimap()
         if self._selected and not self.document.has_node(self._selected):
             self._on_selection_changed()
         self.inspector.refresh()

@@ -24,7 +24,7 @@ class Minimap(QWidget):
     def __init__(self, view: "CanvasView") -> None:
         super().__init__(view)
         self.view = view
-        self.setFixedSize(200, 130)
+        self.setFixedSize(180, 112)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
         self._world = QRectF()

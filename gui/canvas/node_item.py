@@ -157,7 +157,7 @@ class NodeItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         extra = (LABEL_WIDTH - self.width) / 2 if self.width < LABEL_WIDTH else 0
-        return QRectF(-extra - 14, -14, self.width + 2 * extra + 28, self.height + 62)
+        return QRectF(-extra - 14, -14, self.width + 2 * extra + 28, self.height + 76)
 
     def shape(self) -> QPainterPath:
         return self.body_path()
@@ -234,22 +234,32 @@ class NodeItem(QGraphicsItem):
         name_font = theme.ui_font(9.5, bold=True)
         small = theme.ui_font(8)
         if self.kind == "wide":
+            subtitle = "Deactivated" if self.disabled else (
+                self.node_type.display_name if self.name != self.node_type.display_name else "")
             painter.setFont(name_font)
             painter.setPen(t.node_text)
             fm = QFontMetricsF(name_font)
-            text_rect = QRectF(74, self.height / 2 - 20, self.width - 110, 22)
+            top = self.height / 2 - (20 if subtitle else 11)
+            text_rect = QRectF(74, top, self.width - 110, 22)
             painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                              fm.elidedText(self.name, Qt.TextElideMode.ElideRight, text_rect.width()))
             painter.setFont(small)
-            painter.setPen(t.muted_text)
-            subtitle = "Deactivated" if self.disabled else self.node_type.display_name
-            painter.drawText(QRectF(74, self.height / 2 + 1, self.width - 110, 18),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, subtitle)
+            if subtitle:
+                painter.setPen(t.muted_text)
+                painter.drawText(QRectF(74, self.height / 2 + 1, self.width - 110, 18),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, subtitle)
+            fm_small = QFontMetricsF(small)
             for port in self.ports:
                 if port.side == "bottom":
+                    width = fm_small.horizontalAdvance(port.label) + 8
+                    box = QRectF(port.x() - width / 2, self.height + 10, width, fm_small.height() + 2)
+                    back = QColor(t.canvas)
+                    back.setAlpha(225)
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.setBrush(back)
+                    painter.drawRoundedRect(box, 4, 4)
                     painter.setPen(t.port_colour(port.conn_type) if port.required else t.muted_text)
-                    painter.drawText(QRectF(port.x() - 45, self.height + 9, 90, 16),
-                                     Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, port.label)
+                    painter.drawText(box, Qt.AlignmentFlag.AlignCenter, port.label)
             return
         if not self.node_type.supported:
             painter.setFont(theme.ui_font(7, bold=True))
@@ -259,8 +269,10 @@ class NodeItem(QGraphicsItem):
         painter.setPen(t.node_text)
         fm = QFontMetricsF(name_font)
         left = self.width / 2 - LABEL_WIDTH / 2
-        painter.drawText(QRectF(left, self.height + 8, LABEL_WIDTH, 18), Qt.AlignmentFlag.AlignHCenter,
-                         fm.elidedText(self.name, Qt.TextElideMode.ElideRight, LABEL_WIDTH))
+        lines = self._label_lines(fm)
+        for i, line in enumerate(lines):
+            painter.drawText(QRectF(left, self.height + 8 + i * 16, LABEL_WIDTH, 18), Qt.AlignmentFlag.AlignHCenter, line)
+        subtitle_top = self.height + 10 + 16 * len(lines)
         subtitle = ""
         if not self.node_type.supported:
             subtitle = self.node.type
@@ -270,8 +282,26 @@ class NodeItem(QGraphicsItem):
             painter.setFont(small)
             painter.setPen(t.unsupported if not self.node_type.supported else t.muted_text)
             fm_small = QFontMetricsF(small)
-            painter.drawText(QRectF(left, self.height + 26, LABEL_WIDTH, 16), Qt.AlignmentFlag.AlignHCenter,
+            painter.drawText(QRectF(left, subtitle_top, LABEL_WIDTH, 16), Qt.AlignmentFlag.AlignHCenter,
                              fm_small.elidedText(subtitle, Qt.TextElideMode.ElideMiddle, LABEL_WIDTH))
+
+    def _label_lines(self, fm: QFontMetricsF) -> list[str]:
+        """The name in at most two centred lines, broken at a space, the rest elided."""
+        width = LABEL_WIDTH - 30
+        if fm.horizontalAdvance(self.name) <= width:
+            return [self.name]
+        words = self.name.split(" ")
+        first = words[0]
+        rest_at = 1
+        for i in range(1, len(words)):
+            candidate = " ".join(words[: i + 1])
+            if fm.horizontalAdvance(candidate) > width:
+                break
+            first, rest_at = candidate, i + 1
+        rest = " ".join(words[rest_at:])
+        if not rest:
+            return [fm.elidedText(self.name, Qt.TextElideMode.ElideRight, width)]
+        return [first, fm.elidedText(rest, Qt.TextElideMode.ElideRight, width)]
 
     def _paint_status(self, painter: QPainter, t: theme.Theme) -> None:
         if self.problem and not self.status:
@@ -287,16 +317,18 @@ class NodeItem(QGraphicsItem):
         colour = t.status_colour(self.status)
         glyph = {"running": "…", "success": "✓", "error": "!", "paused": "❚❚"}.get(self.status, "")
         text = f"{glyph} {self.runs}" if self.runs > 1 or (self.runs and self.status != "running") else glyph
-        font = theme.ui_font(7.5, bold=True)
+        font = theme.ui_font(8.5, bold=True)
         fm = QFontMetricsF(font)
-        width = max(20.0, fm.horizontalAdvance(text) + 12)
+        width = max(22.0, fm.horizontalAdvance(text) + 14)
         if self.kind == "sub":
-            rect = QRectF(self.width - width + 6, self.height - 18, width, 18)
+            rect = QRectF(self.width - width + 8, self.height - 20, width, 20)
+        elif self.kind == "wide":
+            rect = QRectF(self.width - width - 8, 8, width, 20)
         else:
-            rect = QRectF(self.width - width - 6, self.height - 24, width, 18)
+            rect = QRectF(self.width - width - 6, self.height - 26, width, 20)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)
-        painter.drawRoundedRect(rect, 9, 9)
+        painter.drawRoundedRect(rect, 10, 10)
         painter.setFont(font)
         painter.setPen(QColor("white"))
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)

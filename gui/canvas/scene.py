@@ -162,7 +162,8 @@ class WorkflowScene(QGraphicsScene):
     def items_rect(self) -> QRectF:
         rect = QRectF()
         for item in self._by_name.values():
-            rect = rect.united(item.sceneBoundingRect())
+            if isValid(item):
+                rect = rect.united(item.sceneBoundingRect())
         return rect
 
     # ----- moving nodes ---------------------------------------------------------------------

@@ -13,6 +13,7 @@ from PySide6.QtGui import (
     QWheelEvent,
 )
 from PySide6.QtWidgets import QFrame, QGraphicsView
+from shiboken6 import isValid
 
 from gui import theme
 
@@ -50,8 +51,9 @@ class CanvasView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._pan_from: QPointF | None = None
         self.minimap = Minimap(self)
-        self.horizontalScrollBar().valueChanged.connect(self.minimap.update)
-        self.verticalScrollBar().valueChanged.connect(self.minimap.update)
+        self.minimap_wanted = True
+        self.horizontalScrollBar().valueChanged.connect(self.update_minimap)
+        self.verticalScrollBar().valueChanged.connect(self.update_minimap)
         theme.manager().changed.connect(self.on_theme_changed)
 
     # ----- lookups (used by the run panels too) -----------------------------------------------
@@ -97,6 +99,21 @@ class CanvasView(QGraphicsView):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.minimap.move(self.width() - self.minimap.width() - 12, self.height() - self.minimap.height() - 12)
+        self.update_minimap()
+
+    def set_minimap_wanted(self, on: bool) -> None:
+        self.minimap_wanted = on
+        self.update_minimap()
+
+    def update_minimap(self) -> None:
+        """The overview shows while part of the workflow is out of sight (and the user wants it)."""
+        if not isValid(self) or not isValid(self.minimap):
+            return  # scroll bars report while the view is being destroyed
+        content = self.canvas_scene.items_rect()
+        hidden = not content.isNull() and not self.visible_scene_rect().contains(content)
+        self.minimap.setVisible(self.minimap_wanted and hidden)
+        if self.minimap.isVisible():
+            self.minimap.update()
 
     # ----- zoom and pan -------------------------------------------------------------------------
     def set_zoom(self, factor: float, anchor: QPointF | None = None) -> None:
@@ -111,7 +128,7 @@ class CanvasView(QGraphicsView):
         self.setTransformationAnchor(old_anchor)
         moved = self.mapFromScene(fixed)
         self.pan_by(anchor.x() - moved.x(), anchor.y() - moved.y())
-        self.minimap.update()
+        self.update_minimap()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         delta = event.angleDelta().y()
@@ -137,7 +154,7 @@ class CanvasView(QGraphicsView):
             self.set_zoom(1.2 / self.zoom())
         if self.zoom() < MIN_ZOOM:
             self.set_zoom(MIN_ZOOM / self.zoom())
-        self.minimap.update()
+        self.update_minimap()
 
     def pan_by(self, dx: float, dy: float) -> None:
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - round(dx))
