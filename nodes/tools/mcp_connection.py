@@ -3,6 +3,7 @@
 The stdio client and the SDK's anyio task groups are entered and left inside one call (one
 task), under one deadline, so a broken server can neither hang a run nor leak its process.
 Every failure comes out as an McpFailure whose message says what went wrong in user terms.
+The SDK is imported on first use: it takes about a second to import, and most runs need none.
 """
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ import contextlib
 import json
 import tempfile
 from dataclasses import dataclass, field
-from typing import IO, Any, AsyncIterator, Awaitable, Callable, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, TypeVar
 
-import anyio
-import mcp.types as mcp_types
-from mcp import ClientSession, MCPError, StdioServerParameters
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
+if TYPE_CHECKING:
+    import mcp.types as mcp_types
+    from mcp import ClientSession
 
 T = TypeVar("T")
 Transport = Literal["stdio", "httpStreamable", "sse"]
@@ -66,6 +64,11 @@ def _stderr_tail(errlog: IO[str] | None) -> str:
 
 @contextlib.asynccontextmanager
 async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
+    from mcp import StdioServerParameters
+    from mcp.client.sse import sse_client
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if server.transport == "stdio":
         params = StdioServerParameters(command=server.command, args=server.args, env=server.env or None)
         async with stdio_client(params, errlog=errlog) as streams:
@@ -79,6 +82,8 @@ async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
 
 
 def _explain(server: McpServer, exc: BaseException, phase: str, errlog: IO[str]) -> McpFailure:
+    from mcp import MCPError
+
     leaf = _leaf(exc)
     stderr = _stderr_tail(errlog)
     said = f"; it wrote: {stderr}" if stderr else ""
@@ -98,8 +103,11 @@ def _explain(server: McpServer, exc: BaseException, phase: str, errlog: IO[str])
     return McpFailure(f"The MCP server ({where}) failed while {phase}: {type(leaf).__name__}: {leaf}{said}")
 
 
-async def with_session(server: McpServer, phase: str, action: Callable[[ClientSession], Awaitable[T]]) -> T:
+async def with_session(server: McpServer, phase: str, action: Callable[["ClientSession"], Awaitable[T]]) -> T:
     """Open a session, run `action` on it, close it: all in this task and under one deadline."""
+    import anyio
+    from mcp import ClientSession
+
     if server.transport == "stdio" and not server.command.strip():
         raise McpFailure("No command is set to start the MCP server")
     if server.transport != "stdio" and not server.url.strip():
@@ -122,8 +130,9 @@ async def with_session(server: McpServer, phase: str, action: Callable[[ClientSe
             raise _explain(server, exc, current, errlog) from None
 
 
-async def list_tools(server: McpServer) -> list[mcp_types.Tool]:
+async def list_tools(server: McpServer) -> list["mcp_types.Tool"]:
     """Every tool the server offers (all pages)."""
+    import mcp.types as mcp_types
 
     async def action(session: ClientSession) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []
@@ -139,8 +148,10 @@ async def list_tools(server: McpServer) -> list[mcp_types.Tool]:
     return await with_session(server, "listing its tools", action)
 
 
-def result_text(result: mcp_types.CallToolResult) -> str:
+def result_text(result: "mcp_types.CallToolResult") -> str:
     """A tool result as the text the model reads: text parts joined, other parts as JSON."""
+    import mcp.types as mcp_types
+
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
