@@ -55,7 +55,7 @@ class AgentTool(ToolsAgent):
     display_name = "AI Agent Tool"
     description = "An agent another agent can call as a tool: its own model, memory and tools"
     group = "Tools"
-    icon = "agent"
+    icon = "agent-tool"
     default_name = "AI Agent Tool"
     inputs = (
         PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),

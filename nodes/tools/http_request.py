@@ -205,7 +205,7 @@ class HttpRequestTool(NodeType):
     display_name = "HTTP Request Tool"
     description = "Lets the agent call an HTTP API; parts in {braces} are filled in by the model"
     group = "Tools"
-    icon = "http"
+    icon = "http-request"
     default_name = "HTTP Request"
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
