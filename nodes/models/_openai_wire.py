@@ -93,6 +93,7 @@ class StreamAssembler:
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Usage | None = None
     finish_reason: str | None = None
+    deltas: int = 0  # chunks that carried text or a tool-call piece: about one token each
 
     def feed(self, chunk: dict[str, Any], on_token: TokenCallback | None) -> None:
         self.usage = usage_of(chunk) or self.usage
@@ -103,6 +104,8 @@ class StreamAssembler:
                 self.finish_reason = choice["finish_reason"]
             delta = choice.get("delta") or {}
             piece = delta.get("content")
+            if piece or delta.get("tool_calls"):
+                self.deltas += 1
             if isinstance(piece, str) and piece:
                 self.text.append(piece)
                 if on_token is not None:
@@ -125,9 +128,16 @@ class StreamAssembler:
         elif isinstance(args, dict):
             call.arguments += json.dumps(args)
 
-    def reply(self) -> ModelReply:
+    def reply(self, prompt_estimate: int = 0) -> ModelReply:
+        """The assembled reply; servers that send no usage get one estimated from the stream."""
         calls = [
             ToolCall(id=c.id or f"call_{i + 1}", name=c.name, args=decode_args(c.arguments))
             for i, (_index, c) in enumerate(sorted(self.calls.items()))
         ]
-        return ModelReply(content="".join(self.text), toolCalls=calls, usage=self.usage or Usage())
+        usage = self.usage or Usage(promptTokens=prompt_estimate, completionTokens=self.deltas)
+        return ModelReply(content="".join(self.text), toolCalls=calls, usage=usage)
+
+
+def estimate_prompt_tokens(body: dict[str, Any]) -> int:
+    """About four characters a token: for servers that report no usage."""
+    return (len(json.dumps(body.get("messages", []), ensure_ascii=False)) + 3) // 4

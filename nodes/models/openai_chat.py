@@ -2,7 +2,8 @@
 
 Works with llama.cpp's server, vLLM, LM Studio and Ollama's /v1 alike. Streams tokens over
 server-sent events when a token callback is given, assembles tool-call deltas, reads usage
-from the stream (`stream_options.include_usage`) or the response.
+from the stream (`stream_options.include_usage`) or the response, estimated when a server
+sends none (llama-cpp-python's server does not).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json
-from ._openai_wire import StreamAssembler, reply_from_completion, to_wire_messages, to_wire_tools
+from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion, to_wire_messages, to_wire_tools
 
 OPENAI_API = "https://api.openai.com/v1"
 CREDENTIAL_TYPE = "openAiApi"
@@ -92,10 +93,11 @@ class OpenAIChat:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
         with cancel_on_abort(signal):
-            response = await open_response(ep, request_body(self.params, messages, tools, stream))
+            body = request_body(self.params, messages, tools, stream)
+            response = await open_response(ep, body)
             try:
                 if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                    return await self._read_stream(response, on_token)
+                    return await self._read_stream(response, on_token, estimate_prompt_tokens(body))
                 doc = await read_json(ep, response)
             finally:
                 await response.aclose()
@@ -112,7 +114,7 @@ class OpenAIChat:
             on_token(reply.content)
         return reply
 
-    async def _read_stream(self, response: Any, on_token: TokenCallback | None) -> ModelReply:
+    async def _read_stream(self, response: Any, on_token: TokenCallback | None, prompt_estimate: int) -> ModelReply:
         ep = self.endpoint
         assembler = StreamAssembler()
         data: list[str] = []
@@ -141,7 +143,7 @@ class OpenAIChat:
                     assembler.feed(chunk, on_token)
         if not done and assembler.finish_reason is None:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
-        return assembler.reply()
+        return assembler.reply(prompt_estimate)
 
 
 def _error_text(error: Any) -> str:

@@ -25,8 +25,9 @@ class OpenAIPeer(PeerServer):
     """Speaks the Chat Completions protocol; `model` is the only model it knows."""
 
     def __init__(self, script: list[Step] | None = None, policy: Any = None, model: str = "peer-model",
-                 api_key: str | None = None, token_delay: float = 0.0) -> None:
+                 api_key: str | None = None, token_delay: float = 0.0, send_usage: bool = True) -> None:
         super().__init__(script, policy)
+        self.send_usage = send_usage
         self.model = model
         self.api_key = api_key
         self.token_delay = token_delay
@@ -103,7 +104,7 @@ class OpenAIPeer(PeerServer):
                 out.append(self._chunk([{"index": 0, "delta": {"tool_calls": [part]}, "logprobs": None, "finish_reason": None}]))
         reason = "tool_calls" if step.tool_calls else "stop"
         out.append(self._chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if self.send_usage and (body.get("stream_options") or {}).get("include_usage"):
             out.append(self._chunk([], self.usage(body, step)))
         out.append(b"data: [DONE]\n\n")
         return out

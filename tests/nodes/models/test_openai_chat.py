@@ -72,6 +72,15 @@ async def test_tool_calls_split_across_deltas_are_assembled_by_index(engine: Eng
     assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
 
 
+async def test_usage_is_estimated_when_the_stream_has_none(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step(text="abcdefghijkl")], send_usage=False) as peer:  # four 3-character deltas
+        state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
+    assert state.status == "success", state.error
+    usage = model_runs(state)[0].metadata["tokenUsage"]
+    sent = json.dumps(peer.requests[0].json["messages"], ensure_ascii=False)
+    assert usage == {"promptTokens": (len(sent) + 3) // 4, "completionTokens": 4}
+
+
 async def test_without_streaming_the_response_json_is_read(engine: Engine, no_env_key: None) -> None:
     script = [Step(tool_calls=[CALC_CALL], usage=(11, 2)), Step(text="425", usage=(12, 1))]
     with OpenAIPeer(script) as peer:

@@ -1,0 +1,146 @@
+"""The OpenAI Chat Model node against a peer no one here wrote: llama-cpp-python's own server.
+
+`python -m llama_cpp.server` runs on 127.0.0.1 with the bundled Gemma 3 270M and the
+chatml-function-calling format. Two facts of that server shape the tests: it cannot stream a
+tool decision (the stream breaks off, so the tool workflow turns streaming off), and its
+template drops `tool` messages, so the 270M model asks for the calculator again every round.
+The tool run therefore asserts the protocol (calls made over HTTP, executed, the second request
+grown by the round trip) and ends at the Agent's iteration limit; a final answer streamed over
+SSE is asserted in a run without tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+pytest.importorskip("llama_cpp.server.app")
+
+from engine.executor import Engine  # noqa: E402
+from engine.workflow import save_workflow  # noqa: E402
+from nodes.models._llama_runtime import bundled_model_path  # noqa: E402
+from tests.nodes.models.model_workflows import OPENAI, TokenLog, chat, model_runs, with_model  # noqa: E402
+
+ROOT = Path(__file__).parents[2]
+LINE = re.compile(r"^\[\s*\d+ ms\] (?P<name>.{10,}?) (?P<rest>(in|out|error)=.*)$")
+ALIAS = "gemma-3-270m"
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--host", "127.0.0.1",
+         "--port", str(port), "--chat_format", "chatml-function-calling", "--n_ctx", "4096",
+         "--model_alias", ALIAS],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/models", timeout=1, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not answer within 120 s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def run_cli(tmp_path: Path, workflow: object, message: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "wf.json"
+    save_workflow(workflow, path)
+    env = dict(os.environ, OPENAI_API_KEY="", MINI_N8N_CREDENTIALS=str(tmp_path / "credentials.json"))
+    return subprocess.run([sys.executable, "-m", "engine.cli", "run", str(path), "--message", message],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+
+def log_lines(stdout: str) -> list[tuple[str, str]]:
+    out = []
+    for line in stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            out.append((m.group("name").strip(), m.group("rest")))
+    return out
+
+
+def test_tool_calls_made_and_executed_over_http(llama_server: str, tmp_path: Path) -> None:
+    params = {"model": {"__rl": True, "value": ALIAS, "mode": "list"},
+              "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 64, "streaming": False}}
+    wf = with_model(OPENAI, params, agent_options={"maxIterations": 2})
+    result = run_cli(tmp_path, wf, "What is 17 * 25? Use the calculator.")
+    log = log_lines(result.stdout)
+    assert [name for name, _ in log] == ["Chat", "Model", "Calculator", "Model", "Calculator", "AI Agent"], result.stdout
+    first = json.loads(log[1][1].removeprefix("out="))
+    second = json.loads(log[3][1].removeprefix("out="))
+    for reply, (_name, calc) in ((first, log[2]), (second, log[4])):
+        assert [c["name"] for c in reply["toolCalls"]] == ["Calculator"]
+        assert calc.startswith("in=" + json.dumps(reply["toolCalls"][0]["args"], separators=(",", ":")))
+        assert " out=" in calc or " error=" in calc
+    # the server counted a longer prompt the second time: the call and its result went back to it
+    assert second["usage"]["promptTokens"] > first["usage"]["promptTokens"] > 0
+    assert result.returncode == 1
+    assert "error: [AI Agent] Max iterations (2) reached." in result.stdout
+
+
+def test_final_answer_from_the_cli(llama_server: str, tmp_path: Path) -> None:
+    params = {"model": ALIAS, "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 48}}
+    result = run_cli(tmp_path, with_model(OPENAI, params, tools=[]), "Write a long story about a cat.")
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = log_lines(result.stdout)
+    reply = json.loads(log[1][1].removeprefix("out="))
+    assert reply["content"] and reply["toolCalls"] == []
+    assert reply["usage"]["promptTokens"] > 0 and reply["usage"]["completionTokens"] > 0
+    assert f"answer: {reply['content']}" in result.stdout
+
+
+async def test_tokens_stream_over_sse(llama_server: str, engine: Engine) -> None:
+    params = {"model": ALIAS, "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 48}}
+    tokens = TokenLog()
+    state = await chat(engine, with_model(OPENAI, params, tools=[]), "Write a long story about a cat.", tokens)
+    assert state.status == "success", state.error
+    pieces = [t for n, t in tokens.tokens if n == "Model"]
+    assert len(pieces) > 1 and "".join(pieces) == state.result[0]["json"]["output"]
+    assert model_runs(state)[0].metadata["tokenUsage"]["completionTokens"] > 0
+
+
+async def test_streamed_tool_decision_is_reported_not_hung(llama_server: str, engine: Engine) -> None:
+    """With streaming on, the server breaks off the stream when the model picks a function."""
+    params = {"model": ALIAS, "options": {"baseURL": llama_server, "temperature": 0, "maxRetries": 0}}
+    state = await chat(engine, with_model(OPENAI, params), "What is 17 * 25? Use the calculator.")
+    assert state.status == "error"
+    assert state.error.node == "Model"
+    assert state.error.message == f"the model server at {llama_server} ended the stream mid-reply"
