@@ -67,6 +67,7 @@ def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
 # ----- running workflows (RunBridge: engine hook events -> Qt signals) ------------------------
 
 import asyncio  # noqa: E402
+import gc  # noqa: E402
 import logging  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -102,11 +103,40 @@ __all__ += [
 
 log = logging.getLogger(__name__)
 
-SLICE_MS = 8.0
+SLICE_MS = 4.0
 """The engine runs at most this long before the Qt loop gets a turn (paint, input, timers)."""
 
-FLUSH_MS = 30
+FLUSH_MS = 50
 """Hook events reach the panels in batches at most this often, so a long run never floods the UI."""
+
+
+class _FullCollectionsHeld:
+    """Keeps Python's full (generation-2) garbage collection from pausing the loop mid-run.
+
+    A long run records every message each model call received, so the heap grows by hundreds
+    of thousands of objects; a full collection then stalls the window for hundreds of ms.
+    While any run is going, only the young generations are collected; when the last run ends
+    the surviving objects are frozen (gc.freeze), so later collections do not scan them again.
+    """
+
+    def __init__(self) -> None:
+        self._runs = 0
+        self._saved: tuple[int, int, int] | None = None
+
+    def __enter__(self) -> None:
+        if self._runs == 0:
+            self._saved = gc.get_threshold()
+            gc.set_threshold(self._saved[0], self._saved[1], 1_000_000_000)
+        self._runs += 1
+
+    def __exit__(self, *_exc: object) -> None:
+        self._runs -= 1
+        if self._runs == 0 and self._saved is not None:
+            gc.set_threshold(*self._saved)
+            gc.freeze()
+
+
+_full_collections_held = _FullCollectionsHeld()
 
 
 def new_session_id() -> str:
@@ -213,7 +243,8 @@ class RunBridge(QObject):
             self._execution = execution
             start = execution.state.start_node or ""
             self.run_started.emit(RunStart(execution.state.id, workflow.name, start, message, session_id))
-            state = await self._drive(execution)
+            with _full_collections_held:
+                state = await self._drive(execution)
             answer = answer_of(state) if state.status == "success" else None
             outcome = RunOutcome(state.status, state.error, state, answer, message)
         except asyncio.CancelledError:  # cancelled outside the engine's own handling

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
@@ -27,6 +27,9 @@ from gui.panels.chat_panel import ChatPanel
 from gui.panels.output_panel import OutputPanel
 
 STATUS_TIMEOUT_MS = 8000
+TABLE_FLUSH_MS = 200
+"""The steps table and run log take new rows at most this often during a run (each repaint of a
+long table costs a few ms; canvas and chat follow every batch of the bridge)."""
 
 
 class RunController(QObject):
@@ -41,13 +44,19 @@ class RunController(QObject):
         self.last_outcome: RunOutcome | None = None
         self._runs: dict[str, int] = {}
         self._stream_scope: Any = None
+        self._table_events: list[Any] = []
+        self._table_lines: list[Any] = []
+        self._table_timer = QTimer(self)
+        self._table_timer.setSingleShot(True)
+        self._table_timer.setInterval(TABLE_FLUSH_MS)
+        self._table_timer.timeout.connect(self._flush_tables)
         self._install_docks()
         self._install_actions()
 
         bridge_ = self.bridge
         bridge_.run_started.connect(self._run_started)
         bridge_.events.connect(self._events)
-        bridge_.log_lines.connect(self.output.run_log.append_lines)
+        bridge_.log_lines.connect(self._log_lines)
         bridge_.run_finished.connect(self._run_finished)
         bridge_.run_failed.connect(self._run_failed)
         bridge_.busy_changed.connect(self._busy_changed)
@@ -57,6 +66,9 @@ class RunController(QObject):
         selected = getattr(window, "node_selected", None)
         if selected is not None:
             selected.connect(self.output.node_data.show_node)
+        replaced = getattr(window, "document_changed", None)
+        if replaced is not None:
+            replaced.connect(self._document_replaced)
         self._busy_changed(False)
 
     # ----- layout --------------------------------------------------------------------------------
@@ -74,7 +86,8 @@ class RunController(QObject):
         self.chat_dock.setWidget(self.chat)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.chat_dock)
         window.splitDockWidget(self.chat_dock, dock, Qt.Orientation.Horizontal)
-        window.resizeDocks([self.chat_dock, dock], [340, 900], Qt.Orientation.Horizontal)
+        window.resizeDocks([self.chat_dock, dock], [360, 1000], Qt.Orientation.Horizontal)
+        window.resizeDocks([dock], [300], Qt.Orientation.Vertical)
 
     def _install_actions(self) -> None:
         window = self.window
@@ -155,8 +168,17 @@ class RunController(QObject):
         self.output.node_data.show_node(name)
         self.output.setCurrentWidget(self.output.node_data)
 
+    def _document_replaced(self) -> None:
+        """Another workflow is open: the last run's views and the chat session belong to the old one."""
+        if self.bridge.running:
+            return
+        self.output.clear_run()
+        self.output.node_data.show_node(None)
+        self.chat.new_session()
+
     # ----- bridge signals ------------------------------------------------------------------------
     def _run_started(self, start: RunStart) -> None:
+        self._flush_tables()
         self._runs = {}
         self._stream_scope = None
         self.output.clear_run()
@@ -186,7 +208,9 @@ class RunController(QObject):
                     restart = True
                     tokens = []
                 tokens.append(event.text)
-        self.output.steps_model.feed(events)
+        self._table_events.extend(events)
+        if not self._table_timer.isActive():
+            self._table_timer.start()
         for name, state in states.items():
             self._set_node_state(name, *state)
         if tokens or restart:
@@ -195,7 +219,23 @@ class RunController(QObject):
         if node is not None and node in states:
             self.output.node_data.refresh()
 
+    def _log_lines(self, lines: list[Any]) -> None:
+        self._table_lines.extend(lines)
+        if not self._table_timer.isActive():
+            self._table_timer.start()
+
+    def _flush_tables(self) -> None:
+        """Hand the rows gathered since the last flush to the steps table and the run log."""
+        self._table_timer.stop()
+        events, self._table_events = self._table_events, []
+        lines, self._table_lines = self._table_lines, []
+        if events:
+            self.output.steps_model.feed(events)
+        if lines:
+            self.output.run_log.append_lines(lines)
+
     def _run_finished(self, outcome: RunOutcome) -> None:
+        self._flush_tables()
         self.last_outcome = outcome
         self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
         for name, status in self._running_nodes():

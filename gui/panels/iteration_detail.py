@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from gui.bridge import compact
+
 from .steps import AI_LANGUAGE_MODEL, AI_TOOL, StepRow
 
 ROLE_COLOURS = {"system": "#6b4fbb", "history": "#7a7a7a", "user": "#1a6fb5", "scratchpad": "#b06000",
@@ -36,6 +38,13 @@ def message_parts(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, A
             label = "scratchpad"
         parts.append((label, message))
     return parts
+
+
+def call_line(call: dict[str, Any]) -> str:
+    """A tool call on one line: `→ name({"arg":1})  [id]`."""
+    args = call.get("args")
+    rendered = args if isinstance(args, str) else compact(args)
+    return f"→ {call.get('name', '')}({rendered})  [{call.get('id', '')}]"
 
 
 def _first_json(outputs: dict[str, Any], conn: str) -> Any:
@@ -84,8 +93,8 @@ def detail_html(row: StepRow) -> str:
             if label != role:
                 head += f" <span style='color:#888'>({html.escape(str(role))})</span>"
             body = str(message.get("content", ""))
-            if message.get("toolCalls"):
-                body += ("\n" if body else "") + "tool calls: " + pretty(message["toolCalls"])
+            for call in message.get("toolCalls") or []:
+                body += ("\n" if body else "") + call_line(call)
             if message.get("toolCallId"):
                 head += f" <span style='color:#888'>for {html.escape(str(message['toolCallId']))}</span>"
             out.append(f"<div>{head}</div>" + _pre(body or "(empty)"))

@@ -48,7 +48,7 @@ def _add(parent: QStandardItem | QStandardItemModel, key: str, value: Any) -> No
 
 
 class JsonTree(QTreeView):
-    """Shows one JSON value; the first two levels open."""
+    """Shows one JSON value; the first three levels open."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,7 +72,7 @@ class JsonTree(QTreeView):
                 _add(self._model, str(k), v)
         else:
             _add(self._model, root or "value", value)
-        self.expandToDepth(1)
+        self.expandToDepth(2)
 
     def value_at(self, *path: str) -> str | None:
         """The value text at a key path (for checks): value_at("main", "0", "0", "json", "output")."""

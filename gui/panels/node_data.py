@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
@@ -23,6 +23,20 @@ def run_title(index: int, count: int, task: TaskData) -> str:
     if meta.get("toolName"):
         text += f" · call {meta.get('toolCallId', '')}"
     return text
+
+
+def readable(connections: dict[str, Any]) -> dict[str, Any]:
+    """n8n's {connection: [[{json}]]} as {connection: {"item 0": {...}}} (outputs named when several)."""
+    def items(values: list[Any]) -> dict[str, Any]:
+        return {f"item {i}": (v.get("json", v) if isinstance(v, dict) else v) for i, v in enumerate(values)}
+
+    out: dict[str, Any] = {}
+    for conn, outputs in connections.items():
+        if len(outputs) == 1:
+            out[conn] = items(outputs[0])
+        else:
+            out[conn] = {f"output {o}": items(values) for o, values in enumerate(outputs)}
+    return out
 
 
 class NodeDataView(QWidget):
@@ -108,8 +122,9 @@ class NodeDataView(QWidget):
             self.error.hide()
             return
         task = runs[index]
-        self.input_tree.set_value(task.to_json().get("input") or None)
-        self.output_tree.set_value(task.to_json().get("data") or None)
+        data = task.to_json()
+        self.input_tree.set_value(readable(data.get("input") or {}) or None)
+        self.output_tree.set_value(readable(data.get("data") or {}) or None)
         if task.error is not None:
             text = f"<b>Error in {html.escape(task.error.node or self.node or '')}:</b> {html.escape(task.error.message)}"
             if task.error.description:

@@ -77,7 +77,7 @@ class StepRow:
     tool_task: TaskData | None = None
     index: int = -1  # position in the committed table, -1 while staged
     key: tuple[Any, ...] = field(default=())
-    input_text: str | None = None  # compact JSON of tool_input, made once when first shown
+    cells: tuple[str, ...] | None = None  # display texts, made when first shown, cleared on change
 
     @property
     def iteration_text(self) -> str:
@@ -292,6 +292,7 @@ class StepBook:
     def _set(self, row: StepRow, **values: Any) -> None:
         for name, value in values.items():
             setattr(row, name, value)
+        row.cells = None
         if row.index >= 0:
             self.changed.add(row.index)
 

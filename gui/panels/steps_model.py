@@ -24,12 +24,21 @@ from gui.bridge import NodeAfter, compact
 
 from .steps import FINAL_ANSWER, StepBook, StepRow
 
-ROW_ROLE = Qt.ItemDataRole.UserRole + 1
-SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 2
+DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+FONT = int(Qt.ItemDataRole.FontRole)
+ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 COLUMNS = ["Iteration", "Item", "Tool", "Tool input", "Observation", "Status", "Tool ms", "Tokens in",
            "Tokens out", "Model ms"]
 COL_ITERATION, COL_ITEM, COL_TOOL, COL_INPUT, COL_OBSERVATION, COL_STATUS, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS = range(10)
+
+NUMERIC_COLUMNS = frozenset({COL_ITEM, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS})
 
 ERROR_BACKGROUND = QBrush(QColor("#fde2e1"))
 ERROR_FOREGROUND = QBrush(QColor("#a1160a"))
@@ -180,67 +189,58 @@ class StepsModel(QAbstractTableModel):
             return COLUMNS[section]
         return None
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self.book.rows):
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        # Called for every visible cell and role on each paint: keep it to a few list lookups.
+        r = index.row()
+        rows = self.book.rows
+        if r < 0 or r >= len(rows):
             return None
-        row = self.row_at(index.row())
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(row, col, index.row())
-        if role == SORT_ROLE:
-            return self._sort_key(row, col)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        row = rows[r] if self._order is None else rows[self._order[r]]
+        if role == DISPLAY:
+            cells = row.cells or self._cells(row)
+            return cells[index.column()]
+        if role == BACKGROUND:
+            if row.failed:
+                return ERROR_BACKGROUND
+            return ANSWER_BACKGROUND if row.kind == "answer" else None
+        if role == ALIGNMENT:
+            return RIGHT if index.column() in NUMERIC_COLUMNS else None
+        if role == FOREGROUND:
+            if row.failed and index.column() == COL_STATUS:
+                return ERROR_FOREGROUND
+            return PENDING_FOREGROUND if row.status == "pending" else None
+        if role == FONT:
+            return ITALIC if row.kind != "tool" and index.column() == COL_TOOL else None
+        if role == TOOLTIP:
+            col = index.column()
             if col == COL_OBSERVATION:
                 return row.observation
             if col == COL_INPUT and row.tool_input is not None:
-                return self._display(row, col, index.row())
+                return (row.cells or self._cells(row))[col]
             return None
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if row.failed:
-                return ERROR_BACKGROUND
-            if row.kind == "answer":
-                return ANSWER_BACKGROUND
-            return None
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if row.failed and col == COL_STATUS:
-                return ERROR_FOREGROUND
-            if row.status == "pending":
-                return PENDING_FOREGROUND
-            return None
-        if role == Qt.ItemDataRole.FontRole and row.kind != "tool" and col == COL_TOOL:
-            return ITALIC
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_ITEM, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == SORT_ROLE:
+            return self._sort_key(row, index.column())
         if role == ROW_ROLE:
             return row
         return None
 
-    def _display(self, row: StepRow, col: int, index: int) -> str:
-        if col == COL_ITERATION:
-            return row.iteration_text
-        if col == COL_ITEM:
-            return str(row.item)
-        if col == COL_TOOL:
-            return ("    " * row.depth + "└ " if row.depth else "") + row.tool
-        if col == COL_INPUT:
-            if row.tool_input is None:
-                return ""
-            if row.input_text is None:
-                row.input_text = compact(row.tool_input)
-            return row.input_text
-        if col == COL_OBSERVATION:
-            return _first_line(row.observation)
-        if col == COL_STATUS:
-            return row.status
-        if col == COL_TOOL_MS:
-            return _ms(row.tool_ms)
-        if col == COL_IN:
-            return "" if row.tokens_in is None else str(row.tokens_in)
-        if col == COL_OUT:
-            return "" if row.tokens_out is None else str(row.tokens_out)
-        if col == COL_MODEL_MS:
-            return _ms(row.model_ms)
-        return ""
+    @staticmethod
+    def _cells(row: StepRow) -> tuple[str, ...]:
+        """The display text of every column of `row`, made once (the book clears it on change)."""
+        cells = (
+            row.iteration_text,
+            str(row.item),
+            ("    " * row.depth + "└ " if row.depth else "") + row.tool,
+            "" if row.tool_input is None else compact(row.tool_input),
+            _first_line(row.observation),
+            row.status,
+            _ms(row.tool_ms),
+            "" if row.tokens_in is None else str(row.tokens_in),
+            "" if row.tokens_out is None else str(row.tokens_out),
+            _ms(row.model_ms),
+        )
+        row.cells = cells
+        return cells
 
     @staticmethod
     def _sort_key(row: StepRow, col: int) -> Any:

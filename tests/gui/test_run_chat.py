@@ -122,7 +122,8 @@ def test_detail_of_iteration_two(finished_run) -> None:
     assert "Messages the model received (6)" in text
     # system, the user's question, then the scratchpad of iteration 1: both calls and both results
     order = [text.index(s) for s in ("system\nYou are a helpful assistant", f"user\n{QUESTION}",
-                                     '"expression": "17 * 25"', "scratchpad (tool) for call_1_1\n425",
+                                     'scratchpad (assistant)\n→ Calculator({"expression":"17 * 25"})  [call_1_1]',
+                                     "scratchpad (tool) for call_1_1\n425",
                                      "scratchpad (tool) for call_1_2\nError: division by zero")]
     assert order == sorted(order)
     assert "Raw reply of the model" in text and '"name": "thinking_tool"' in text
@@ -139,10 +140,10 @@ def test_node_data_shows_every_run(finished_run) -> None:
     assert view.run_selector.currentIndex() == 1
     assert "error" in view.run_selector.currentText()
     assert view.error.isVisibleTo(view) and "division by zero" in view.error.text()
-    assert view.input_tree.value_at("ai_tool", "0", "0", "json", "expression") == "1 / 0"
+    assert view.input_tree.value_at("ai_tool", "item 0", "expression") == "1 / 0"
     view.run_selector.setCurrentIndex(0)
     assert not view.error.isVisibleTo(view)
-    assert view.output_tree.value_at("ai_tool", "0", "0", "json", "response") == "425"
+    assert view.output_tree.value_at("ai_tool", "item 0", "response") == "425"
 
 
 def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp) -> None:

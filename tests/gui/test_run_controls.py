@@ -142,3 +142,16 @@ def test_a_workflow_without_a_trigger_says_so(run_window, qtbot) -> None:
     assert outcome.status == "error" and "no enabled trigger" in outcome.error.message
     assert "no enabled trigger" in controller.chat.entries[-1].text
     assert controller.run_action.isEnabled()
+
+
+def test_opening_another_workflow_clears_the_run_views(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow([{"text": "hello"}], tools=[]))
+    assert send(qtbot, controller, "hi").status == "success"
+    old_session = controller.chat.session_id
+    assert controller.output.steps_model.rowCount() == 1
+    window.load_document(agent_workflow([{"text": "other"}], tools=[]))
+    assert controller.output.steps_model.rowCount() == 0
+    assert controller.output.run_log.toPlainText() == ""
+    assert controller.chat.entries == [] and controller.chat.session_id != old_session
+    assert send(qtbot, controller, "hi").status == "success"
+    assert controller.chat.reply_text() == "other"
