@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
 from gui.bridge import MAIN
@@ -24,8 +24,12 @@ def link_path(start: QPointF, end: QPointF, conn_type: str) -> QPainterPath:
     return path
 
 
-class ConnectionItem(QGraphicsItem):
-    """The drawing of one link of the document (`key` is the editor's `Link`)."""
+class ConnectionItem(QGraphicsPathItem):
+    """The drawing of one link of the document (`key` is the editor's `Link`).
+
+    A QGraphicsPathItem, so Qt bounds and strokes it in C++ (no Python per frame); the arrow
+    head is a child polygon. Selection is kept in `selected` and shown by colour.
+    """
 
     def __init__(self, key, source: PortItem, target: PortItem) -> None:
         super().__init__()
@@ -33,50 +37,39 @@ class ConnectionItem(QGraphicsItem):
         self.source = source
         self.target = target
         self.conn_type = source.conn_type
-        self._path = QPainterPath()
         self._shape = QPainterPath()
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setAcceptHoverEvents(True)
         self.setZValue(0)
         self.hovered = False
-        self.setToolTip(f"{key.source} → {key.target}")
+        self.selected = False  # kept here, not by Qt, so Qt's C++ paint never draws a selection box
+        self.far = False  # drawn solid and thin when zoomed far out
+        self.arrow: QGraphicsPolygonItem | None = None
+        if self.conn_type == MAIN:
+            self.arrow = QGraphicsPolygonItem(QPolygonF([QPointF(-8, -5), QPointF(0, 0), QPointF(-8, 5)]), self)
+            self.arrow.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setToolTip(f"{key.source} → {key.target}  (click to select, Delete to remove)")
         source.node_item.connections.add(self)
         target.node_item.connections.add(self)
+        self.restyle()
         self.update_path()
 
     def detach(self) -> None:
         self.source.node_item.connections.discard(self)
         self.target.node_item.connections.discard(self)
 
-    def update_path(self) -> None:
-        self.prepareGeometryChange()
-        self._path = link_path(self.source.scenePos(), self.target.scenePos(), self.conn_type)
-        stroker = QPainterPathStroker()
-        stroker.setWidth(12)
-        self._shape = stroker.createStroke(self._path)
+    def set_selected(self, on: bool) -> None:
+        if on != self.selected:
+            self.selected = on
+            self.restyle()
 
-    def boundingRect(self) -> QRectF:
-        return self._path.boundingRect().adjusted(-8, -8, 8, 8)
+    def set_far(self, far: bool) -> None:
+        if far != self.far:
+            self.far = far
+            self.restyle()
 
-    def path_point(self, fraction: float) -> QPointF:
-        """A point on the curve (0 at the source port, 1 at the target)."""
-        return self._path.pointAtPercent(max(0.0, min(1.0, fraction)))
-
-    def shape(self) -> QPainterPath:
-        return self._shape
-
-    def hoverEnterEvent(self, event) -> None:  # noqa: N802
-        self.hovered = True
-        self.update()
-
-    def hoverLeaveEvent(self, event) -> None:  # noqa: N802
-        self.hovered = False
-        self.update()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+    def restyle(self) -> None:
         t = theme.current()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        if self.isSelected():
+        if self.selected:
             colour, width = t.selection, 2.6
         elif self.hovered:
             colour, width = t.node_text, 2.2
@@ -85,16 +78,36 @@ class ConnectionItem(QGraphicsItem):
             width = 1.8
         pen = QPen(colour, width)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        if self.conn_type != MAIN:
+        if self.conn_type != MAIN and not self.far:
             pen.setDashPattern([4, 3])
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(self._path)
-        if self.conn_type == MAIN:
-            end = self.target.scenePos() - QPointF(7, 0)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(colour)
-            painter.drawPolygon(QPolygonF([end + QPointF(-8, -5), end, end + QPointF(-8, 5)]))
+        self.setPen(pen)
+        if self.arrow is not None:
+            self.arrow.setBrush(colour)
+            self.arrow.setVisible(not self.far)
+
+    def update_path(self) -> None:
+        path = link_path(self.source.scenePos(), self.target.scenePos(), self.conn_type)
+        self.setPath(path)
+        stroker = QPainterPathStroker()
+        stroker.setWidth(12)
+        self._shape = stroker.createStroke(path)
+        if self.arrow is not None:
+            self.arrow.setPos(self.target.scenePos() - QPointF(7, 0))
+
+    def path_point(self, fraction: float) -> QPointF:
+        """A point on the curve (0 at the source port, 1 at the target)."""
+        return self.path().pointAtPercent(max(0.0, min(1.0, fraction)))
+
+    def shape(self) -> QPainterPath:
+        return self._shape
+
+    def hoverEnterEvent(self, event) -> None:  # noqa: N802
+        self.hovered = True
+        self.restyle()
+
+    def hoverLeaveEvent(self, event) -> None:  # noqa: N802
+        self.hovered = False
+        self.restyle()
 
 
 class DraftLink(QGraphicsItem):

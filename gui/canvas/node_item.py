@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
 from gui.bridge import MAIN, Node, NodeType, PortSpec, port_name
@@ -20,6 +20,8 @@ CIRCLE = 80.0
 WIDE_WIDTH = 240.0
 WIDE_HEIGHT = 100.0
 LABEL_WIDTH = 200.0
+_MOVED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
+_SELECTED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
 
 
 def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> str:
@@ -31,8 +33,12 @@ def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> st
     return "square"
 
 
-class NodeItem(QGraphicsItem):
-    """The drawing of one workflow node; `set_run_state` paints the run status area."""
+class NodeItem(QGraphicsRectItem):
+    """The drawing of one workflow node; `set_run_state` paints the run status area.
+
+    A QGraphicsRectItem whose rect is the fixed bounding box, so Qt bounds it in C++ on every
+    frame; the drawing itself is Python but cached per item (DeviceCoordinateCache).
+    """
 
     def __init__(self, node: Node, node_type: NodeType,
                  link_types: tuple[set[str], set[str]] | None = None) -> None:
@@ -67,6 +73,8 @@ class NodeItem(QGraphicsItem):
             | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
         )
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setRect(self._bounds())
         self.setAcceptHoverEvents(True)
         self.setZValue(1)
         self.ports: list[PortItem] = []
@@ -120,13 +128,13 @@ class NodeItem(QGraphicsItem):
             self.setPos(pos)
         if changed:
             self._update_tooltip()
-            self.update()
+            self._look_changed()
 
     def set_run_state(self, status: str | None, runs: int, error: str | None) -> None:
         """Show a run status (None, running, success, error, paused), run count and error."""
         self.status, self.runs, self.error = status, runs, error
         self._update_tooltip()
-        self.update()
+        self._look_changed()
 
     def set_breakpoint(self, on: bool) -> None:
         self.breakpoint = on
@@ -155,7 +163,7 @@ class NodeItem(QGraphicsItem):
     def body_rect(self) -> QRectF:
         return QRectF(0, 0, self.width, self.height)
 
-    def boundingRect(self) -> QRectF:
+    def _bounds(self) -> QRectF:
         extra = (LABEL_WIDTH - self.width) / 2 if self.width < LABEL_WIDTH else 0
         return QRectF(-extra - 14, -14, self.width + 2 * extra + 28, self.height + 76)
 
@@ -171,10 +179,13 @@ class NodeItem(QGraphicsItem):
         return path
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change == _MOVED:
             for link in self.connections:
                 link.update_path()
-        elif change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
+            scene = self.scene()
+            if scene is not None and scene.far:  # type: ignore[attr-defined]
+                scene.far_changed()  # type: ignore[attr-defined]
+        elif change == _SELECTED:
             self.setZValue(3 if value else 1)
         return super().itemChange(change, value)
 
@@ -184,6 +195,9 @@ class NodeItem(QGraphicsItem):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         supported = self.node_type.supported
         body = self.body_path()
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < 0.3:
+            self._paint_far(painter, t, body)
+            return
         fill = t.disabled_fill if self.disabled else t.node_fill
         painter.setPen(Qt.PenStyle.NoPen)
         shadow = QColor(0, 0, 0, 60 if t.dark else 22)
@@ -217,6 +231,33 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QPen(t.node_fill, 2))
             painter.setBrush(QColor("#e5484d"))
             painter.drawEllipse(QPointF(4, 4), 7, 7)
+
+    def far_style(self) -> tuple[QColor, QPen]:
+        """Fill and outline far out, where a node is a shape with its state colour."""
+        t = theme.current()
+        if self.isSelected():
+            border = t.selection
+        elif self.status:
+            border = t.status_colour(self.status)
+        elif not self.node_type.supported:
+            border = t.unsupported
+        else:
+            border = t.muted_text
+        pen = QPen(border, 6 if self.isSelected() or self.status else 3)
+        return (t.disabled_fill if self.disabled else t.node_fill), pen
+
+    def _paint_far(self, painter: QPainter, t: theme.Theme, body: QPainterPath) -> None:
+        fill, pen = self.far_style()
+        painter.setPen(pen)
+        painter.setBrush(fill)
+        painter.drawPath(body)
+
+    def _look_changed(self) -> None:
+        self.update()
+        scene = self.scene()
+        if scene is not None and scene.far:  # type: ignore[attr-defined]
+            scene.far_changed()  # type: ignore[attr-defined]
+            scene.update()
 
     def _paint_icon(self, painter: QPainter) -> None:
         renderer = theme.icon_renderer(self.node_type.icon)

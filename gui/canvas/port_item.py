@@ -1,12 +1,16 @@
-"""A node's input or output port: a dot for `main`, a diamond for the AI connection types."""
+"""A node's input or output port: a dot for `main`, a diamond for the AI connection types.
+
+Ports are QGraphicsPathItems so Qt paints and bounds them in C++ (thousands per canvas);
+Python only handles the mouse and the highlight state.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneMouseEvent, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsSceneMouseEvent
 
 from gui import theme
 
@@ -17,7 +21,17 @@ RADIUS = 6.0
 HIT = 11.0
 
 
-class PortItem(QGraphicsItem):
+def port_path(conn_type: str, radius: float) -> QPainterPath:
+    path = QPainterPath()
+    if conn_type == "main":
+        path.addEllipse(QPointF(0, 0), radius, radius)
+    else:
+        r = radius + 1
+        path.addPolygon(QPolygonF([QPointF(0, -r), QPointF(r, 0), QPointF(0, r), QPointF(-r, 0), QPointF(0, -r)]))
+    return path
+
+
+class PortItem(QGraphicsPathItem):
     """One port of a node; dragging from it draws a new connection (handled by the scene)."""
 
     def __init__(self, node_item: "NodeItem", direction: str, conn_type: str, index: int, label: str,
@@ -31,48 +45,47 @@ class PortItem(QGraphicsItem):
         self.required = required
         self.side = side  # "left", "right", "top", "bottom"
         self.highlight: str | None = None  # None, "compatible", "hover"
+        self._halo = QGraphicsPathItem(self)
+        self._halo.setFlag(QGraphicsPathItem.GraphicsItemFlag.ItemStacksBehindParent)
+        self._halo.setPen(QPen(Qt.PenStyle.NoPen))
+        self._halo.hide()
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.CrossCursor)
         self.setZValue(2)
+        self.restyle()
 
     @property
     def node_name(self) -> str:
         return self.node_item.name
 
-    def boundingRect(self) -> QRectF:
-        return QRectF(-HIT, -HIT, 2 * HIT, 2 * HIT)
+    def restyle(self) -> None:
+        """Take the colours of the current theme and the highlight state."""
+        t = theme.current()
+        colour = t.port_colour(self.conn_type)
+        radius = RADIUS + {"compatible": 1.5, "hover": 2.5}.get(self.highlight or "", 0.0)
+        self.setPath(port_path(self.conn_type, radius))
+        self.setBrush(QBrush(colour))
+        self.setPen(QPen(t.canvas if self.conn_type == "main" else colour.darker(115), 1.5))
+        if self.highlight is not None:
+            halo = QColor(colour)
+            halo.setAlpha(70 if self.highlight == "compatible" else 110)
+            path = QPainterPath()
+            path.addEllipse(QPointF(0, 0), HIT + 2, HIT + 2)
+            self._halo.setPath(path)
+            self._halo.setBrush(halo)
+            self._halo.show()
+        else:
+            self._halo.hide()
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
-        path.addEllipse(self.boundingRect())
+        path.addEllipse(QRectF(-HIT, -HIT, 2 * HIT, 2 * HIT))
         return path
 
     def set_highlight(self, state: str | None) -> None:
         if state != self.highlight:
             self.highlight = state
-            self.update()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        t = theme.current()
-        colour = t.port_colour(self.conn_type)
-        radius = RADIUS
-        if self.highlight == "compatible":
-            halo = QColor(colour)
-            halo.setAlpha(70)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(halo)
-            painter.drawEllipse(QPointF(0, 0), HIT, HIT)
-            radius = RADIUS + 1.5
-        elif self.highlight == "hover":
-            radius = RADIUS + 2
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(t.canvas if self.conn_type == "main" else colour.darker(115), 1.5))
-        painter.setBrush(QBrush(colour))
-        if self.conn_type == "main":
-            painter.drawEllipse(QPointF(0, 0), radius, radius)
-        else:
-            r = radius + 1
-            painter.drawPolygon(QPolygonF([QPointF(0, -r), QPointF(r, 0), QPointF(0, r), QPointF(-r, 0)]))
+            self.restyle()
 
     def hoverEnterEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         if self.highlight is None:

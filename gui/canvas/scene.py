@@ -6,7 +6,8 @@ the main window turns them into undoable commands, which edit the document and c
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
@@ -27,6 +28,7 @@ class WorkflowScene(QGraphicsScene):
     nodes_moved = Signal(dict, dict)  # before, after: name -> (x, y)
     connect_requested = Signal(str, str, str, int, int)  # source, type, target, output, input
     note_resized = Signal(str, int, int)
+    links_selection_changed = Signal()
     node_activated = Signal(str)
     message = Signal(str)
 
@@ -42,8 +44,21 @@ class WorkflowScene(QGraphicsScene):
         self._draft: DraftLink | None = None
         self._candidates: set[PortItem] = set()
         self._hover_port: PortItem | None = None
+        self._content: QRectF | None = None
+        self._far = False
+        self._far_cache: list[tuple[QPainterPath, QColor, QPen]] | None = None
+        self.selectionChanged.connect(self.far_changed)
 
     # ----- mirroring the document -----------------------------------------------------------
+    def restyle(self) -> None:
+        """Repaint every item in the current theme's colours."""
+        for item in self._by_name.values():
+            for port in getattr(item, "ports", []):
+                port.restyle()
+            item.update()
+        for link in self._links.values():
+            link.restyle()
+
     def set_workflow(self, workflow: Workflow) -> None:
         for link in list(self._links.values()):
             link.detach()
@@ -56,6 +71,8 @@ class WorkflowScene(QGraphicsScene):
 
     def sync(self) -> None:
         """Make the items match the document: nodes by object, connections by their key."""
+        self._content = None
+        self._far_cache = None
         wf = self.workflow
         seen: dict[int, NodeItem | StickyItem] = {}
         for node in wf.nodes:
@@ -68,6 +85,8 @@ class WorkflowScene(QGraphicsScene):
                     item = NodeItem(node, node_type, self._link_types(node.name))
                 else:
                     item = NodeItem(node, node_type)
+                if self._far and isinstance(item, NodeItem):
+                    item.setOpacity(0.0)
                 self.addItem(item)
             else:
                 item.refresh(node)
@@ -115,6 +134,7 @@ class WorkflowScene(QGraphicsScene):
         if out_port is None or in_port is None:
             return  # an unsupported node declares no ports; the link stays in the document
         item = ConnectionItem(link, out_port, in_port)
+        item.far = self._far
         self.addItem(item)
         self._links[link] = item
 
@@ -150,7 +170,75 @@ class WorkflowScene(QGraphicsScene):
                 if (i := self._by_name.get(n.name)) is not None and isValid(i) and i.isSelected()]
 
     def selected_links(self) -> list[Link]:
-        return [key for key, item in self._links.items() if isValid(item) and item.isSelected()]
+        return [key for key, item in self._links.items() if isValid(item) and item.selected]
+
+    def select_link(self, link: Link, add: bool = False) -> None:
+        """Select a connection (Ctrl adds to the selection); nodes are deselected unless adding."""
+        if not add:
+            self.clear_link_selection()
+            self.clearSelection()
+        item = self._links.get(link)
+        if item is not None:
+            item.set_selected(not item.selected if add else True)
+        self.links_selection_changed.emit()
+
+    def clear_link_selection(self) -> None:
+        changed = False
+        for item in self._links.values():
+            if item.selected:
+                item.set_selected(False)
+                changed = True
+        if changed:
+            self.links_selection_changed.emit()
+
+    def set_far(self, far: bool) -> None:
+        """Zoomed far out: links are drawn solid (dashes cost much and cannot be seen), and the
+        nodes are drawn by `far_groups` in a few batched paths instead of item by item."""
+        if far == self._far:
+            return
+        self._far = far
+        self._far_cache = None
+        for item in self._links.values():
+            item.set_far(far)
+        for item in self._by_name.values():
+            if isinstance(item, NodeItem):
+                item.setOpacity(0.0 if far else 1.0)  # still there for the mouse, not painted
+
+    @property
+    def far(self) -> bool:
+        return self._far
+
+    def far_changed(self) -> None:
+        """A node moved or changed its look: the batched far-out drawing must be rebuilt."""
+        self._far_cache = None
+
+    def far_groups(self) -> list[tuple[QPainterPath, QColor, QPen]]:
+        """Node shapes merged into one path per (fill, outline): a few draw calls for all nodes."""
+        if self._far_cache is None:
+            groups: dict[tuple[int, int, float], QPainterPath] = {}
+            styles: dict[tuple[int, int, float], tuple[QColor, QPen]] = {}
+            for item in self._by_name.values():
+                if not isinstance(item, NodeItem) or not isValid(item):
+                    continue
+                fill, pen = item.far_style()
+                key = (fill.rgba(), pen.color().rgba(), pen.widthF())
+                path = groups.setdefault(key, QPainterPath())
+                path.addPath(item.body_path().translated(item.pos()))
+                styles[key] = (fill, pen)
+            self._far_cache = [(path, *styles[key]) for key, path in groups.items()]
+        return self._far_cache
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        add = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        under = [i for i in self.items(event.scenePos()) if not isinstance(i, DraftLink)]
+        top = under[0] if under else None
+        if isinstance(top, ConnectionItem) and event.button() == Qt.MouseButton.LeftButton:
+            self.select_link(top.key, add)
+            event.accept()
+            return
+        if not add:
+            self.clear_link_selection()
+        super().mousePressEvent(event)
 
     def select_names(self, names: list[str]) -> None:
         self.clearSelection()
@@ -160,11 +248,14 @@ class WorkflowScene(QGraphicsScene):
                 item.setSelected(True)
 
     def items_rect(self) -> QRectF:
-        rect = QRectF()
-        for item in self._by_name.values():
-            if isValid(item):
-                rect = rect.united(item.sceneBoundingRect())
-        return rect
+        """The area the nodes cover, as of the last sync (cached: asked on every scroll)."""
+        if self._content is None:
+            rect = QRectF()
+            for item in self._by_name.values():
+                if isValid(item):
+                    rect = rect.united(item.sceneBoundingRect())
+            self._content = rect
+        return QRectF(self._content)
 
     # ----- moving nodes ---------------------------------------------------------------------
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802

@@ -6,7 +6,9 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QPen, QTextDocument
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneMouseEvent, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem, QGraphicsRectItem, QGraphicsSceneMouseEvent, QStyleOptionGraphicsItem, QWidget,
+)
 
 from gui import theme
 from gui.bridge import Node, NodeType
@@ -30,7 +32,7 @@ def sticky_values(node: Node) -> tuple[str, float, float, int]:
     )
 
 
-class StickyItem(QGraphicsItem):
+class StickyItem(QGraphicsRectItem):
     """The drawing of a sticky-note node; the bottom-right grip resizes it."""
 
     def __init__(self, node: Node, node_type: NodeType) -> None:
@@ -51,6 +53,7 @@ class StickyItem(QGraphicsItem):
             | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
         )
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setPen(QPen(Qt.PenStyle.NoPen))
         self.setAcceptHoverEvents(True)
         self.setZValue(-1)
         self.refresh(node, force=True)
@@ -64,6 +67,7 @@ class StickyItem(QGraphicsItem):
             self.prepareGeometryChange()
             self._key = key
             self.content, self.width, self.height, self.colour = key
+            self._fit_rect()
             self.doc.setDefaultFont(theme.ui_font(9.5))
             self.doc.setMarkdown(content)
             self.doc.setTextWidth(width)
@@ -85,9 +89,9 @@ class StickyItem(QGraphicsItem):
     def size(self) -> QSizeF:
         return self._resizing if self._resizing is not None else QSizeF(self.width, self.height)
 
-    def boundingRect(self) -> QRectF:
+    def _fit_rect(self) -> None:
         s = self.size()
-        return QRectF(-2, -2, s.width() + 4, s.height() + 6)
+        self.setRect(QRectF(-2, -2, s.width() + 4, s.height() + 6))
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         t = theme.current()
@@ -133,6 +137,7 @@ class StickyItem(QGraphicsItem):
             self.prepareGeometryChange()
             self._resizing = QSizeF(max(MIN_SIZE.width(), self.width + delta.x()),
                                     max(MIN_SIZE.height(), self.height + delta.y()))
+            self._fit_rect()
             self.doc.setTextWidth(self._resizing.width())
             self.update()
             return
@@ -143,6 +148,7 @@ class StickyItem(QGraphicsItem):
             size = self._resizing
             self.prepareGeometryChange()
             self._resizing = None
+            self._fit_rect()
             self.doc.setTextWidth(self.width)
             scene = self.scene()
             if scene is not None and (size.width(), size.height()) != (self.width, self.height):

@@ -9,7 +9,7 @@ import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
-    QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QResizeEvent,
+    QBrush, QColor, QPixmap, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QResizeEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QFrame, QGraphicsView
@@ -25,6 +25,7 @@ from .sticky_item import StickyItem
 NODE_MIME = "application/x-mini-n8n-node-type"
 GRID = 20.0
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
+FAR_ZOOM = 0.35
 
 
 class CanvasView(QGraphicsView):
@@ -50,6 +51,7 @@ class CanvasView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._pan_from: QPointF | None = None
+        self._tiles: dict[tuple[float, float, int], QPixmap] = {}
         self.minimap = Minimap(self)
         self.minimap_wanted = True
         self.horizontalScrollBar().valueChanged.connect(self.update_minimap)
@@ -69,32 +71,54 @@ class CanvasView(QGraphicsView):
     # ----- looks --------------------------------------------------------------------------------
     def on_theme_changed(self) -> None:
         self.resetCachedContent()
+        self.canvas_scene.restyle()
         self.canvas_scene.update()
-        for item in self.canvas_scene.node_items():
-            item.update()
-        self.minimap.update()
+        self.minimap.rebuild()
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        """The dotted grid: one tile per zoom band, filled as a brush (no per-dot Python work)."""
         t = theme.current()
         painter.fillRect(rect, t.canvas)
+        zoom = max(self.zoom(), 0.01)
         spacing = GRID
-        while spacing * self.zoom() < 12:
+        while spacing * zoom < 12:
             spacing *= 2
-        left = math.floor(rect.left() / spacing) * spacing
-        top = math.floor(rect.top() / spacing) * spacing
-        size = max(1.2, 1.6 / max(self.zoom(), 0.01)) if self.zoom() < 1 else 1.6
-        pen = QPen(QColor(t.grid), size)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        painter.setPen(pen)
-        points = []
-        x = left
-        while x < rect.right():
-            y = top
-            while y < rect.bottom():
-                points.append(QPointF(x, y))
-                y += spacing
-            x += spacing
-        painter.drawPoints(points)
+        painter.save()
+        painter.setBrushOrigin(0, 0)
+        painter.fillRect(rect, QBrush(self._grid_tile(spacing, zoom, t.grid)))
+        painter.restore()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        """Far out, all nodes in a few batched paths (their items are transparent then)."""
+        if not self.canvas_scene.far:
+            return
+        for path, fill, pen in self.canvas_scene.far_groups():
+            painter.setPen(pen)
+            painter.setBrush(fill)
+            painter.drawPath(path)
+
+    def _grid_tile(self, spacing: float, zoom: float, colour: QColor) -> QPixmap:
+        """A tile `spacing` scene units wide with one dot at its corners, about 1.6 px on screen."""
+        key = (spacing, round(zoom, 2), colour.rgba())
+        if key not in self._tiles:
+            density = min(4.0, max(1.0, zoom * 1.5))  # device pixels per scene unit in the tile
+            size = max(1, round(spacing * density))
+            tile = QPixmap(size, size)
+            tile.fill(Qt.GlobalColor.transparent)
+            p = QPainter(tile)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colour)
+            radius = 0.85 * density / zoom
+            for cx in (0, size):
+                for cy in (0, size):
+                    p.drawEllipse(QPointF(cx, cy), radius, radius)
+            p.end()
+            tile.setDevicePixelRatio(density)
+            if len(self._tiles) > 64:
+                self._tiles.clear()
+            self._tiles[key] = tile
+        return self._tiles[key]
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
@@ -128,7 +152,14 @@ class CanvasView(QGraphicsView):
         self.setTransformationAnchor(old_anchor)
         moved = self.mapFromScene(fixed)
         self.pan_by(anchor.x() - moved.x(), anchor.y() - moved.y())
+        self._apply_detail()
         self.update_minimap()
+
+    def _apply_detail(self) -> None:
+        """Far out, links lose antialiasing and dashes: they cannot be told apart, and cost most."""
+        far = self.zoom() < FAR_ZOOM
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, not far)
+        self.canvas_scene.set_far(far)
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         delta = event.angleDelta().y()
@@ -154,6 +185,7 @@ class CanvasView(QGraphicsView):
             self.set_zoom(1.2 / self.zoom())
         if self.zoom() < MIN_ZOOM:
             self.set_zoom(MIN_ZOOM / self.zoom())
+        self._apply_detail()
         self.update_minimap()
 
     def pan_by(self, dx: float, dy: float) -> None:

@@ -52,6 +52,7 @@ def test_a_long_edit_sequence_undoes_and_redoes_exactly(qtbot, make_window) -> N
 def test_consecutive_moves_of_the_same_nodes_merge_into_one_step(qtbot, make_window) -> None:
     window = make_window(EXAMPLE)
     item = window.canvas.node_item("Calculator")
+    window.canvas.resetTransform()  # at 100 % a pixel is a scene unit
     window.canvas.centerOn(item)
     for _ in range(3):
         point = centre(item)
@@ -68,7 +69,7 @@ def test_deleting_nodes_and_links_together_is_one_step(qtbot, make_window) -> No
     start = document_data(window)
     window.scene.select_names(["Model", "Calculator"])
     link = next(i for i in window.scene.connection_items() if i.key.source == "Simple Memory")
-    link.setSelected(True)
+    window.scene.select_link(link.key, add=True)
     focus_canvas(qtbot, window)
     window.act_delete.trigger()
     assert not window.document.has_node("Model") and not window.document.links()[1:]
