@@ -68,7 +68,8 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_actions()
         self._build_menus_and_toolbars()
-        self.statusBar().showMessage("Ready", 3000)
+        self.statusBar().showMessage(
+            "Drag the background to pan, Shift+drag to select, wheel to zoom; drag from a port to connect", 10000)
 
         self.scene.nodes_moved.connect(self._on_nodes_moved)
         self.scene.connect_requested.connect(self._on_connect_requested)

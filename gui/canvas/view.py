@@ -89,13 +89,37 @@ class CanvasView(QGraphicsView):
         painter.restore()
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
-        """Far out, all nodes in a few batched paths (their items are transparent then)."""
+        """Far out, all nodes in a few batched paths (their items are transparent then); on an
+        empty canvas, how to start."""
+        if not self.canvas_scene.node_items():
+            self._paint_empty_hint(painter)
+            return
         if not self.canvas_scene.far:
             return
         for path, fill, pen in self.canvas_scene.far_groups():
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawPath(path)
+
+    def _paint_empty_hint(self, painter: QPainter) -> None:
+        t = theme.current()
+        painter.save()
+        painter.resetTransform()
+        box = QRectF(0, 0, 380, 120)
+        box.moveCenter(QPointF(self.viewport().rect().center()))
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(t.node_border, 1.5, Qt.PenStyle.DashLine))
+        painter.setBrush(t.node_fill)
+        painter.drawRoundedRect(box, 14, 14)
+        painter.setPen(t.node_text)
+        painter.setFont(theme.ui_font(12, bold=True))
+        painter.drawText(box.adjusted(0, 18, 0, -60), Qt.AlignmentFlag.AlignCenter, "Add a first step")
+        painter.setPen(t.muted_text)
+        painter.setFont(theme.ui_font(9.5))
+        painter.drawText(box.adjusted(20, 52, -20, -10), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                         "Drag a node from the palette, double-click it, or just start typing here to search. "
+                         "Ctrl+V pastes an n8n workflow.")
+        painter.restore()
 
     def _grid_tile(self, spacing: float, zoom: float, colour: QColor) -> QPixmap:
         """A tile `spacing` scene units wide with one dot at its corners, about 1.6 px on screen."""
@@ -191,6 +215,8 @@ class CanvasView(QGraphicsView):
     def pan_by(self, dx: float, dy: float) -> None:
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - round(dx))
         self.verticalScrollBar().setValue(self.verticalScrollBar().value() - round(dy))
+        if not self.canvas_scene.node_items():
+            self.viewport().update()  # the empty-canvas hint stays put while the grid scrolls
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         on_item = self.itemAt(event.position().toPoint()) is not None
