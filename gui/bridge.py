@@ -78,25 +78,29 @@ from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 
 from engine.abort import AbortSignal  # noqa: E402
 from engine.cli import answer_of  # noqa: E402
+from engine.debugger import Breakpoints, Debugger  # noqa: E402
 from engine.executor import Boundary, Engine, Execution  # noqa: E402
 from engine.hooks import (  # noqa: E402
     ExecutionPaused,
+    ExecutionResumed,
     HookEvent,
     Hooks,
     NodeAfter,
     NodeBefore,
+    RunUpdated,
     TokenEvent,
     WorkflowAfter,
     WorkflowBefore,
 )
 from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
-from nodes.agent.steps import observation as tool_observation  # noqa: E402
+from engine.observation import observation as tool_observation  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
-    "AbortSignal", "Boundary", "Engine", "Execution", "ExecutionPaused", "HookEvent", "Hooks", "NodeAfter",
-    "NodeBefore", "TokenEvent", "WorkflowAfter", "WorkflowBefore", "ExecutionState", "TaskData", "TaskError",
+    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
+    "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore", "ExecutionState",
+    "TaskData", "TaskError",
     "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item", "answer_of", "RunBridge", "RunStart",
     "RunOutcome", "new_session_id", "is_chat_trigger",
 ]
@@ -187,6 +191,7 @@ class RunBridge(QObject):
         super().__init__(parent)
         self.engine = Engine(registry or builtin_registry())
         self.pause_policy: Callable[[Boundary], bool] | None = None
+        self.debugger: Debugger | None = None  # set for a debug run: breakpoints and stepping
         self._pending: list[HookEvent] = []
         self._pending_lines: list[RunLogLine] = []
         self._run_log = RunLog(on_line=self._pending_lines.append)
@@ -278,9 +283,11 @@ class RunBridge(QObject):
             items = None
         self._signal = AbortSignal()
         self._workflow_started = False
-        return self.engine.create(
+        execution = self.engine.create(
             workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._signal
         )
+        execution.debugger = self.debugger
+        return execution
 
     async def _drive(self, execution: Execution) -> ExecutionState:
         """Run in slices: the pause policy stops at a node boundary after SLICE_MS, we yield, go on."""

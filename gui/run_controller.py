@@ -13,6 +13,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from gui.bridge import (
+    ExecutionPaused,
+    ExecutionResumed,
     MiniN8nError,
     NodeAfter,
     NodeBefore,
@@ -44,6 +46,7 @@ class RunController(QObject):
         self.last_outcome: RunOutcome | None = None
         self._runs: dict[str, int] = {}
         self._stream_scope: Any = None
+        self._paused_node: str | None = None
         self._table_events: list[Any] = []
         self._table_lines: list[Any] = []
         self._table_timer = QTimer(self)
@@ -201,6 +204,12 @@ class RunController(QObject):
                 task = event.task
                 error = task.error.message if task.error is not None else None
                 states[event.node] = ("error" if task.execution_status == "error" else "success", count, error)
+            elif isinstance(event, ExecutionPaused) and event.where.get("node"):
+                self._paused_node = str(event.where["node"])
+                states[self._paused_node] = ("paused", self._runs.get(self._paused_node, 0), None)
+            elif isinstance(event, ExecutionResumed) and self._paused_node:
+                states[self._paused_node] = ("running", self._runs.get(self._paused_node, 0), None)
+                self._paused_node = None
             elif isinstance(event, TokenEvent) and self._is_top_level(event.parent):
                 scope = (event.node, (event.parent or {}).get("iteration"), (event.parent or {}).get("itemIndex"))
                 if scope != self._stream_scope:

@@ -125,6 +125,9 @@ def detail_html(row: StepRow) -> str:
         elif tool is not None:
             out.append("<div><b>output</b></div>" + _pre(pretty(_first_json(tool.data, AI_TOOL))))
         out.append("<div><b>observation (what the model reads next)</b></div>" + _pre(row.observation or "(none yet)"))
+        if row.edited_from is not None:
+            out.append("<div style='color:#b06000'><b>edited while paused; the tool returned</b></div>"
+                       + _pre(row.edited_from))
     elif row.kind != "answer":
         out.append(_heading("Error") + _pre(row.observation))
     return "\n".join(out)

@@ -77,6 +77,7 @@ class StepRow:
     tool_task: TaskData | None = None
     index: int = -1  # position in the committed table, -1 while staged
     key: tuple[Any, ...] = field(default=())
+    edited_from: str | None = None  # the tool's own observation when the user edited it while paused
     cells: tuple[str, ...] | None = None  # display texts, made when first shown, cleared on change
 
     @property
@@ -174,6 +175,11 @@ class StepBook:
         elif MAIN in task.input:
             self._agent_end(event, task)
 
+    def update(self, node: str, task: TaskData) -> None:
+        """A recorded tool run changed after the fact (edited while paused): show its new result."""
+        if AI_TOOL in task.input and _call_key(task.metadata) in self._calls:
+            self._tool_run(node, task)
+
     def finish(self, status: str = "cancelled") -> None:
         """The run is over: calls still waiting for a result will never get one."""
         for rows in self._open.values():
@@ -242,6 +248,10 @@ class StepBook:
         meta = task.metadata
         key = _call_key(meta)
         text, failed = tool_observation(task.to_json())
+        edited_from = None
+        edits = [e for e in meta.get("edits") or [] if e.get("what") == "observation"]
+        if edits:  # the user changed what the model reads, while paused at the tool's result
+            edited_from, text = text, str(edits[-1].get("new", text))
         row = self._calls.get(key)
         if row is None:  # a tool run whose model call was not seen (e.g. a resumed execution)
             row = StepRow(iterations=_iterations(meta), item=int(meta.get("itemIndex", 0) or 0),
@@ -252,7 +262,7 @@ class StepBook:
             self._calls[key] = row
             self._add(row, meta.get("parent"))
         self._set(row, status="error" if failed else "ok", observation=text, tool_ms=task.execution_time,
-                  tool_node=node, tool_task=task)
+                  tool_node=node, tool_task=task, edited_from=edited_from)
         waiting = self._open.get((_scope(meta), row.item))
         if waiting and row in waiting:
             waiting.remove(row)

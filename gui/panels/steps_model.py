@@ -20,7 +20,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from gui.bridge import NodeAfter, compact
+from gui.bridge import NodeAfter, RunUpdated, compact
 
 from .steps import FINAL_ANSWER, StepBook, StepRow
 
@@ -81,6 +81,8 @@ class StepsModel(QAbstractTableModel):
         for event in events:
             if isinstance(event, NodeAfter):
                 self.book.feed(event)
+            elif isinstance(event, RunUpdated):  # an observation edited while paused
+                self.book.update(event.node, event.task)
         self._commit()
 
     def finish(self, status: str = "cancelled") -> None:
@@ -232,7 +234,7 @@ class StepsModel(QAbstractTableModel):
             str(row.item),
             ("    " * row.depth + "└ " if row.depth else "") + row.tool,
             "" if row.tool_input is None else compact(row.tool_input),
-            _first_line(row.observation),
+            ("✎ " if row.edited_from is not None else "") + _first_line(row.observation),
             row.status,
             _ms(row.tool_ms),
             "" if row.tokens_in is None else str(row.tokens_in),

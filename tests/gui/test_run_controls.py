@@ -155,3 +155,39 @@ def test_opening_another_workflow_clears_the_run_views(run_window, qtbot) -> Non
     assert controller.chat.entries == [] and controller.chat.session_id != old_session
     assert send(qtbot, controller, "hi").status == "success"
     assert controller.chat.reply_text() == "other"
+
+
+def test_a_breakpoint_shows_paused_on_the_canvas(run_window, qtbot) -> None:
+    from gui.bridge import Breakpoints, Debugger
+
+    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 * 3"})]},
+                               {"text": "6"}])
+    window, controller = run_window(workflow)
+    debugger = Debugger(Breakpoints(nodes=["Calculator"]))
+    controller.bridge.debugger = debugger
+    start_message(qtbot, controller, "2 x 3?")
+    qtbot.waitUntil(lambda: window.canvas.node_item("Calculator").status == "paused", timeout=5000)
+    assert debugger.is_paused and controller.stop_action.isEnabled()
+    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000) as finished:
+        debugger.continue_()
+    assert finished.args[0].status == "success"
+    assert (window.canvas.node_item("Calculator").status, window.canvas.node_item("Calculator").runs) == ("success", 1)
+
+
+def test_an_observation_edited_while_paused_shows_in_the_table(run_window, qtbot) -> None:
+    from gui.bridge import Breakpoints, Debugger
+
+    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 * 3"})]},
+                               {"text": "7"}])
+    window, controller = run_window(workflow)
+    debugger = Debugger(Breakpoints(afterToolResult=True))
+    controller.bridge.debugger = debugger
+    start_message(qtbot, controller, "2 x 3?")
+    qtbot.waitUntil(lambda: debugger.is_paused, timeout=5000)
+    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000):
+        debugger.continue_({"observation": "7"})
+    [row, _answer] = controller.output.steps_model.rows
+    assert (row.observation, row.edited_from) == ("7", "6")
+    assert controller.output.steps_model.index(0, 4).data() == "✎ 7"
+    controller.output.steps.select_row(0)
+    assert "edited while paused; the tool returned\n6" in controller.output.detail.toPlainText()
