@@ -69,6 +69,7 @@ def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
 import asyncio  # noqa: E402
 import gc  # noqa: E402
 import logging  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -204,6 +205,8 @@ class RunBridge(QObject):
         self._execution: Execution | None = None
         self._workflow_started = False
         self._slice_pause = False
+        self._thread = threading.get_ident()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ----- state ---------------------------------------------------------------------------------
     @property
@@ -238,6 +241,7 @@ class RunBridge(QObject):
             self.run_failed.emit("A run is already going; stop it first")
             return None
         self._task = asyncio.ensure_future(self._run(workflow, message, session_id))
+        self._loop = self._task.get_loop()
         return self._task
 
     async def _run(self, workflow: Workflow, message: str | None, session_id: str | None) -> RunOutcome:
@@ -312,6 +316,9 @@ class RunBridge(QObject):
 
     # ----- events --------------------------------------------------------------------------------
     def _on_event(self, event: HookEvent) -> None:
+        if threading.get_ident() != self._thread and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._on_event, event)  # Qt objects live on the loop's thread
+            return
         if isinstance(event, WorkflowBefore):
             if self._workflow_started:  # a slice boundary, not a new run
                 return

@@ -169,3 +169,20 @@ def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp) -> None:
     assert lines[2].startswith('1,0,AI Agent,Calculator,call_1_2,"{""expression"":""1 / 0""}",Error: division by zero,error')
     data = json.loads(steps.export(tmp_path / "steps.json").read_text())
     assert [d["tool"] for d in data] == ["Calculator", "Calculator", "thinking_tool", "final answer"]
+
+
+def test_events_from_another_thread_reach_the_panels_on_the_loop_thread(run_window, qtbot) -> None:
+    """A model running in a worker thread may emit hook events there; the bridge hands them over."""
+    import threading
+
+    from gui.bridge import TokenEvent
+
+    _window, controller = run_window(three_iteration_workflow())
+    seen: list[int] = []
+    controller.bridge.events.connect(lambda events: seen.append(threading.get_ident()))
+    controller.bridge._loop = asyncio.get_event_loop()  # noqa: SLF001 - as after a run started
+    worker = threading.Thread(target=controller.bridge._on_event, args=(TokenEvent("x", "Model", "hi"),))  # noqa: SLF001
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: bool(seen), timeout=3000)
+    assert seen == [threading.get_ident()]
