@@ -73,7 +73,6 @@ import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from typing import Any, Callable  # noqa: E402
 
 from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 
@@ -191,11 +190,10 @@ class RunBridge(QObject):
     def __init__(self, registry: Registry | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.engine = Engine(registry or builtin_registry())
-        self.pause_policy: Callable[[Boundary], bool] | None = None
         self.debugger: Debugger | None = None  # set for a debug run: breakpoints and stepping
         self._pending: list[HookEvent] = []
         self._pending_lines: list[RunLogLine] = []
-        self._run_log = RunLog(on_line=self._pending_lines.append)
+        self._run_log = RunLog(on_line=self._pending_lines.append)  # a fresh one for each run
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(FLUSH_MS)
@@ -287,6 +285,7 @@ class RunBridge(QObject):
             items = None
         self._signal = AbortSignal()
         self._workflow_started = False
+        self._run_log = RunLog(on_line=self._pending_lines.append)
         execution = self.engine.create(
             workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._signal
         )
@@ -296,19 +295,14 @@ class RunBridge(QObject):
     async def _drive(self, execution: Execution) -> ExecutionState:
         """Run in slices: the pause policy stops at a node boundary after SLICE_MS, we yield, go on."""
         deadline = time.perf_counter() + SLICE_MS / 1000.0
-        user_paused = False
 
-        def policy(boundary: Boundary) -> bool:
-            nonlocal user_paused
-            if self.pause_policy is not None and self.pause_policy(boundary):
-                user_paused = True
-                return True
+        def policy(_boundary: Boundary) -> bool:
             self._slice_pause = time.perf_counter() > deadline
             return self._slice_pause
 
         while True:
             state = await execution.run(pause=policy)
-            if state.status != "paused" or user_paused:
+            if state.status != "paused" or not self._slice_pause:
                 return state
             await asyncio.sleep(0)
             self._slice_pause = False

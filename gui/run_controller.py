@@ -247,8 +247,7 @@ class RunController(QObject):
         self._flush_tables()
         self.last_outcome = outcome
         self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
-        for name, status in self._running_nodes():
-            del status
+        for name in self._unfinished_nodes():
             message = "Execution was cancelled" if outcome.status == "cancelled" else "did not finish"
             self._set_node_state(name, "error", self._runs.get(name, 0), message)
         error = outcome.error.message if outcome.error is not None else None
@@ -306,12 +305,10 @@ class RunController(QObject):
         if item is not None and hasattr(item, "set_run_state"):
             item.set_run_state(status, runs, error)
 
-    def _running_nodes(self) -> list[tuple[str, str]]:
-        found = []
-        for item in self._node_items():
-            if item is not None and getattr(item, "status", None) == "running":
-                found.append((item.name, "running"))
-        return found
+    def _unfinished_nodes(self) -> list[str]:
+        """Nodes still shown running or paused when the run has ended (a Stop, a failure elsewhere)."""
+        return [item.name for item in self._node_items()
+                if item is not None and getattr(item, "status", None) in ("running", "paused")]
 
     def _status(self, text: str, timeout: int = STATUS_TIMEOUT_MS) -> None:
         self.window.statusBar().showMessage(text, timeout)

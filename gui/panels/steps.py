@@ -197,6 +197,10 @@ class StepBook:
         self._model_failed.clear()
         self.changed.clear()
 
+    def stage(self, rows: list[StepRow]) -> None:
+        """Queue ready-made rows for the next `commit` (saved steps, benchmarks)."""
+        self._staged.extend(rows)
+
     def commit(self) -> None:
         """Insert the staged rows at the end of the table in one block."""
         if not self._staged:

@@ -98,7 +98,7 @@ class StepsModel(QAbstractTableModel):
 
     def append_rows(self, rows: list[StepRow]) -> None:
         """Add ready-made rows (used to load saved steps and by the benchmark)."""
-        self.book._staged.extend(rows)  # noqa: SLF001 - the book's own staging area
+        self.book.stage(rows)
         self._commit()
 
     def _before_insert(self, pos: int, count: int) -> None:

@@ -14,7 +14,7 @@ from engine.run_data import TaskData, TaskError
 from gui.panels.steps import StepRow
 from gui.panels.steps_model import StepsFilter, StepsModel
 from nodes.triggers.chat_trigger import chat_item
-from tests.builders import CALCULATOR, agent_workflow, tool_call
+from tests.builders import agent_workflow, tool_call
 
 
 def recorded_events(replies, **kwargs):  # type: ignore[no-untyped-def]
