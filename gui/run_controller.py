@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu
 
 from gui.bridge import (
     ExecutionPaused,
@@ -72,6 +72,9 @@ class RunController(QObject):
         replaced = getattr(window, "document_changed", None)
         if replaced is not None:
             replaced.connect(self._document_replaced)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.bridge.stop)  # leave no run behind when the editor quits
         self._busy_changed(False)
 
     # ----- layout --------------------------------------------------------------------------------

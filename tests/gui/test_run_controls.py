@@ -191,3 +191,17 @@ def test_an_observation_edited_while_paused_shows_in_the_table(run_window, qtbot
     assert controller.output.steps_model.index(0, 4).data() == "✎ 7"
     controller.output.steps.select_row(0)
     assert "edited while paused; the tool returned\n6" in controller.output.detail.toPlainText()
+
+
+def test_a_bug_in_a_run_reaches_the_window_not_only_the_console(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow([{"text": "x"}], tools=[]))
+    controller.chat.add_user("hello")
+    controller.chat.begin_reply()
+    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000) as finished:
+        controller.bridge.send_chat(None, "hello", controller.chat.session_id)  # type: ignore[arg-type]
+    assert finished.args[0].status == "error"
+    assert finished.args[0].error.message.startswith("AttributeError:")
+    assert controller.chat.entries[-1].role == "error" and "AttributeError" in controller.chat.entries[-1].text
+    assert "AttributeError" in window.statusBar().currentMessage()
+    assert "error: AttributeError" in controller.output.run_log.toPlainText()
+    assert controller.run_action.isEnabled() and controller.chat.send_button.isEnabled()

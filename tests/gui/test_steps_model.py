@@ -145,6 +145,21 @@ def test_proxy_passes_the_model_tester(qtmodeltester, batches: int) -> None:
     qtmodeltester.check(proxy)
 
 
+def test_rows_arriving_while_sorted(qtmodeltester, qtbot) -> None:
+    """New rows show at the bottom of a sorted table, then take their place at the next re-sort."""
+    model = StepsModel()
+    qtmodeltester.check(model)
+    model.append_rows([_row(i) for i in range(0, 30, 2)])
+    model.sort(7, Qt.SortOrder.DescendingOrder)  # tokens in
+    assert model.index(0, 7).data() == "28"
+    model.append_rows([_row(i) for i in range(1, 30, 2)])
+    assert model.index(model.rowCount() - 1, 7).data() == "29"
+    qtbot.waitUntil(lambda: model.index(0, 7).data() == "29", timeout=3000)
+    assert [model.index(r, 7).data() for r in range(4)] == ["29", "28", "27", "26"]
+    assert [r.tokens_in for r in model.rows][:3] == [0, 2, 4]  # the happened-order is kept underneath
+    qtmodeltester.check(model)
+
+
 def test_filter_and_sort_over_many_rows() -> None:
     model = StepsModel()
     proxy = StepsFilter()
