@@ -167,5 +167,16 @@ async def lines(ep: Endpoint, response: httpx.Response) -> AsyncIterator[str]:
         raise transport_error(ep, exc) from None
 
 
+async def drain(stream: AsyncIterator[str], limit_s: float = 1.0) -> None:
+    """Read what follows the end marker (the chunked body's end) so the connection is reused;
+    a server that keeps the body open gets `limit_s`, then the connection is dropped."""
+    try:
+        async with asyncio.timeout(limit_s):
+            async for _line in stream:
+                pass
+    except (TimeoutError, NodeOperationError):
+        pass
+
+
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")

@@ -28,6 +28,10 @@ class GenerationStopped(Exception):
     """The job's stop flag was set while llama.cpp was working."""
 
 
+class TokenBudgetExceeded(Exception):
+    """The model went on past the job's token budget where llama.cpp sets no limit itself."""
+
+
 def model_cache_dir() -> Path:
     """$MINI_N8N_HOME/models, else $XDG_CACHE_HOME/mini-n8n/models, else ~/.cache/mini-n8n/models."""
     home = os.environ.get("MINI_N8N_HOME")
@@ -60,9 +64,20 @@ def bundled_model_path() -> Path:
 
 @dataclass
 class Job:
-    """One generation: its stop flag, checked by llama.cpp's abort callback and the token loop."""
+    """One generation: its stop flag, checked by llama.cpp's abort callback and the token loop,
+    and an optional token budget (chatml-function-calling writes tool arguments without a limit)."""
 
     stop: threading.Event = field(default_factory=threading.Event)
+    budget: int | None = None
+    tokens: int = 0
+    over_budget: bool = False
+
+    def count_token(self, _input_ids: Any, scores: Any) -> Any:
+        """A llama.cpp logits processor: counts sampled tokens, leaves the scores as they are."""
+        self.tokens += 1
+        if self.budget is not None and self.tokens > self.budget:
+            self.over_budget = True  # the abort callback ends the next decode
+        return scores
 
 
 class LoadedModel:
@@ -79,7 +94,7 @@ class LoadedModel:
 
         def should_abort(_data: ctypes.c_void_p) -> bool:
             job = self.current
-            return job is not None and job.stop.is_set()
+            return job is not None and (job.stop.is_set() or job.over_budget)
 
         self._abort_cb = llama_cpp.ggml_abort_callback(should_abort)  # kept: ctypes must not free it
         llama_cpp.llama_set_abort_callback(llama.ctx, self._abort_cb, None)
@@ -98,6 +113,8 @@ class LoadedModel:
             if job.stop.is_set():
                 self.stopped_jobs += 1
                 raise GenerationStopped() from None
+            if job.over_budget:
+                raise TokenBudgetExceeded() from None
             raise
         finally:
             self.current = None

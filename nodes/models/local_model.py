@@ -23,7 +23,7 @@ from engine.context import SupplyContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, loaded_model
+from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, TokenBudgetExceeded, loaded_model
 from ._openai_wire import reply_from_completion, to_wire_messages, to_wire_tools
 
 STOP_WAIT_S = 5.0  # upper bound for a worker to notice Stop; it takes milliseconds
@@ -71,9 +71,13 @@ def template_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
 
 def _decide_with_tools(messages: list[dict[str, Any]], tools: list[dict[str, Any]], opts: LocalOptions) -> Callable[[Any, Job], ModelReply | None]:
     def work(llama: Any, job: Job) -> ModelReply | None:
+        from llama_cpp import LogitsProcessorList
+
+        job.budget = opts.maxTokens + 16  # the function name and the decision take a few tokens
         doc = llama.create_chat_completion(
             messages=messages, tools=tools, tool_choice="auto", stream=False,
             temperature=opts.temperature, max_tokens=opts.maxTokens,
+            logits_processor=LogitsProcessorList([job.count_token]),
         )
         reply = reply_from_completion(doc)
         return reply if reply is not None and reply.tool_calls else None
@@ -155,6 +159,12 @@ class LocalChat:
             raise
         except GenerationStopped:
             raise asyncio.CancelledError() from None
+        except TokenBudgetExceeded:
+            raise NodeOperationError(
+                f"The Local Model wrote more than {self.params.options.maxTokens} tokens of tool arguments "
+                "without finishing them; raise Maximum Number of Tokens or describe the tool's fields better",
+                node=self.node,
+            ) from None
         except ValueError as exc:  # e.g. the prompt does not fit the context
             raise NodeOperationError(f"The Local Model failed: {exc}", node=self.node) from None
         finally:

@@ -7,6 +7,7 @@ Each streamed line is a JSON object; the last has `done: true` with `prompt_eval
 from __future__ import annotations
 
 import json
+from contextlib import aclosing
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -20,7 +21,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json
 from ._openai_wire import decode_args, to_wire_tools
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
@@ -136,11 +137,14 @@ class OllamaChat:
                 if not stream:
                     self._feed(reply, await read_json(ep, response), None)
                 else:
-                    async for line in lines(ep, response):
-                        if line.strip():
-                            self._feed(reply, parse_json(ep, line), on_token)
-                            if reply.done:
-                                break
+                    async with aclosing(lines(ep, response)) as stream:
+                        async for line in stream:
+                            if line.strip():
+                                self._feed(reply, parse_json(ep, line), on_token)
+                                if reply.done:
+                                    break
+                        if reply.done:
+                            await drain(stream)
             finally:
                 await response.aclose()
         if not reply.done:

@@ -8,6 +8,7 @@ sends none (llama-cpp-python's server does not).
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -21,7 +22,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion, to_wire_messages, to_wire_tools
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -119,21 +120,24 @@ class OpenAIChat:
         assembler = StreamAssembler()
         data: list[str] = []
         done = False
-        async for line in lines(ep, response):
-            if line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-                continue
-            if line or not data:
-                continue  # comments (":"), event names, blank keep-alives
-            payload, data = "\n".join(data), []
-            if payload.strip() == "[DONE]":
-                done = True
-                break
-            chunk = parse_json(ep, payload)
-            if isinstance(chunk, dict) and chunk.get("error"):
-                raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(chunk['error'])}")
-            if isinstance(chunk, dict):
-                assembler.feed(chunk, on_token)
+        async with aclosing(lines(ep, response)) as stream:
+            async for line in stream:
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                    continue
+                if line or not data:
+                    continue  # comments (":"), event names, blank keep-alives
+                payload, data = "\n".join(data), []
+                if payload.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = parse_json(ep, payload)
+                if isinstance(chunk, dict) and chunk.get("error"):
+                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(chunk['error'])}")
+                if isinstance(chunk, dict):
+                    assembler.feed(chunk, on_token)
+            if done:
+                await drain(stream)
         if data and not done:
             payload = "\n".join(data)
             done = payload.strip() == "[DONE]"

@@ -50,15 +50,20 @@ class Connection:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answer at once, as servers do
 
-    def head(self, status: int, headers: dict[str, str]) -> None:
+    @staticmethod
+    def _head(status: int, headers: dict[str, str]) -> bytes:
         lines = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    def head(self, status: int, headers: dict[str, str]) -> None:
+        self.sock.sendall(self._head(status, headers))
 
     def whole(self, status: int, content_type: str, body: bytes, extra: dict[str, str] | None = None) -> None:
-        self.head(status, {"Content-Type": content_type, "Content-Length": str(len(body)), **(extra or {})})
-        self.sock.sendall(body)
+        headers = {"Content-Type": content_type, "Content-Length": str(len(body)), **(extra or {})}
+        self.sock.sendall(self._head(status, headers) + body)
 
     def chunk(self, data: bytes) -> None:
         self.sock.sendall(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -74,6 +79,7 @@ class PeerServer:
         self.script: deque[Step] = deque(script or [])
         self.policy = policy
         self.requests: list[Request] = []
+        self.connections = 0  # TCP connections accepted: a client that reuses one keeps this at 1
         self.closed = threading.Event()  # set when a client closed a connection mid-response
         self.answering = threading.Event()  # set when a streamed response has begun
         self._lock = threading.Lock()
@@ -111,6 +117,8 @@ class PeerServer:
     def _serve_connection(self, sock: socket.socket) -> None:
         reader = sock.makefile("rb")
         conn = Connection(sock)
+        with self._lock:
+            self.connections += 1
         try:
             while True:
                 request = _read_request(reader)

@@ -47,6 +47,7 @@ async def test_streamed_tool_round_then_answer(engine: Engine) -> None:
     assert tool["role"] == "tool" and tool["tool_name"] == "Calculator" and "425" in tool["content"]
     assert [r.metadata["tokenUsage"] for r in model_runs(state)] == [
         {"promptTokens": 40, "completionTokens": 12}, {"promptTokens": 70, "completionTokens": 5}]
+    assert peer.connections == 1
 
 
 async def test_format_json_and_default_base_url_option(engine: Engine) -> None:

@@ -58,6 +58,7 @@ async def test_streamed_tool_round_then_answer(engine: Engine, no_env_key: None)
     call = runs[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]
     assert call == {"id": "call_abc", "name": "Calculator", "args": {"expression": "17 * 25"}}
     assert state.run_data["Calculator"][0].data["ai_tool"][0][0]["json"] == {"response": "425"}
+    assert peer.connections == 1  # the stream was read to its end, so the connection was reused
 
 
 async def test_tool_calls_split_across_deltas_are_assembled_by_index(engine: Engine, no_env_key: None) -> None:
