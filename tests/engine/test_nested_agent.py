@@ -147,3 +147,30 @@ async def test_nested_run_resumes_from_json_at_every_boundary(engine: Engine) ->
     assert state.result[0]["json"]["output"] == "17 shirts cost 425 dollars."
     assert ("Calculator", "tool") in kinds and ("Shop Clerk", "tool") in kinds
     assert state.run_data["Calculator"][0].metadata["parent"]["toolCallId"] == "outer_1"
+
+
+async def test_inner_agent_called_twice_keeps_each_call_apart(engine: Engine) -> None:
+    wf = two_level_workflow()
+    wf.node("Outer Model").parameters["replies"] = [
+        {"text": "", "toolCalls": [
+            tool_call("Shop_Clerk", {"input": "Price of 17 shirts at 25?"}, "outer_1"),
+            tool_call("Shop_Clerk", {"input": "Price of 3 hats at 12?"}, "outer_2"),
+        ]},
+        {"text": "425 and 36 dollars."},
+    ]
+    wf.node("Inner Model").parameters["replies"] = [
+        {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "a1")]},
+        {"text": "425 dollars."},
+        {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "3 * 12"}, "b1")]},
+        {"text": "36 dollars."},
+    ]
+    state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
+    assert state.status == "success", state.error
+    steps = state.result[0]["json"]["intermediateSteps"]
+    assert [(s["action"]["toolCallId"], s["observation"]) for s in steps] == [("outer_1", "425 dollars."), ("outer_2", "36 dollars.")]
+    prompts = [run.input["ai_languageModel"][0][0]["json"]["messages"][1]["content"] for run in state.run_data["Inner Model"]]
+    assert prompts == ["Price of 17 shirts at 25?"] * 2 + ["Price of 3 hats at 12?"] * 2
+    # the second call's model saw only its own calculator step, not the first call's
+    last = state.run_data["Inner Model"][3].input["ai_languageModel"][0][0]["json"]["messages"]
+    assert [m.get("toolCallId") for m in last if m["role"] == "tool"] == ["b1"]
+    assert [r.metadata["parent"]["toolCallId"] for r in state.run_data["Calculator"]] == ["outer_1", "outer_2"]
