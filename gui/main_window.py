@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
-    QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar, QWidget,
+    QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar,
 )
 from shiboken6 import isValid
 
@@ -22,9 +22,7 @@ from gui.bridge import (
     DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
     load_workflow, new_workflow, save_workflow,
 )
-from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
-from gui.canvas.sticky_item import StickyItem
 from gui.canvas.view import CanvasView
 from gui.commands import CredentialCommand, DisableCommand, MoveCommand, ParametersCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
@@ -79,6 +77,9 @@ class MainWindow(QMainWindow):
         self.scene.node_activated.connect(self.inspector.focus_first_field)
         self.canvas.type_dropped.connect(self._on_type_dropped)
         self.canvas.search_typed.connect(self._on_search_typed)
+        self.canvas.nudged.connect(self._on_nudged)
+        self.canvas.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.canvas.customContextMenuRequested.connect(self._canvas_menu)
         self.palette_panel.add_requested.connect(self.add_node_at_centre)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self._autosave = QTimer(self)
@@ -288,6 +289,33 @@ class MainWindow(QMainWindow):
 
     def _on_nodes_moved(self, before: dict, after: dict) -> None:
         self.undo_stack.push(MoveCommand(self, before, after))
+
+    def _on_nudged(self, dx: int, dy: int) -> None:
+        names = self.scene.selected_names()
+        self.move_nodes({n: (self.document.node(n).position[0] + dx, self.document.node(n).position[1] + dy)
+                         for n in names})
+
+    def _canvas_menu(self, pos) -> None:  # type: ignore[no-untyped-def]
+        """Right-click: the edits that apply to what is under the pointer (or the selection)."""
+        item = self.canvas.itemAt(pos)
+        while item is not None and item.parentItem() is not None:
+            item = item.parentItem()
+        name = getattr(item, "name", None)
+        if isinstance(name, str) and name not in self.scene.selected_names():
+            self.scene.select_names([name])
+        menu = QMenu(self)
+        if self.scene.selected_names():
+            menu.addActions([self.act_rename, self.act_disable, self.act_duplicate, self.act_copy, self.act_cut])
+            menu.addSeparator()
+            menu.addAction(self.act_delete)
+        else:
+            menu.addActions([self.act_paste, self.act_select_all, self.act_fit])
+        menu.exec(self.canvas.viewport().mapToGlobal(pos))
+
+    def changeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            theme.manager().refresh()  # light/dark follows the system palette
+        super().changeEvent(event)
 
     def move_nodes(self, after: dict[str, tuple[float, float]]) -> None:
         before = {name: self.document.node(name).position for name in after}

@@ -32,6 +32,7 @@ class CanvasView(QGraphicsView):
     """Shows a WorkflowScene; `node_item(name)` finds the item drawing a node."""
 
     type_dropped = Signal(str, QPointF)  # node type id, scene position
+    nudged = Signal(int, int)  # arrow keys on selected nodes: move by (dx, dy)
     search_typed = Signal(str)  # a printable key typed on the canvas: start a palette search
 
     def __init__(self, scene: WorkflowScene) -> None:
@@ -274,6 +275,13 @@ class CanvasView(QGraphicsView):
             super().dropEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        arrows = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
+        if event.key() in arrows and self.canvas_scene.selected_names():
+            step = 50 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 10
+            dx, dy = arrows[Qt.Key(event.key())]
+            self.nudged.emit(dx * step, dy * step)
+            event.accept()
+            return
         text = event.text()
         if text and text.isprintable() and not text.isspace() and not event.modifiers() & (
             Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier

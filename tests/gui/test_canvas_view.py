@@ -7,7 +7,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QGraphicsItem, QGraphicsView, QGraphicsScene
 
 from .editor_support import (  # noqa: F401  (fixtures)
-    EXAMPLE, centre, click, drag, editor_env, focus_canvas, make_window, mouse,
+    EXAMPLE, drag, editor_env, focus_canvas, make_window, mouse,
 )
 
 
@@ -153,3 +153,15 @@ def test_agent_without_a_model_is_marked(make_window) -> None:
     assert agent.problem == 'Node "AI Agent" needs a Chat Model connected'
     window.undo_stack.undo()
     assert agent.problem is None
+
+
+def test_arrow_keys_nudge_the_selection_as_one_merged_step(qtbot, make_window) -> None:
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["Calculator", "Simple Memory"])
+    focus_canvas(qtbot, window)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Right)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Right)
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert tuple(window.document.node("Calculator").position) == (460, 270)
+    assert tuple(window.document.node("Simple Memory").position) == (320, 270)
+    assert window.undo_stack.count() == 1

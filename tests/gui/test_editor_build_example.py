@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from gui.bridge import builtin_registry, load_workflow
 
 from .editor_support import (  # noqa: F401  (fixtures)
-    EXAMPLE, centre, click, connect_by_drag, document_data, drag, editor_env, focus_out, make_window, palette_add,
+    EXAMPLE, centre, click, connect_by_drag, document_data, drag, editor_env, make_window, palette_add,
 )
 
 

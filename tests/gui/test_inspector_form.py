@@ -20,7 +20,10 @@ def test_the_agent_form_has_the_schema_fields(qtbot, make_window) -> None:
     assert isinstance(editors[("text",)], QPlainTextEdit)  # multiline
     assert isinstance(editors[("hasOutputParser",)], QCheckBox)
     spin = editors[("options", "maxIterations")]
-    assert isinstance(spin, QSpinBox) and (spin.minimum(), spin.maximum(), spin.value()) == (1, 1000, 5)
+    schema = window.registry.get("@n8n/n8n-nodes-langchain.agent").Params.model_json_schema()
+    bounds = schema["$defs"]["AgentOptions"]["properties"]["maxIterations"]
+    assert isinstance(spin, QSpinBox)
+    assert (spin.minimum(), spin.maximum(), spin.value()) == (bounds["minimum"], bounds["maximum"], 5)
     # only the options that are set are shown; the others are offered by "Add option"
     assert ("options", "returnIntermediateSteps") not in editors
     offered = [a.text() for a in editors[("options", "+")].menu().actions()]
