@@ -91,6 +91,9 @@ def test_memory_keeps_the_session_and_new_session_forgets(run_window, qtbot) -> 
         ("user", "What is my name?"),
     ]
     assert [e.role for e in controller.chat.entries] == ["user", "assistant", "user", "assistant"]
+    controller.output.steps.select_row(0)
+    detail = controller.output.detail.toPlainText()
+    assert "history (user)\nMy name is Ada.\nhistory (assistant)\nNice to meet you, Ada.\nuser\nWhat is my name?" in detail
     qtbot.mouseClick(controller.chat.new_session_button, Qt.MouseButton.LeftButton)
     assert controller.chat.session_id != first_session and controller.chat.entries == []
     assert send(qtbot, controller, "What is my name?").status == "success"
