@@ -486,6 +486,7 @@ class MainWindow(QMainWindow):
     # ----- files ----------------------------------------------------------------------------
     def confirm_discard(self) -> bool:
         """Ask what to do with unsaved changes; True when it is fine to go on."""
+        self.commit_pending_edits()
         if not self.is_modified():
             return True
         answer = QMessageBox.question(
@@ -545,8 +546,13 @@ class MainWindow(QMainWindow):
             path += ".json"
         return self.save_to(path)
 
+    def commit_pending_edits(self) -> None:
+        """Apply the inspector field being typed in (it commits on leaving it), e.g. before a run."""
+        self.inspector.commit_pending()
+
     def save_to(self, path: str | Path) -> bool:
         """Write the document atomically; a failure is shown in a dialog and nothing is lost."""
+        self.commit_pending_edits()
         try:
             save_workflow(self.document, path)
         except (OSError, MiniN8nError) as exc:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QScrollArea, QVBoxLayout, QWidget,
+    QApplication, QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QScrollArea, QVBoxLayout, QWidget,
 )
 
 from gui import theme
@@ -288,6 +288,12 @@ class Inspector(QWidget):
             if self.name_error is not None:
                 self.name_error.setText(f"⚠ {self.window.statusBar().currentMessage().removeprefix('Cannot rename: ')}")
                 self.name_error.show()
+
+    def commit_pending(self) -> None:
+        """A field being typed in commits when it loses focus: take the focus away now."""
+        focus = QApplication.focusWidget()
+        if focus is not None and self.isAncestorOf(focus):
+            focus.clearFocus()
 
     def start_rename(self) -> None:
         if self.name_edit is not None:

@@ -46,12 +46,18 @@ def answer_next(*buttons: QMessageBox.StandardButton) -> None:
 
 @pytest.fixture
 def make_window(qtbot, editor_env: Path) -> Iterator[Callable[..., Any]]:  # type: ignore[no-untyped-def]
-    """Factory: a shown MainWindow, closed (changes discarded) after the test."""
+    """Factory: a shown MainWindow, closed (changes discarded) after the test. Files of the
+    repository are opened from a copy in the temporary folder, so a save never touches them."""
     from gui.main_window import MainWindow
 
     windows = []
 
     def make(path: Path | None = None, registry: Any = None) -> MainWindow:
+        if path is not None and ROOT in Path(path).resolve().parents:
+            copy = editor_env / "files" / Path(path).name
+            copy.parent.mkdir(exist_ok=True)
+            copy.write_bytes(Path(path).read_bytes())
+            path = copy
         window = MainWindow(bridge_registry=registry)
         qtbot.addWidget(window)
         window.resize(1400, 900)

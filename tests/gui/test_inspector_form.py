@@ -126,3 +126,19 @@ def test_credential_picker_lists_the_local_store(qtbot, make_window, editor_env:
     assert window.document.node(name).credentials["openAiApi"]["name"] == "Work key"
     window.undo_stack.undo()
     assert window.document.node(name).credentials is None
+
+
+def test_saving_while_typing_in_a_field_keeps_the_text(qtbot, make_window, tmp_path: Path) -> None:
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["AI Agent"])
+    system = window.inspector.builder.editors[("options", "systemMessage")]
+    window.activateWindow()
+    system.setFocus()
+    qtbot.waitUntil(system.hasFocus)
+    system.selectAll()
+    qtbot.keyClicks(system, "Answer in French.")
+    qtbot.keyClick(system, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)  # Save, still in the field
+    assert not window.isWindowModified()
+    saved = json.loads(window.path.read_text())
+    agent = next(n for n in saved["nodes"] if n["name"] == "AI Agent")
+    assert agent["parameters"]["options"]["systemMessage"] == "Answer in French."
