@@ -62,6 +62,11 @@ def bundled_model_path() -> Path:
     return target
 
 
+def default_threads() -> int:
+    """Half the CPU cores, as llama.cpp itself picks: on a busy desktop more threads run slower."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 @dataclass
 class Job:
     """One generation: its stop flag, checked by llama.cpp's abort callback and the token loop,

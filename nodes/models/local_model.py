@@ -11,7 +11,6 @@ results instead. Everything runs on the model's worker thread; Stop ends it with
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Callable
 
 from pydantic import Field
@@ -23,7 +22,7 @@ from engine.context import SupplyContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, TokenBudgetExceeded, loaded_model
+from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, TokenBudgetExceeded, default_threads, loaded_model
 from ._openai_wire import reply_from_completion, to_wire_messages, to_wire_tools
 
 STOP_WAIT_S = 5.0  # upper bound for a worker to notice Stop; it takes milliseconds
@@ -34,7 +33,7 @@ class LocalOptions(NodeParams):
     temperature: float = Field(0.2, ge=0, le=2, title="Sampling Temperature")
     maxTokens: int = Field(256, ge=1, le=32768, title="Maximum Number of Tokens")
     contextLength: int = Field(4096, ge=256, le=131072, title="Context Length")
-    threads: int = Field(0, ge=0, le=256, title="Threads", description="0: one per CPU core")
+    threads: int = Field(0, ge=0, le=256, title="Threads", description="0: half the CPU cores")
     maxToolRounds: int = Field(
         1, ge=0, le=100, title="Max Tool Rounds per Message",
         description="After this many tool rounds since the user's message the model answers without tools",
@@ -117,7 +116,7 @@ class LocalChat:
 
     async def _model(self) -> LoadedModel:
         opts = self.params.options
-        threads = opts.threads or os.cpu_count() or 1
+        threads = opts.threads or default_threads()
         try:
             return await asyncio.wrap_future(loaded_model(opts.modelPath, opts.contextLength, threads))
         except LocalModelError as exc:

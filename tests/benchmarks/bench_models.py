@@ -109,13 +109,13 @@ async def local_model_figures() -> dict[str, float] | None:
         import llama_cpp  # noqa: F401
     except ImportError:
         return None
-    from nodes.models._llama_runtime import loaded_model
+    from nodes.models._llama_runtime import default_threads, loaded_model
     from nodes.models.local_model import LocalChat, LocalParams
 
-    threads = os.cpu_count() or 1
+    threads = default_threads()
     started = time.perf_counter()
     model = await asyncio.wrap_future(loaded_model("", 4096, threads))
-    figures = {"load_ms": (time.perf_counter() - started) * 1000.0}
+    figures = {"load_ms": (time.perf_counter() - started) * 1000.0, "threads": float(threads)}
     chat = LocalChat(LocalParams.model_validate({"options": {"temperature": 0, "maxTokens": 32}}), "Local Model")
     messages = [ChatMessage(role="system", content="You are a helpful assistant"),
                 ChatMessage(role="user", content="Write a long story about a cat.")]
@@ -179,7 +179,7 @@ def main() -> None:
         print("Local Model: llama-cpp-python is not installed (pip install 'mini-n8n[local]')")
         return
     print("Local Model (bundled Gemma 3 270M Q4_K_M, llama.cpp in process, "
-          f"{os.cpu_count()} threads)")
+          f"{local['threads']:.0f} of {os.cpu_count()} cores)")
     print(f"  load: {local['load_ms']:.0f} ms")
     print(f"  time to first token (short prompt, no tools): {local['ttft_ms']:.0f} ms")
     print(f"  time to a tool decision (whole, chatml-function-calling): {local['tool_decision_ms']:.0f} ms"

@@ -7,14 +7,13 @@ not on the wisdom of a 270M model. Temperature 0 keeps its choices repeatable.
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
 from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ToolCall
 from engine.executor import Engine
-from nodes.models._llama_runtime import loaded_model
+from nodes.models._llama_runtime import default_threads, loaded_model
 from nodes.models.local_model import template_messages, tool_rounds_since_user
 from nodes.triggers.chat_trigger import chat_item
 
@@ -80,7 +79,7 @@ async def test_missing_model_file_is_a_clear_error(engine: Engine, tmp_path) -> 
 async def test_stop_ends_the_generation_and_frees_the_model(engine: Engine) -> None:
     """Stop while llama.cpp evaluates a long prompt: the abort callback ends the decode."""
     params = local(maxTokens=200)
-    model = await asyncio.wrap_future(loaded_model("", params["options"].get("contextLength", 4096), os.cpu_count() or 1))
+    model = await asyncio.wrap_future(loaded_model("", params["options"].get("contextLength", 4096), default_threads()))
     stopped_before = model.stopped_jobs
     signal = AbortSignal()
     wf = with_model(LOCAL, params, tools=[])
@@ -97,3 +96,21 @@ async def test_stop_ends_the_generation_and_frees_the_model(engine: Engine) -> N
     # the model is free again and answers the next message normally
     again = await chat(engine, with_model(LOCAL, local(maxTokens=8), tools=[]), "Write a long story about a cat.")
     assert again.status == "success", again.error
+
+
+async def test_token_budget_ends_a_runaway_generation_through_the_abort_callback() -> None:
+    """chatml-function-calling writes tool arguments without a limit; the budget stops llama.cpp."""
+    from llama_cpp import LogitsProcessorList
+
+    from nodes.models._llama_runtime import Job, TokenBudgetExceeded
+
+    model = await asyncio.wrap_future(loaded_model("", 4096, default_threads()))
+    job = Job(budget=3)
+
+    def work(llama: object, job: Job) -> object:
+        return llama.create_completion("Once upon a time", max_tokens=64, temperature=0,  # type: ignore[attr-defined]
+                                       logits_processor=LogitsProcessorList([job.count_token]))
+
+    with pytest.raises(TokenBudgetExceeded):
+        await asyncio.get_running_loop().run_in_executor(model.executor, model.run, job, work)
+    assert 3 < job.tokens < 64 and model.current is None
