@@ -50,7 +50,8 @@ class NodeItem(QGraphicsRectItem):
         self.outputs: tuple[PortSpec, ...] = node_type.outputs
         if link_types is not None:
             ins, outs = link_types
-            self.inputs = tuple(PortSpec(t, t if t == MAIN else "") for t in sorted(ins or {MAIN}))
+            feeds_a_parent = bool(outs) and MAIN not in outs  # an unknown model, memory or tool
+            self.inputs = tuple(PortSpec(t) for t in sorted(ins or (set() if feeds_a_parent else {MAIN})))
             self.outputs = tuple(PortSpec(t) for t in sorted(outs or {MAIN}))
         self.kind = node_kind(self.inputs, self.outputs)
         self.name = node.name

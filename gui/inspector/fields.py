@@ -7,6 +7,7 @@ which the inspector turns into one undoable command.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -26,6 +27,15 @@ Unset = Callable[[Path], None]
 _MISSING = object()
 
 STICKY_COLOURS = ["Yellow", "Orange", "Red", "Green", "Blue", "Purple", "Grey"]
+
+
+def nice_title(key: str, title: str | None) -> str:
+    """The schema's title, unless it is pydantic's guess from the key ("Toolcalls"): then the
+    key's words ("Tool Calls")."""
+    if title and title != key.replace("_", " ").title():
+        return title
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ").split()
+    return " ".join(w[:1].upper() + w[1:] for w in words) or key
 
 
 def value_at(params: Any, path: Path) -> Any:
@@ -159,7 +169,7 @@ class FormBuilder:
 
     def field(self, key: str, prop: dict[str, Any], path: Path, removable: Callable[[], None] | None = None) -> QWidget:
         inner, nullable = unwrap_optional(prop, self.root)
-        title = inner.get("title") or prop.get("title") or key
+        title = nice_title(key, prop.get("title") or inner.get("title"))
         description = inner.get("description") or prop.get("description") or ""
         kind = kind_of(inner)
         current = value_at(self.params, path)
@@ -358,7 +368,7 @@ class FormBuilder:
         for key in unset_keys:
             sub = properties[key]
             inner, _ = unwrap_optional(sub, self.root)
-            action = menu.addAction(inner.get("title") or sub.get("title") or key)
+            action = menu.addAction(nice_title(key, sub.get("title") or inner.get("title")))
             action.triggered.connect(lambda _c=False, k=key, s=sub: self.commit(path + (k,), default_of(s, self.root)))
         add.setMenu(menu)
         add.setEnabled(bool(unset_keys))

@@ -27,6 +27,7 @@ def editor_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MINI_N8N_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("MINI_N8N_RECOVERY_DIR", str(tmp_path / "recovery"))
     monkeypatch.setenv("MINI_N8N_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path / "home" / "credentials.json"))
     answers: list[QMessageBox.StandardButton] = []
     monkeypatch.setattr(QMessageBox, "question",
                         staticmethod(lambda *a, **k: answers.pop(0) if answers else QMessageBox.StandardButton.Discard))
