@@ -156,11 +156,12 @@ class DocumentEditor:
             node.position = (x, y)
         return before
 
-    def rename(self, old: str, new: str) -> None:
-        """Rename a node; connections follow, as source keys and as targets, in place."""
+    def rename(self, old: str, new: str) -> dict[str, dict[str, Any]]:
+        """Rename a node; connections follow (source keys and targets), and so do expressions
+        that name it (`$('Old')`, `$node["Old"]`). Returns the parameters it changed, by node."""
         new = new.strip()
         if new == old:
-            return
+            return {}
         if not new:
             raise EditError("A node name cannot be empty")
         if self.workflow.has_node(new):
@@ -178,6 +179,13 @@ class DocumentEditor:
                             target.node = new
         if old in self.workflow.pinData:
             self.workflow.pinData = {(new if k == old else k): v for k, v in self.workflow.pinData.items()}
+        changed: dict[str, dict[str, Any]] = {}
+        for other in self.workflow.nodes:
+            updated = _rename_references(other.parameters, old, new)
+            if updated != other.parameters:
+                changed[other.name] = other.parameters
+                other.parameters = updated
+        return changed
 
     def set_disabled(self, names: list[str], disabled: bool) -> dict[str, bool | None]:
         """Disable or enable nodes; returns the previous `disabled` values (None: not set)."""
@@ -335,6 +343,22 @@ class DocumentEditor:
                                                  index=int(target.get("index", 0)))
                             )
         return added
+
+
+def _rename_references(value: Any, old: str, new: str) -> Any:
+    """A copy of parameters with expression references to node `old` pointing at `new`."""
+    if isinstance(value, str):
+        if "$" not in value or old not in value:
+            return value
+        for quote in ("'", '"'):
+            value = value.replace(f"$({quote}{old}{quote})", f"$({quote}{new}{quote})")
+            value = value.replace(f"$node[{quote}{old}{quote}]", f"$node[{quote}{new}{quote}]")
+        return value
+    if isinstance(value, dict):
+        return {k: _rename_references(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename_references(v, old, new) for v in value]
+    return value
 
 
 def _child(container: Any, step: str | int, following: str | int, node: str, path: ParamPath) -> Any:

@@ -133,7 +133,7 @@ class RenameCommand(_Command):
 
     def __init__(self, target: EditTarget, old: str, new: str) -> None:
         super().__init__(target, f'Rename "{old}" to "{new.strip()}"')
-        target.editor.rename(old, new)
+        self.references = target.editor.rename(old, new)  # parameters before, by node (old names)
         self.old, self.new = old, new.strip()
 
     def apply(self) -> None:
@@ -141,6 +141,8 @@ class RenameCommand(_Command):
 
     def revert(self) -> None:
         self.target.editor.rename(self.new, self.old)
+        for name, parameters in self.references.items():  # exactly as they were, not re-derived
+            self.target.editor.workflow.node(name).parameters = parameters
 
 
 class DisableCommand(_Command):

@@ -125,3 +125,13 @@ def test_disable_and_restore_keeps_unset_fields_unset(example: Workflow, registr
     assert example.node("Calculator").is_disabled
     editor.restore_disabled(old)
     assert workflow_to_data(example) == before
+
+
+def test_rename_updates_expressions_that_name_the_node(example: Workflow, registry: Registry) -> None:
+    editor = DocumentEditor(example, registry)
+    editor.set_parameter("AI Agent", ("text",), "={{ $('Model').item.json.x }} and {{ $node[\"Model\"].json.y }}")
+    before = example.node("AI Agent").parameters
+    changed = editor.rename("Model", "Brain")
+    assert example.node("AI Agent").parameters["text"] == "={{ $('Brain').item.json.x }} and {{ $node[\"Brain\"].json.y }}"
+    assert changed == {"AI Agent": before}
+    assert editor.rename("Calculator", "Maths") == {}

@@ -19,7 +19,9 @@ def test_a_long_edit_sequence_undoes_and_redoes_exactly(qtbot, make_window) -> N
     calc = palette_add(qtbot, window, "Calculator")                       # add
     window.connect_nodes(calc, "ai_tool", "AI Agent")                     # connect
     window.move_nodes({calc: (580, 220)})                                 # move
-    window.rename_node("AI Agent", "Support Agent")                       # rename
+    window.set_parameter("Model", ("replies", 1, "text"), "={{ $('AI Agent').item.json.output }}")
+    window.rename_node("AI Agent", "Support Agent")                       # rename (expressions follow)
+    assert "$('Support Agent')" in window.document.node("Model").parameters["replies"][1]["text"]
     window.set_parameter("Support Agent", ("options", "maxIterations"), 8)  # parameter
     window.unset_parameter("Support Agent", ("options", "systemMessage"))   # remove an option
     window.set_disabled(["Simple Memory"], True)                          # deactivate
@@ -32,7 +34,7 @@ def test_a_long_edit_sequence_undoes_and_redoes_exactly(qtbot, make_window) -> N
     end = document_data(window)
     assert end != start
     steps = stack.count()
-    assert steps == 11
+    assert steps == 12
 
     for _ in range(steps):
         stack.undo()
