@@ -77,7 +77,12 @@ class FileCredentialStore:
     """Credentials in one JSON file readable by the user only: {"credentials": [{id, name, type, data}]}."""
 
     def __init__(self, path: Path | str | None = None) -> None:
-        self.path = Path(path) if path is not None else default_credentials_path()
+        self._path = Path(path) if path is not None else None
+
+    @property
+    def path(self) -> Path:
+        """The explicit file, else the default location as the environment says now."""
+        return self._path if self._path is not None else default_credentials_path()
 
     def _read(self) -> list[dict[str, Any]]:
         try:

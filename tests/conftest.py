@@ -22,3 +22,11 @@ def engine(registry: Registry) -> Engine:
 def _private_store(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test writes executions to its own SQLite file, never to the user's data folder."""
     monkeypatch.setenv("MINI_N8N_DB", str(tmp_path_factory.mktemp("store") / "executions.sqlite"))
+
+
+@pytest.fixture(autouse=True)
+def _private_credentials(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the user's credential file or API keys from the environment."""
+    monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path_factory.mktemp("credentials") / "credentials.json"))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_API_KEY"):
+        monkeypatch.delenv(name, raising=False)

@@ -95,7 +95,10 @@ def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: i
     if status in (401, 403):
         return ep.error(f"the model server at {ep.base_url} refused {ep.credential} ({code}){said}")
     if status == 404:
-        return ep.error(f'the model server at {ep.base_url} does not know model "{ep.model}" ({code}){said}')
+        return ep.error(
+            f'the model server at {ep.base_url} does not know model "{ep.model}" ({code}){said}',
+            "If the model exists there, check the base URL: OpenAI-compatible servers answer under /v1",
+        )
     if status in RETRYABLE:
         tries = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         what = "is rate limiting requests" if status == 429 else "failed"
@@ -120,9 +123,14 @@ async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
     client = shared_client()
     attempt = 0
     while True:
-        request = client.build_request("POST", ep.url, json=body, headers=ep.headers, timeout=ep.timeout)
+        try:
+            request = client.build_request("POST", ep.url, json=body, headers=ep.headers, timeout=ep.timeout)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+            raise ep.error(f"the model server URL {ep.base_url} is not a valid http(s) URL") from None
         try:
             response = await client.send(request, stream=True)
+        except httpx.UnsupportedProtocol:
+            raise ep.error(f"the model server URL {ep.base_url} is not a valid http(s) URL") from None
         except httpx.HTTPError as exc:
             raise transport_error(ep, exc) from None
         if response.status_code < 400:

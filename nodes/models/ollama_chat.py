@@ -72,7 +72,7 @@ def request_body(params: OllamaParams, messages: list[ChatMessage], tools: list[
         "messages": ollama_messages(messages),
         "stream": stream,
         "options": {"temperature": opts.temperature, "num_ctx": opts.numCtx},
-        "keep_alive": opts.keepAlive,
+        "keep_alive": int(opts.keepAlive) if opts.keepAlive.lstrip("-").isdigit() else opts.keepAlive,
     }
     if tools:
         body["tools"] = to_wire_tools(tools)

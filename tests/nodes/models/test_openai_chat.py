@@ -167,6 +167,7 @@ async def test_unknown_model_names_the_model(engine: Engine, no_env_key: None) -
         state = await chat(engine, with_model(OPENAI, params, tools=[]), "hi")
     assert state.status == "error"
     assert 'does not know model "gpt-9"' in state.error.message and "404" in state.error.message
+    assert "check the base URL" in state.error.description
 
 
 async def test_rate_limit_is_retried_then_succeeds(engine: Engine, no_env_key: None) -> None:
@@ -194,6 +195,12 @@ async def test_unreachable_server(engine: Engine, no_env_key: None) -> None:
     state = await chat(engine, with_model(OPENAI, {"model": "m", "options": {"baseURL": url}}, tools=[]), "hi")
     assert state.status == "error"
     assert state.error.message.startswith(f"cannot reach the model server at {url}")
+
+
+async def test_base_url_that_is_not_a_url(engine: Engine, no_env_key: None) -> None:
+    state = await chat(engine, with_model(OPENAI, {"model": "m", "options": {"baseURL": "localhost:8080/v1"}}, tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message == "the model server URL localhost:8080/v1 is not a valid http(s) URL"
 
 
 async def test_timeout(engine: Engine, no_env_key: None) -> None:
