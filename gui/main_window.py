@@ -19,9 +19,10 @@ from shiboken6 import isValid
 
 from gui import theme
 from gui.bridge import (
-    DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
-    load_workflow, new_workflow, save_workflow,
+    MAIN, DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
+    connection_refusal, load_workflow, new_workflow, save_workflow,
 )
+from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
 from gui.commands import CredentialCommand, DisableCommand, MoveCommand, ParametersCommand, RenameCommand, StructureCommand
@@ -276,18 +277,68 @@ class MainWindow(QMainWindow):
             self.canvas.setFocus()
         return added
 
-    def _free_spot(self, position: tuple[float, float]) -> tuple[float, float]:
-        """The nearest grid spot right of `position` where a new node does not cover another."""
+    def _free_spot(self, position: tuple[float, float], below: bool = False) -> tuple[float, float]:
+        """The nearest grid spot right of (or, for sub-nodes, beside) `position` where a new node
+        does not cover another."""
         x, y = round(position[0] / 20) * 20, round(position[1] / 20) * 20
         spots = [(float(n.position[0]), float(n.position[1])) for n in self.document.nodes
                  if n.type != "n8n-nodes-base.stickyNote"]
-        while any(abs(x - sx) < 130 and abs(y - sy) < 120 for sx, sy in spots):
-            x += 140
+        step = 120 if below else 140
+        while any(abs(x - sx) < (100 if below else 130) and abs(y - sy) < 120 for sx, sy in spots):
+            x += step
         return x, y
 
     def add_node_at_centre(self, type_id: str) -> str | None:
+        """Add from the palette: next to the selected node and connected to it when they fit
+        (after it for a main node, under it for a model, memory or tool), else mid-view."""
+        selected = self.scene.selected_names()
+        if len(selected) == 1:
+            added = self._add_connected(type_id, selected[0])
+            if added:
+                return added
         centre = self.canvas.visible_scene_rect().center()
         return self.add_node(type_id, (centre.x() - 50, centre.y() - 50))
+
+    def _add_connected(self, type_id: str, anchor: str) -> str | None:
+        """Add a node wired to `anchor` in one undo step, if the connection rules allow it."""
+        node_type = self.registry.get(type_id)
+        anchor_item = self.canvas.node_item(anchor)
+        if not isinstance(anchor_item, NodeItem):
+            return None
+        outputs = [s.type for s in node_type.outputs]
+        inputs = [s.type for s in node_type.inputs]
+        sub_type = outputs[0] if outputs and all(t != MAIN for t in outputs) else None
+        if sub_type is not None:
+            port = anchor_item.port("in", sub_type)
+            if port is None:
+                return None
+            spot = (anchor_item.pos().x() + port.x() - 40, anchor_item.pos().y() + anchor_item.height + 120)
+            ends = ("new", sub_type, anchor)
+        elif MAIN in inputs and anchor_item.port("out", MAIN) is not None:
+            spot = (anchor_item.pos().x() + anchor_item.width + 160, anchor_item.pos().y())
+            ends = (anchor, MAIN, "new")
+        else:
+            return None
+
+        refusal: list[str] = []
+
+        def edit(editor: DocumentEditor) -> str:
+            node = editor.new_node(type_id, self._free_spot(spot, below=sub_type is not None))
+            editor.add_node(node)
+            source, conn_type, target = (node.name if e == "new" else e for e in ends)
+            reason = connection_refusal(self.document, self.registry, source, conn_type, target)
+            if reason is None:
+                editor.connect(source, conn_type, target)
+            else:
+                refusal.append(reason)
+            return node.name
+        added = self.push_structure(f"Add {node_type.display_name}", edit)
+        if added and refusal:
+            self.show_message(f'Added "{added}", not connected: {refusal[0]}')
+        if added:
+            self.scene.select_names([added])
+            self.canvas.ensureVisible(self.canvas.node_item(added).sceneBoundingRect(), 40, 40)
+        return added
 
     def _on_type_dropped(self, type_id: str, pos: QPointF) -> None:
         self.add_node(type_id, (pos.x() - 50, pos.y() - 50))

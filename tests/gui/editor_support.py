@@ -110,7 +110,9 @@ def connect_by_drag(window: Any, source: str, conn_type: str, target: str) -> No
 
 
 def palette_add(qtbot, window: Any, display_name: str) -> str:  # type: ignore[no-untyped-def]
-    """Double-click a node type in the palette; returns the new node's name."""
+    """Double-click a node type in the palette (with nothing selected, so it is not wired to a
+    selected node); returns the new node's name."""
+    window.scene.clearSelection()
     tree = window.palette_panel.tree
     model = window.palette_panel.model
     before = {n.name for n in window.document.nodes}

@@ -78,3 +78,31 @@ def test_select_a_connection_and_delete_it_then_undo(qtbot, make_window) -> None
     assert memory_link not in {i.key for i in window.scene.connection_items()}
     window.undo_stack.undo()
     assert any(s == "Simple Memory" for s, *_ in window.document.links())
+
+
+def test_adding_from_the_palette_wires_the_new_node_to_the_selected_one(qtbot, make_window) -> None:
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["AI Agent"])
+    window.palette_panel.add_requested.emit("@n8n/n8n-nodes-langchain.toolCalculator")
+    assert ("Calculator1", "ai_tool", "AI Agent") in {(s, c, t.node) for s, c, _i, t in window.document.links()}
+    tool = window.document.node("Calculator1")
+    agent = window.document.node("AI Agent")
+    assert tool.position[1] > agent.position[1] + 100  # under the agent, connecting upward
+    window.scene.select_names(["AI Agent"])
+    window.palette_panel.add_requested.emit("n8n-nodes-base.set")
+    assert ("AI Agent", "main", "Edit Fields") in {(s, c, t.node) for s, c, _i, t in window.document.links()}
+    assert window.document.node("Edit Fields").position[0] > agent.position[0] + 240
+    assert window.undo_stack.count() == 2  # each add-and-connect is one step
+    window.undo_stack.undo()
+    window.undo_stack.undo()
+    assert not window.document.has_node("Calculator1") and not window.document.has_node("Edit Fields")
+
+
+def test_a_second_model_from_the_palette_is_added_but_not_wired(qtbot, make_window) -> None:
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["AI Agent"])
+    window.palette_panel.add_requested.emit("mini-n8n.lmChatScripted")
+    assert window.document.has_node("Scripted Chat Model")
+    assert not any(s == "Scripted Chat Model" for s, *_ in window.document.links())
+    assert window.statusBar().currentMessage() == (
+        'Added "Scripted Chat Model", not connected: "AI Agent" takes only 1 Chat Model; "Model" is connected already')
