@@ -102,7 +102,7 @@ __all__ += [
     "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore", "ExecutionState",
     "TaskData", "TaskError",
     "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item", "answer_of", "RunBridge", "RunStart",
-    "RunOutcome", "new_session_id", "is_chat_trigger",
+    "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
 ]
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ FLUSH_MS = 50
 """Hook events reach the panels in batches at most this often, so a long run never floods the UI."""
 
 
-class _FullCollectionsHeld:
+class FullCollectionsHeld:
     """Keeps Python's full (generation-2) garbage collection from pausing the loop mid-run.
 
     A long run records every message each model call received, so the heap grows by hundreds
@@ -140,7 +140,8 @@ class _FullCollectionsHeld:
             gc.freeze()
 
 
-_full_collections_held = _FullCollectionsHeld()
+full_collections_held = FullCollectionsHeld()
+"""Enter while a run fills the panels (RunBridge does); nests across runs of several windows."""
 
 
 def new_session_id() -> str:
@@ -250,7 +251,7 @@ class RunBridge(QObject):
             self._execution = execution
             start = execution.state.start_node or ""
             self.run_started.emit(RunStart(execution.state.id, workflow.name, start, message, session_id))
-            with _full_collections_held:
+            with full_collections_held:
                 state = await self._drive(execution)
             answer = answer_of(state) if state.status == "success" else None
             outcome = RunOutcome(state.status, state.error, state, answer, message)
