@@ -72,6 +72,8 @@ class MainWindow(QMainWindow):
 
         self.scene.nodes_moved.connect(self._on_nodes_moved)
         self.scene.connect_requested.connect(self._on_connect_requested)
+        self.scene.relink_requested.connect(self.relink)
+        self.scene.disconnect_requested.connect(self.disconnect_link)
         self.scene.note_resized.connect(self._on_note_resized)
         self.scene.message.connect(self.show_message)
         self.scene.selectionChanged.connect(self._on_selection_changed)
@@ -392,6 +394,13 @@ class MainWindow(QMainWindow):
 
     def _on_connect_requested(self, source: str, conn_type: str, target: str, output: int, input: int) -> None:
         self.connect_nodes(source, conn_type, target, output, input)
+
+    def relink(self, old: Link, source: str, conn_type: str, target: str, output: int, input: int) -> bool:
+        """Move a connection's end to another input, in one undo step (refused: nothing changes)."""
+        def edit(editor: DocumentEditor) -> Link:
+            editor.disconnect(old)
+            return editor.connect(source, conn_type, target, output, input)
+        return self.push_structure(f'Reconnect "{source}" to "{target}"', edit) is not None
 
     def disconnect_link(self, link: Link) -> None:
         self.push_structure(f'Disconnect "{link.source}" from "{link.target}"', lambda e: e.disconnect(link))

@@ -27,6 +27,8 @@ class WorkflowScene(QGraphicsScene):
 
     nodes_moved = Signal(dict, dict)  # before, after: name -> (x, y)
     connect_requested = Signal(str, str, str, int, int)  # source, type, target, output, input
+    relink_requested = Signal(object, str, str, str, int, int)  # old Link, then as connect_requested
+    disconnect_requested = Signal(object)  # Link
     note_resized = Signal(str, int, int)
     links_selection_changed = Signal()
     node_activated = Signal(str)
@@ -44,6 +46,7 @@ class WorkflowScene(QGraphicsScene):
         self._draft: DraftLink | None = None
         self._candidates: set[PortItem] = set()
         self._hover_port: PortItem | None = None
+        self._detached: ConnectionItem | None = None
         self._content: QRectF | None = None
         self._far = False
         self._far_cache: list[tuple[QPainterPath, QColor, QPen]] | None = None
@@ -280,6 +283,15 @@ class WorkflowScene(QGraphicsScene):
         return other.node_name, start.node_name
 
     def begin_link(self, port: PortItem, pos: QPointF) -> None:
+        """Start dragging a new link; from a connected input, pick up its last link instead
+        (drop it on another input to move it, on empty canvas to remove it)."""
+        self._detached = None
+        if port.direction == "in":
+            attached = [item for item in self._links.values() if item.target is port]
+            if attached:
+                self._detached = attached[-1]
+                self._detached.hide()
+                port = self._detached.source
         self._draft = DraftLink(port)
         self.addItem(self._draft)
         self._candidates = set()
@@ -340,6 +352,10 @@ class WorkflowScene(QGraphicsScene):
             port.set_highlight(None)
         self._candidates = set()
         self._hover_port = None
+        detached, self._detached = self._detached, None
+        if detached is not None:
+            self._finish_detached(detached, start, target_port)
+            return
         if target_port is None:
             self.message.emit("")
             return
@@ -356,6 +372,21 @@ class WorkflowScene(QGraphicsScene):
         out_port = start if start.direction == "out" else target_port
         in_port = target_port if start.direction == "out" else start
         self.connect_requested.emit(source, start.conn_type, target, out_port.index, in_port.index)
+
+    def _finish_detached(self, link: ConnectionItem, start: PortItem, target_port: PortItem | None) -> None:
+        """A picked-up link dropped: removed on empty canvas, moved onto another input."""
+        if target_port is None:
+            self.disconnect_requested.emit(link.key)
+        elif target_port is link.target:
+            self.message.emit("")
+        elif target_port.direction != "in" or target_port.conn_type != start.conn_type:
+            self.message.emit(f"Cannot connect: a {port_name(start.conn_type)} connection does not fit the "
+                              f'{port_name(target_port.conn_type)} port of "{target_port.node_name}"')
+        else:
+            self.relink_requested.emit(link.key, start.node_name, start.conn_type, target_port.node_name,
+                                       start.index, target_port.index)
+        if isValid(link) and link.scene() is self:
+            link.show()  # still in the document: the drop changed nothing
 
     def items_of(self, names: list[str]) -> list[QGraphicsItem]:
         return [self._by_name[n] for n in names if n in self._by_name]

@@ -106,3 +106,23 @@ def test_a_second_model_from_the_palette_is_added_but_not_wired(qtbot, make_wind
     assert not any(s == "Scripted Chat Model" for s, *_ in window.document.links())
     assert window.statusBar().currentMessage() == (
         'Added "Scripted Chat Model", not connected: "AI Agent" takes only 1 Chat Model; "Model" is connected already')
+
+
+def test_dragging_a_connected_input_picks_up_its_link(qtbot, make_window) -> None:
+    window = make_window(EXAMPLE)
+    second = palette_add(qtbot, window, "AI Agent")
+    window.move_nodes({second: (260, 500)})
+    view = window.canvas
+    view.resetTransform()
+    view.centerOn(QPointF(360, 300))
+    # move the memory from the first agent to the second
+    drag(view, port_pos(window, "AI Agent", "in", "ai_memory"), port_pos(window, second, "in", "ai_memory"))
+    links = {(s, c, t.node) for s, c, _i, t in window.document.links()}
+    assert ("Simple Memory", "ai_memory", second) in links and ("Simple Memory", "ai_memory", "AI Agent") not in links
+    assert window.undo_stack.count() == 3  # add, move, and the reconnection as one step
+    # drop a picked-up link on empty canvas: it is removed
+    drag(view, port_pos(window, "AI Agent", "in", "ai_tool"), QPointF(700, 420))
+    assert not any(s == "Calculator" for s, *_ in window.document.links())
+    window.undo_stack.undo()
+    assert ("Calculator", "ai_tool", "AI Agent") in {(s, c, t.node) for s, c, _i, t in window.document.links()}
+    assert all(item.isVisible() for item in window.scene.connection_items())
