@@ -6,6 +6,7 @@ sub-node's name (input, output, usage, latency) and its own node_before / node_a
 
 from __future__ import annotations
 
+import operator
 import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
@@ -84,6 +85,23 @@ class RecordedChatModel(_Recorder):
         self.inner = inner
         self._on_usage = on_usage
 
+    def _messages_json(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+        """JSON of the messages; the part that repeats last call's messages (an agent's growing
+        scratchpad) is copied from last call's list instead of being made again."""
+        memo = self._execution.memo.setdefault(("recorded-messages", self._node), {})
+        scope = (self._parent.get("node"), self._parent.get("runIndex"), self._parent.get("itemIndex"))
+        last = memo.get(scope)
+        out: list[dict[str, Any]]
+        if last is not None:
+            last_messages, last_json = last
+            same = list(map(operator.is_, messages, last_messages))  # compared in C: runs grow long
+            n = same.index(False) if False in same else len(same)
+            out = last_json[:n] + [m.to_json() for m in messages[n:]]
+        else:
+            out = [m.to_json() for m in messages]
+        memo[scope] = (messages, out)
+        return out
+
     async def invoke(
         self,
         messages: list[ChatMessage],
@@ -93,7 +111,7 @@ class RecordedChatModel(_Recorder):
     ) -> ModelReply:
         ex = self._execution
         parent = self._parent
-        input_json = {"messages": [m.to_json() for m in messages], "tools": [t.name for t in tools]}
+        input_json = {"messages": self._messages_json(messages), "tools": [t.name for t in tools]}
         where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
         if ex.may_pause:
             await ex.pause_at(PausePoint(kind="before_model", payload=input_json, **where))

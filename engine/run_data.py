@@ -55,7 +55,12 @@ class TaskData(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The run as JSON. `input` and `data` are JSON already and are shared, not copied:
+        long agent runs record large message lists, and the store writes what repeats once."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "data"})
+        out["input"] = self.input
+        out["data"] = self.data
+        return out
 
 
 class PendingRequest(BaseModel):
@@ -90,6 +95,20 @@ class StackEntry(BaseModel):
     model_usage: dict[str, float] = Field(default_factory=dict, alias="modelUsage")
     edits: list[dict[str, Any]] = Field(default_factory=list)
     replayed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as JSON, sharing (not copying) its items and its request's metadata."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "pending"})
+        out["input"] = self.input
+        if self.pending is not None:
+            request = self.pending.request
+            out["pending"] = {
+                "request": {"actions": [a.model_dump(mode="json", by_alias=True) for a in request.actions],
+                            "metadata": request.metadata},
+                "responses": [{"action": r.action.model_dump(mode="json", by_alias=True), "data": r.data}
+                              for r in self.pending.responses],
+            }
+        return out
 
 
 class ExecutionState(BaseModel):

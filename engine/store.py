@@ -1,8 +1,11 @@
 """The embedded execution store: every execution in one SQLite file (WAL), durable and resumable.
 
 Each execution row keeps the workflow as it ran, mode, status, timings, error and result, and
-the resumable state (the execution stack with every pending EngineRequest's metadata) as of its
-last boundary. Node runs are appended as rows as they finish, so run data is written once.
+points at the resumable state (the execution stack with every pending EngineRequest's metadata)
+as of its last boundary. Node runs are appended as rows as they finish, so run data is written
+once. Both runs and stack checkpoints are stored as deltas (engine.json_delta) from the previous
+one where they repeat it, so an agent's growing messages and steps are not written again and
+again; every CHECKPOINTS_PER_FULL-th checkpoint is written whole and older ones are dropped.
 A process killed mid-run leaves its execution "running" with a dead pid: the next start marks
 it "crashed", and it resumes from its last boundary.
 """
@@ -19,11 +22,13 @@ from typing import Any, Iterator
 
 from .chat import ChatMessage
 from .errors import MiniN8nError
-from .hooks import HookEvent, NodeAfter, RunUpdated
+from .hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
+from .json_delta import decode, encode
 from .run_data import ExecutionState, StackEntry, TaskData, TaskError
 from .workflow import parse_workflow, workflow_to_data
 
 ENV_DB = "MINI_N8N_DB"
+CHECKPOINTS_PER_FULL = 64
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS executions (
@@ -38,7 +43,7 @@ CREATE TABLE IF NOT EXISTS executions (
     last_node TEXT,
     error TEXT,
     result TEXT,
-    stack TEXT NOT NULL,
+    stack_seq INTEGER NOT NULL DEFAULT 0,
     pause TEXT,
     runs_at_boundary INTEGER NOT NULL DEFAULT 0,
     pid INTEGER,
@@ -49,7 +54,15 @@ CREATE TABLE IF NOT EXISTS runs (
     seq INTEGER NOT NULL,
     node TEXT NOT NULL,
     run_index INTEGER NOT NULL,
+    base INTEGER,
     task TEXT NOT NULL,
+    PRIMARY KEY (execution_id, seq)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    execution_id TEXT NOT NULL REFERENCES executions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    base INTEGER,
+    stack TEXT NOT NULL,
     PRIMARY KEY (execution_id, seq)
 );
 CREATE TABLE IF NOT EXISTS memory (
@@ -117,6 +130,10 @@ class ExecutionStore:
         except sqlite3.DatabaseError as exc:
             raise MiniN8nError(f"cannot open the execution store {self.path}: {exc}") from None
         self._seq: dict[str, int] = {}
+        # per execution, what the next writes are deltas from (JSON sharing live run data)
+        self._runs: dict[str, dict[int, tuple[str, int, dict[str, Any]]]] = {}  # seq -> (node, run index, task)
+        self._last_run: dict[str, dict[str, int]] = {}  # node -> seq of its latest run
+        self._stack: dict[str, tuple[int, int, list[Any]]] = {}  # (seq, since full, stack JSON)
         self.mark_crashed()
 
     def close(self) -> None:
@@ -129,16 +146,21 @@ class ExecutionStore:
         row = self._db.execute("SELECT runs_at_boundary FROM executions WHERE id=?", (state.id,)).fetchone()
         if row is None:
             self._db.execute(
-                "INSERT INTO executions (id, workflow_name, workflow, mode, status, started_at, start_node, stack, pid, updated_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO executions (id, workflow_name, workflow, mode, status, started_at, start_node, pid, updated_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?)",
                 (state.id, state.workflow.name, _dumps(workflow_to_data(state.workflow)), state.mode, state.status,
-                 state.started_at, state.start_node, _dumps([e.model_dump(mode="json", by_alias=True) for e in state.stack]),
-                 os.getpid(), time.time()),
+                 state.started_at, state.start_node, os.getpid(), time.time()),
             )
             self._seq[state.id] = 0
         else:
             self._seq[state.id] = int(row[0])
             self._db.execute("UPDATE executions SET pid=?, updated_at=? WHERE id=?", (os.getpid(), time.time(), state.id))
+        self._runs[state.id] = {}
+        self._last_run[state.id] = {}
+        self._stack.pop(state.id, None)
+        self._db.execute("BEGIN")
+        self._write_stack(state)
+        self._db.execute("COMMIT")
         execution.hooks.add(lambda event: self._on_event(state.id, event))
         execution.on_checkpoint = self.checkpoint
 
@@ -146,15 +168,54 @@ class ExecutionStore:
         if isinstance(event, NodeAfter):
             seq = self._seq.get(execution_id, 0) + 1
             self._seq[execution_id] = seq
+            runs, last = self._runs[execution_id], self._last_run[execution_id]
+            task = event.task.to_json()
+            base = last.get(event.node)
+            stored = encode(task, runs[base][2]) if base is not None else task
             self._db.execute(
-                "INSERT INTO runs (execution_id, seq, node, run_index, task) VALUES (?,?,?,?,?)",
-                (execution_id, seq, event.node, event.run_index, _dumps(event.task.to_json())),
+                "INSERT INTO runs (execution_id, seq, node, run_index, base, task) VALUES (?,?,?,?,?,?)",
+                (execution_id, seq, event.node, event.run_index, base, _dumps(stored)),
             )
+            runs[seq] = (event.node, event.run_index, task)
+            last[event.node] = seq
         elif isinstance(event, RunUpdated):
-            self._db.execute(
-                "UPDATE runs SET task=? WHERE execution_id=? AND node=? AND run_index=?",
-                (_dumps(event.task.to_json()), execution_id, event.node, event.run_index),
-            )
+            row = self._db.execute(
+                "SELECT seq, base FROM runs WHERE execution_id=? AND node=? AND run_index=?",
+                (execution_id, event.node, event.run_index),
+            ).fetchone()
+            if row is None:
+                return
+            seq, base = row
+            runs = self._runs.get(execution_id, {})
+            task = event.task.to_json()
+            stored = encode(task, runs[base][2]) if base is not None and base in runs else task
+            self._db.execute("UPDATE runs SET task=?, base=? WHERE execution_id=? AND seq=?",
+                             (_dumps(stored), base if stored is not task else None, execution_id, seq))
+            if seq in runs:
+                runs[seq] = (event.node, event.run_index, task)
+        elif isinstance(event, WorkflowAfter):  # finished: nothing more is written as a delta of it
+            self._runs.pop(execution_id, None)
+            self._last_run.pop(execution_id, None)
+            self._stack.pop(execution_id, None)
+
+    def _write_stack(self, state: ExecutionState) -> None:
+        stack = [entry.to_json() for entry in state.stack]
+        previous = self._stack.get(state.id)
+        if previous is None:
+            row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM checkpoints WHERE execution_id=?", (state.id,)).fetchone()
+            seq, since_full = row[0] + 1, 0
+        else:
+            seq, since_full = previous[0] + 1, previous[1] + 1
+        if previous is None or since_full >= CHECKPOINTS_PER_FULL:
+            self._db.execute("DELETE FROM checkpoints WHERE execution_id=?", (state.id,))
+            self._db.execute("INSERT INTO checkpoints (execution_id, seq, base, stack) VALUES (?,?,NULL,?)",
+                             (state.id, seq, _dumps(stack)))
+            since_full = 0
+        else:
+            self._db.execute("INSERT INTO checkpoints (execution_id, seq, base, stack) VALUES (?,?,?,?)",
+                             (state.id, seq, previous[0], _dumps(encode(stack, previous[2]))))
+        self._stack[state.id] = (seq, since_full, stack)
+        self._db.execute("UPDATE executions SET stack_seq=? WHERE id=?", (seq, state.id))
 
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Write status and, at a boundary, the resumable stack."""
@@ -167,11 +228,17 @@ class ExecutionStore:
             "pause": _dumps(state.pause) if state.pause else None,
             "updated_at": time.time(),
         }
-        if at_boundary:
-            fields["stack"] = _dumps([e.model_dump(mode="json", by_alias=True) for e in state.stack])
-            fields["runs_at_boundary"] = self._seq.get(state.id, 0)
-        names = ", ".join(f"{k}=?" for k in fields)
-        self._db.execute(f"UPDATE executions SET {names} WHERE id=?", (*fields.values(), state.id))
+        self._db.execute("BEGIN")
+        try:
+            if at_boundary:
+                self._write_stack(state)
+                fields["runs_at_boundary"] = self._seq.get(state.id, 0)
+            names = ", ".join(f"{k}=?" for k in fields)
+            self._db.execute(f"UPDATE executions SET {names} WHERE id=?", (*fields.values(), state.id))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     # ----- reading ------------------------------------------------------------------------------
     def mark_crashed(self) -> list[str]:
@@ -196,30 +263,48 @@ class ExecutionStore:
         return self._db.execute("SELECT 1 FROM executions WHERE id=?", (execution_id,)).fetchone() is not None
 
     def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
-        query = "SELECT node, run_index, task FROM runs WHERE execution_id=?"
+        """The stored runs in the order they finished (each decoded from the run it extends)."""
+        query = "SELECT seq, node, run_index, base, task FROM runs WHERE execution_id=?"
         args: tuple[Any, ...] = (execution_id,)
         if upto is not None:
             query += " AND seq<=?"
             args += (upto,)
-        for node, run_index, task in self._db.execute(query + " ORDER BY seq", args):
-            yield node, run_index, TaskData.model_validate(json.loads(task))
+        decoded: dict[int, Any] = {}
+        for seq, node, run_index, base, task in self._db.execute(query + " ORDER BY seq", args).fetchall():
+            value = json.loads(task)
+            if base is not None:
+                value = decode(value, decoded.get(base))
+            decoded[seq] = value
+            yield node, run_index, TaskData.model_validate(value)
+
+    def _stack_at(self, execution_id: str, stack_seq: int) -> list[Any]:
+        """The stack of a checkpoint: its full ancestor, then each delta applied in turn."""
+        rows = self._db.execute(
+            "SELECT seq, base, stack FROM checkpoints WHERE execution_id=? AND seq<=? ORDER BY seq",
+            (execution_id, stack_seq),
+        ).fetchall()
+        stack: Any = None
+        for _seq, base, text in rows:
+            value = json.loads(text)
+            stack = value if base is None else decode(value, stack)
+        return stack or []
 
     def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
         """The stored execution; `for_resume` keeps run data only up to its last boundary."""
         row = self._db.execute(
-            "SELECT workflow, mode, status, started_at, stopped_at, start_node, last_node, error, result, stack,"
+            "SELECT workflow, mode, status, started_at, stopped_at, start_node, last_node, error, result, stack_seq,"
             " pause, runs_at_boundary FROM executions WHERE id=?", (execution_id,),
         ).fetchone()
         if row is None:
             raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
-        (workflow, mode, status, started, stopped, start_node, last_node, error, result, stack, pause, at_boundary) = row
+        (workflow, mode, status, started, stopped, start_node, last_node, error, result, stack_seq, pause, at_boundary) = row
         state = ExecutionState(
             id=execution_id,
             workflow=parse_workflow(json.loads(workflow), f"execution {execution_id}"),
             mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
             error=TaskError.model_validate(json.loads(error)) if error else None,
             result=json.loads(result) if result else None,
-            stack=[StackEntry.model_validate(e) for e in json.loads(stack)],
+            stack=[StackEntry.model_validate(e) for e in self._stack_at(execution_id, stack_seq)],
             pause=json.loads(pause) if pause else None,
         )
         for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
@@ -238,6 +323,7 @@ class ExecutionStore:
 
     def delete(self, execution_id: str) -> bool:
         self._db.execute("DELETE FROM runs WHERE execution_id=?", (execution_id,))
+        self._db.execute("DELETE FROM checkpoints WHERE execution_id=?", (execution_id,))
         return self._db.execute("DELETE FROM executions WHERE id=?", (execution_id,)).rowcount > 0
 
 

@@ -6,6 +6,8 @@ string so that a JSON round trip gives back the same dict.
 
 from __future__ import annotations
 
+import operator
+from operator import itemgetter
 from typing import Any
 
 from engine.chat import ChatMessage, ToolCall
@@ -27,7 +29,7 @@ def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[s
         return []
     key = str(item_index)
     steps = list((response.metadata.get("previousRequests") or {}).get(key, []))
-    known = {s["toolCallId"] for s in steps}
+    known = set(map(itemgetter("toolCallId"), steps))
     for answer in response.action_responses:
         action = answer.action
         if action.metadata.get("itemIndex") != item_index or action.id in known:
@@ -42,27 +44,40 @@ def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[s
     return steps
 
 
-def steps_to_messages(steps: list[dict[str, Any]], memo: dict[str, Any] | None = None) -> list[ChatMessage]:
-    """Each step becomes an assistant message with the call and a tool message with the result.
-
-    The scratchpad is rebuilt every round, so `memo` (an execution-wide cache, derived data only)
-    keeps the messages of steps already seen; a step whose content changed is built again.
-    """
+def _pairs(steps: list[dict[str, Any]]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for step in steps:
         key = step["toolCallId"]
-        cached = memo.get(key) if memo is not None else None
-        if cached is not None and cached[0] is step:
-            out.extend(cached[1])
-            continue
-        pair = (
-            ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=step["toolInput"])]),
-            ChatMessage(role="tool", content=step["observation"], toolCallId=key),
-        )
-        if memo is not None:
-            memo[key] = (step, pair)
-        out.extend(pair)
+        out.append(ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=step["toolInput"])]))
+        out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=key))
     return out
+
+
+def steps_to_messages(steps: list[dict[str, Any]], memo: dict[str, Any] | None = None) -> list[ChatMessage]:
+    """Each step becomes an assistant message with the call and a tool message with the result.
+
+    The scratchpad is rebuilt every round from the metadata, so `memo` (an execution-wide cache
+    of derived data) keeps the last round's messages: when this round's steps extend that
+    round's (the same step objects), only the new steps are built.
+    """
+    if memo is None:
+        return _pairs(steps)
+    last_steps, last_messages = memo.get("last", ((), []))
+    n = len(last_steps)
+    if n and len(steps) >= n and all(map(operator.is_, steps, last_steps)):
+        out = last_messages + _pairs(steps[n:])
+    else:
+        out = _pairs(steps)
+    memo["last"] = (list(steps), out)
+    return out
+
+
+def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage:
+    """The same message object as last round when its text is the same (keeps runs' JSON shared)."""
+    found = memo.get(role)
+    if found is None or found.content != content:
+        found = memo[role] = ChatMessage(role=role, content=content)  # type: ignore[arg-type]
+    return found
 
 
 def intermediate_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:

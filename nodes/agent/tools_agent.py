@@ -21,14 +21,14 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from .steps import build_steps, intermediate_steps, make_step, steps_to_messages
+from .steps import build_steps, cached_message, intermediate_steps, make_step, steps_to_messages
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
 
 
 class AgentOptions(NodeParams):
     systemMessage: str = Field(DEFAULT_SYSTEM_MESSAGE, title="System Message", json_schema_extra={"multiline": True})
-    maxIterations: int = Field(10, ge=1, le=1000, title="Max Iterations")
+    maxIterations: int = Field(10, ge=1, le=100_000, title="Max Iterations")
     returnIntermediateSteps: bool = Field(False, title="Return Intermediate Steps")
 
 
@@ -121,10 +121,11 @@ class ToolsAgent(NodeType):
             by_name = {t.name: t for t in tools}
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
+            fixed = ctx.memo(f"messages:{i}")
             messages = [
-                ChatMessage(role="system", content=params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
+                cached_message(fixed, "system", params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
                 *history,
-                ChatMessage(role="user", content=prompt),
+                cached_message(fixed, "user", prompt),
                 *steps_to_messages(steps, ctx.memo(f"scratchpad:{i}")),
             ]
             answer = await model.invoke(messages, tools, ctx.signal)

@@ -1,0 +1,61 @@
+"""The execution store gives back exactly what ran, though it writes long runs as deltas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine.executor import Boundary, Engine
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
+
+ROUNDS = 150
+
+
+def long_agent():
+    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(ROUNDS)]
+    return agent_workflow(replies + [{"text": "done"}], memory=True, agent_options={"maxIterations": ROUNDS + 1})
+
+
+def as_json(value) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+async def test_a_long_run_is_stored_small_and_read_back_exactly(tmp_path: Path) -> None:
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    state = await Engine(builtin_registry(), store=store).run(long_agent(), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    loaded = store.load(state.id)
+    assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
+        {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
+    )
+    last_model_input = state.run_data["Model"][-1].to_json()["input"]
+    assert len(last_model_input["ai_languageModel"][0][0]["json"]["messages"]) == 2 * ROUNDS + 2
+    # the repeated messages were not written again and again
+    written = sum(len(r[0]) for r in store._db.execute("SELECT task FROM runs"))
+    full = sum(len(json.dumps(t.to_json())) for runs in state.run_data.values() for t in runs)
+    assert written < full / 10
+
+
+async def test_the_stack_of_a_paused_run_is_read_back_exactly(tmp_path: Path) -> None:
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(long_agent(), items=[chat_item("go", "s")])
+    resumes = 0
+
+    def pause_at_round_100(boundary: Boundary) -> bool:
+        nonlocal resumes
+        resumes += boundary.kind == "resume"
+        return resumes == 100
+
+    state = await execution.run(pause=pause_at_round_100)
+    assert state.status == "paused"
+    loaded = store.load(state.id, for_resume=True)
+    assert as_json([e.to_json() for e in loaded.stack]) == as_json([e.to_json() for e in state.stack])
+    steps = loaded.stack[-1].pending.request.metadata["previousRequests"]["0"]
+    assert len(steps) == 99
+    # and the stored execution resumes to the same end
+    resumed = await Engine(builtin_registry(), store=store).resume(state.id).run()
+    assert resumed.status == "success" and resumed.result == [{"json": {"output": "done"}}]
+    assert len(store.load(state.id).run_data["Calculator"]) == ROUNDS
