@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu
 
@@ -32,10 +32,19 @@ STATUS_TIMEOUT_MS = 8000
 TABLE_FLUSH_MS = 200
 """The steps table and run log take new rows at most this often during a run (each repaint of a
 long table costs a few ms; canvas and chat follow every batch of the bridge)."""
+EVENT_CHUNK = 600
+LINE_CHUNK = 400
+"""At most this many hook events / run-log lines per turn of the loop; the rest on the next turn."""
 
 
 class RunController(QObject):
-    """Owns the RunBridge of a window and keeps the panels, canvas and actions in step with runs."""
+    """Owns the RunBridge of a window and keeps the panels, canvas and actions in step with runs.
+
+    `run_shown(outcome)` follows the bridge's `run_finished` once every row of the run is in
+    the panels (they take rows in chunks, so a fast run never freezes the window).
+    """
+
+    run_shown = Signal(object)  # RunOutcome
 
     def __init__(self, window: QMainWindow, bridge: RunBridge | None = None) -> None:
         super().__init__(window)
@@ -49,9 +58,9 @@ class RunController(QObject):
         self._paused_node: str | None = None
         self._table_events: list[Any] = []
         self._table_lines: list[Any] = []
+        self._finishing: RunOutcome | None = None
         self._table_timer = QTimer(self)
         self._table_timer.setSingleShot(True)
-        self._table_timer.setInterval(TABLE_FLUSH_MS)
         self._table_timer.timeout.connect(self._flush_tables)
         self._install_docks()
         self._install_actions()
@@ -125,6 +134,11 @@ class RunController(QObject):
         menu.addSeparator()
         menu.addAction(self.new_session_action)
 
+    @property
+    def settled(self) -> bool:
+        """No run going and every row of the last one shown."""
+        return not self.bridge.running and self._finishing is None and not self._table_events and not self._table_lines
+
     # ----- commands ------------------------------------------------------------------------------
     @property
     def workflow(self) -> Workflow:
@@ -184,7 +198,7 @@ class RunController(QObject):
 
     # ----- bridge signals ------------------------------------------------------------------------
     def _run_started(self, start: RunStart) -> None:
-        self._flush_tables()
+        self._drain()
         self._runs = {}
         self._stream_scope = None
         self.output.clear_run()
@@ -221,8 +235,7 @@ class RunController(QObject):
                     tokens = []
                 tokens.append(event.text)
         self._table_events.extend(events)
-        if not self._table_timer.isActive():
-            self._table_timer.start()
+        self._queue_tables()
         for name, state in states.items():
             self._set_node_state(name, *state)
         if tokens or restart:
@@ -233,22 +246,40 @@ class RunController(QObject):
 
     def _log_lines(self, lines: list[Any]) -> None:
         self._table_lines.extend(lines)
-        if not self._table_timer.isActive():
-            self._table_timer.start()
+        self._queue_tables()
 
-    def _flush_tables(self) -> None:
-        """Hand the rows gathered since the last flush to the steps table and the run log."""
+    def _queue_tables(self) -> None:
+        if not self._table_timer.isActive():
+            self._table_timer.start(TABLE_FLUSH_MS)
+
+    def _flush_tables(self, everything: bool = False) -> None:
+        """Hand a chunk of the rows gathered so far to the steps table and the run log."""
         self._table_timer.stop()
-        events, self._table_events = self._table_events, []
-        lines, self._table_lines = self._table_lines, []
+        take = len(self._table_events) if everything else EVENT_CHUNK
+        events, self._table_events = self._table_events[:take], self._table_events[take:]
+        take = len(self._table_lines) if everything else LINE_CHUNK
+        lines, self._table_lines = self._table_lines[:take], self._table_lines[take:]
         if events:
             self.output.steps_model.feed(events)
         if lines:
             self.output.run_log.append_lines(lines)
+        if self._table_events or self._table_lines:
+            self._table_timer.start(0)  # the rest on the next turn of the loop
+        elif self._finishing is not None:
+            outcome, self._finishing = self._finishing, None
+            self._show_outcome(outcome)
+
+    def _drain(self) -> None:
+        """Put every gathered row in now (a new run starts before the last one was shown)."""
+        self._flush_tables(everything=True)
 
     def _run_finished(self, outcome: RunOutcome) -> None:
-        self._flush_tables()
         self.last_outcome = outcome
+        self._finishing = outcome
+        self._table_timer.start(0)
+
+    def _show_outcome(self, outcome: RunOutcome) -> None:
+        """The run's rows are all in: close open steps, settle the canvas, answer in the chat."""
         self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
         for name in self._unfinished_nodes():
             message = "Execution was cancelled" if outcome.status == "cancelled" else "did not finish"
@@ -274,6 +305,7 @@ class RunController(QObject):
             self.output.run_log.append_note(text, error=True)
             self._status(f"Run {outcome.status}{took}" + (f": {error}" if error else ""))
         self.output.node_data.refresh()
+        self.run_shown.emit(outcome)
 
     def _run_failed(self, message: str) -> None:
         self.output.run_log.append_note(f"error: {message}", error=True)

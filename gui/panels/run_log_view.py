@@ -1,12 +1,16 @@
-"""The Run log tab: the CLI's run-log lines, live, each node name a link that selects the node."""
+"""The Run log tab: the CLI's run-log lines, live, each node name a link that selects the node.
+
+A read-only QPlainTextEdit (its line layout keeps appends cheap on long logs); node names are
+anchors found with `anchorAt` under the mouse.
+"""
 
 from __future__ import annotations
 
 from urllib.parse import quote, unquote
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from gui.bridge import RunLogLine
 
@@ -14,19 +18,19 @@ MAX_LINES = 50_000
 NODE_SCHEME = "node:"
 
 
-class RunLogView(QTextBrowser):
+class RunLogView(QPlainTextEdit):
     """Appends RunLogLine batches; `node_clicked(name)` when a node name is clicked."""
 
     node_clicked = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setOpenLinks(False)
+        self.setReadOnly(True)
         self.setUndoRedoEnabled(False)
-        self.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
-        self.document().setMaximumBlockCount(MAX_LINES)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setMaximumBlockCount(MAX_LINES)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.anchorClicked.connect(self._anchor_clicked)
+        self.setMouseTracking(True)
         self.lines: list[RunLogLine] = []
         self._plain = QTextCharFormat()
         self._error = QTextCharFormat()
@@ -81,10 +85,17 @@ class RunLogView(QTextBrowser):
         cursor.insertText(line.node, link)
         cursor.insertText(text[start + len(line.node):], base)
 
-    def _anchor_clicked(self, url: QUrl) -> None:
-        href = url.toString(QUrl.ComponentFormattingOption.FullyEncoded)
-        if href.startswith(NODE_SCHEME):
+    # ----- clicking a node name ------------------------------------------------------------------
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        over_link = self.anchorAt(event.position().toPoint()).startswith(NODE_SCHEME)
+        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if over_link else Qt.CursorShape.IBeamCursor)
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        href = self.anchorAt(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and href.startswith(NODE_SCHEME) and not self.textCursor().hasSelection():
             self.node_clicked.emit(unquote(href[len(NODE_SCHEME):]))
+        super().mouseReleaseEvent(event)
 
     def link_names(self) -> list[str]:
         """The node names shown as links, in order (what a click would select)."""
@@ -93,11 +104,29 @@ class RunLogView(QTextBrowser):
         while block.isValid():
             it = block.begin()
             while not it.atEnd():
-                fragment = it.fragment()
-                fmt = fragment.charFormat()
+                fmt = it.fragment().charFormat()
                 if fmt.isAnchor() and fmt.anchorHref().startswith(NODE_SCHEME):
                     names.append(unquote(fmt.anchorHref()[len(NODE_SCHEME):]))
                 it += 1
             block = block.next()
         return names
 
+    def link_position(self, index: int) -> tuple[int, int]:
+        """Viewport point over the `index`-th node link (to click it)."""
+        seen = 0
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                fmt = fragment.charFormat()
+                if fmt.isAnchor() and fmt.anchorHref().startswith(NODE_SCHEME):
+                    if seen == index:
+                        cursor = QTextCursor(self.document())
+                        cursor.setPosition(fragment.position() + 1)
+                        rect = self.cursorRect(cursor)
+                        return rect.center().x(), rect.center().y()
+                    seen += 1
+                it += 1
+            block = block.next()
+        raise IndexError(index)

@@ -92,7 +92,7 @@ async def long_run(window: Any, token_delay_ms: float) -> None:
     beat.start()
     started = time.perf_counter()
     controller.run_action.trigger()
-    await wait_until(lambda: controller.bridge.task is not None and controller.bridge.task.done())
+    await wait_until(lambda: controller.bridge.task is not None and controller.settled)
     took = time.perf_counter() - started
     beat.stop()
     outcome = controller.last_outcome

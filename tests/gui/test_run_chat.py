@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from engine.executor import Engine
 from engine.hooks import Hooks
@@ -37,7 +37,7 @@ def three_iteration_workflow():  # type: ignore[no-untyped-def]
 def send(qtbot, controller, text: str):  # type: ignore[no-untyped-def]
     """Type `text` in the chat box, press Enter, wait for the run to end; returns its outcome."""
     controller.chat.input.setPlainText(text)
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=10_000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as finished:
         qtbot.keyClick(controller.chat.input, Qt.Key.Key_Return)
     return finished.args[0]
 
@@ -104,7 +104,9 @@ def test_run_log_shows_the_cli_lines_with_clickable_names(finished_run, qtbot) -
     assert shown[0].startswith("Run ") and shown[-1].startswith("status: success")
     assert [strip_time(s) for s in shown[1:-1]] == [strip_time(line.text) for line in expected.lines]
     assert view.link_names() == [line.node for line in expected.lines]
-    view.node_clicked.emit("Calculator")
+    calculator = [line.node for line in expected.lines].index("Calculator")
+    x, y = view.link_position(calculator)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, y))
     assert window.canvas.canvas_scene.selected_names() == ["Calculator"]
     assert controller.output.currentWidget() is controller.output.node_data
     assert controller.output.node_data.run_selector.count() == 2

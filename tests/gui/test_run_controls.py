@@ -17,7 +17,7 @@ def start_message(qtbot, controller, text: str) -> None:  # type: ignore[no-unty
 
 
 def send(qtbot, controller, text: str):  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=10_000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as finished:
         start_message(qtbot, controller, text)
     return finished.args[0]
 
@@ -38,7 +38,7 @@ def test_reply_streams_token_by_token(run_window, qtbot) -> None:
     assert window.canvas.node_item("Model").status == "running"
     assert not controller.run_action.isEnabled() and controller.stop_action.isEnabled()
     assert not controller.chat.send_button.isEnabled()
-    qtbot.waitUntil(lambda: not controller.bridge.running, timeout=5000)
+    qtbot.waitUntil(lambda: controller.settled, timeout=5000)
     assert controller.chat.reply_text() == text and not controller.chat.entries[-1].streaming
     assert window.canvas.node_item("Model").status == "success"
 
@@ -48,7 +48,7 @@ def test_stop_cancels_a_slow_stream_and_the_window_stays_usable(run_window, qtbo
     window, controller = run_window(workflow)
     start_message(qtbot, controller, "talk")
     qtbot.waitUntil(lambda: len(controller.chat.reply_text()) > 0, timeout=5000)
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=2000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=2000) as finished:
         window.activateWindow()
         controller.stop_action.trigger()
         stopped_at = time.perf_counter()
@@ -72,7 +72,7 @@ def test_escape_stops_the_run(run_window, qtbot) -> None:
     window, controller = run_window(agent_workflow([{"text": LONG_REPLY}], tools=[], model_options={"tokenDelayMs": 200}))
     start_message(qtbot, controller, "talk")
     qtbot.waitUntil(lambda: len(controller.chat.reply_text()) > 0, timeout=5000)
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=2000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=2000) as finished:
         qtbot.keyClick(controller.chat.input, Qt.Key.Key_Escape)
     assert finished.args[0].status == "cancelled"
 
@@ -115,7 +115,7 @@ def test_manual_trigger_workflow_runs_from_ctrl_enter(run_window, qtbot) -> None
                                {"text": "42"}], trigger="manual", agent_params={"promptType": "define", "text": "6 x 7?"})
     window, controller = run_window(workflow)
     window.activateWindow()
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=10_000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as finished:
         qtbot.keyClick(window.canvas, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert finished.args[0].status == "success"
     assert [(r.tool, r.observation) for r in controller.output.steps_model.rows] == [("Calculator", "42"), ("final answer", "42")]
@@ -171,7 +171,7 @@ def test_a_breakpoint_shows_paused_on_the_canvas(run_window, qtbot) -> None:
     start_message(qtbot, controller, "2 x 3?")
     qtbot.waitUntil(lambda: window.canvas.node_item("Calculator").status == "paused", timeout=5000)
     assert debugger.is_paused and controller.stop_action.isEnabled()
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=5000) as finished:
         debugger.continue_()
     assert finished.args[0].status == "success"
     assert (window.canvas.node_item("Calculator").status, window.canvas.node_item("Calculator").runs) == ("success", 1)
@@ -187,7 +187,7 @@ def test_an_observation_edited_while_paused_shows_in_the_table(run_window, qtbot
     controller.bridge.debugger = debugger
     start_message(qtbot, controller, "2 x 3?")
     qtbot.waitUntil(lambda: debugger.is_paused, timeout=5000)
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000):
+    with qtbot.waitSignal(controller.run_shown, timeout=5000):
         debugger.continue_({"observation": "7"})
     [row, _answer] = controller.output.steps_model.rows
     assert (row.observation, row.edited_from) == ("7", "6")
@@ -200,7 +200,7 @@ def test_a_bug_in_a_run_reaches_the_window_not_only_the_console(run_window, qtbo
     window, controller = run_window(agent_workflow([{"text": "x"}], tools=[]))
     controller.chat.add_user("hello")
     controller.chat.begin_reply()
-    with qtbot.waitSignal(controller.bridge.run_finished, timeout=5000) as finished:
+    with qtbot.waitSignal(controller.run_shown, timeout=5000) as finished:
         controller.bridge.send_chat(None, "hello", controller.chat.session_id)  # type: ignore[arg-type]
     assert finished.args[0].status == "error"
     assert finished.args[0].error.message.startswith("AttributeError:")
@@ -208,3 +208,24 @@ def test_a_bug_in_a_run_reaches_the_window_not_only_the_console(run_window, qtbo
     assert "AttributeError" in window.statusBar().currentMessage()
     assert "error: AttributeError" in controller.output.run_log.toPlainText()
     assert controller.run_action.isEnabled() and controller.chat.send_button.isEnabled()
+
+
+def test_a_fast_long_run_reaches_the_table_in_chunks(run_window, qtbot, monkeypatch) -> None:
+    from gui import run_controller
+
+    monkeypatch.setattr(run_controller, "EVENT_CHUNK", 40)
+    monkeypatch.setattr(run_controller, "LINE_CHUNK", 30)
+    replies = [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": f"{n} + 1"})]} for n in range(60)]
+    _window, controller = run_window(agent_workflow(replies + [{"text": "done"}], agent_options={"maxIterations": 100}))
+    blocks: list[int] = []
+    controller.output.steps_model.rowsInserted.connect(lambda _p, first, last: blocks.append(last - first + 1))
+    order: list[str] = []
+    controller.bridge.run_finished.connect(lambda _o: order.append("finished"))
+    controller.run_shown.connect(lambda _o: order.append("shown"))
+    outcome = send(qtbot, controller, "count")
+    assert outcome.status == "success" and order == ["finished", "shown"]
+    rows = controller.output.steps_model.rows
+    assert len(rows) == 61 and rows[-1].observation == "done" and all(r.status == "ok" for r in rows)
+    assert sum(blocks) == 61 and len(blocks) > 3
+    assert len(controller.output.run_log.lines) == 1 + 61 + 60 + 1  # trigger, model calls, tools, agent
+    assert controller.chat.reply_text() == "done" and controller.settled
