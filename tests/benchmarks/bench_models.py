@@ -85,6 +85,31 @@ def agent_iterations(rounds: int, streaming: bool) -> tuple[float, float, float]
         stop_peer(proc)
 
 
+def httpx_floor() -> float:
+    """CPU ms of one bare httpx POST to the same peer: the floor under any node built on httpx."""
+    import httpx
+
+    proc, url = start_peer(10**6)
+    body = {"model": "peer-model", "messages": [{"role": "user", "content": "go"}], "stream": False}
+
+    async def measure() -> float:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            for _ in range(30):
+                (await client.post(url + "/chat/completions", json=body)).json()
+            best = float("inf")
+            for _ in range(REPEATS):
+                cpu0 = time.process_time()
+                for _ in range(100):
+                    (await client.post(url + "/chat/completions", json=body)).json()
+                best = min(best, (time.process_time() - cpu0) * 10.0)
+            return best
+
+    try:
+        return asyncio.run(measure())
+    finally:
+        stop_peer(proc)
+
+
 async def http_stop_latency() -> float:
     """ms from abort to the end of a run whose model reply is still streaming."""
     with OpenAIPeer([Step("trickle")]) as peer:
@@ -172,6 +197,7 @@ def main() -> None:
             print(f"  {label}: {best:6.2f} ms/iteration best, {median:6.2f} median, {cpu:6.2f} ms CPU in-process"
                   f" | vs n8n {best / low:.2f}x-{best / high:.2f}x"
                   f" | vs target {best / (low * TARGET_FRACTION):.1f}x-{best / (high * TARGET_FRACTION):.1f}x")
+    print(f"  reference: one bare httpx POST to the same peer costs {httpx_floor():.2f} ms CPU in-process")
     http_stop = asyncio.run(http_stop_latency())
     print(f"Stop during a streamed HTTP reply: {http_stop:.1f} ms (target {STOP_TARGET_MS:g} ms, ratio {http_stop / STOP_TARGET_MS:.2f})")
     local = asyncio.run(local_model_figures())
