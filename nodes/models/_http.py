@@ -19,6 +19,8 @@ from engine.errors import NodeOperationError
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
+LIMITS = httpx.Limits(max_keepalive_connections=8)
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]" = weakref.WeakKeyDictionary()
 
@@ -28,7 +30,8 @@ def shared_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=8), trust_env=False)
+        direct = httpx.AsyncHTTPTransport(limits=LIMITS)  # a proxy from the environment never sees loopback
+        client = httpx.AsyncClient(limits=LIMITS, mounts={f"all://{host}": direct for host in LOOPBACK})
         _clients[loop] = client
     return client
 

@@ -238,3 +238,11 @@ async def test_stop_closes_the_stream(registry: Registry, no_env_key: None) -> N
         closed = await asyncio.get_running_loop().run_in_executor(None, peer.closed.wait, 5)
     assert state.status == "cancelled"
     assert closed, "the server never saw the connection closed"
+
+
+async def test_loopback_servers_bypass_a_proxy_from_the_environment(engine: Engine, monkeypatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+    with OpenAIPeer([Step(text="direct")]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
+    assert state.status == "success", state.error
