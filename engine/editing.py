@@ -255,12 +255,6 @@ class DocumentEditor:
         if before is None:
             node.model_fields_set.discard("credentials")
 
-    def replace_parameters(self, name: str, parameters: dict[str, Any]) -> dict[str, Any]:
-        node = self.workflow.node(name)
-        before = node.parameters
-        node.parameters = copy.deepcopy(parameters)
-        return before
-
     # ----- connections ---------------------------------------------------------------------
     def connect(self, source: str, conn_type: str, target: str, output: int = 0, input: int = 0) -> Link:
         """Add a connection if the rules allow it; otherwise EditError with the rule's reason."""

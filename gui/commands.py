@@ -84,7 +84,7 @@ class MoveCommand(_Command):
     """Moves nodes; consecutive moves of the same nodes merge into one step."""
 
     def __init__(self, target: EditTarget, before: dict[str, tuple[float, float]],
-                 after: dict[str, tuple[float, float]], already_moved: bool = False) -> None:
+                 after: dict[str, tuple[float, float]]) -> None:
         count = len(after)
         super().__init__(target, f"Move {count} node{'s' if count != 1 else ''}")
         self.before = dict(before)

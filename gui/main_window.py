@@ -418,9 +418,6 @@ class MainWindow(QMainWindow):
                                 lambda e: e.remove_nodes(names))
         self.undo_stack.endMacro()
 
-    def delete_nodes(self, names: list[str]) -> None:
-        self.push_structure("Delete", lambda e: e.remove_nodes(names))
-
     def rename_node(self, old: str, new: str) -> bool:
         """Rename a node (connections follow); a refused name is explained in the status bar."""
         if new.strip() == old:

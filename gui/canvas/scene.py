@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
 from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
@@ -387,6 +387,3 @@ class WorkflowScene(QGraphicsScene):
                                        start.index, target_port.index)
         if isValid(link) and link.scene() is self:
             link.show()  # still in the document: the drop changed nothing
-
-    def items_of(self, names: list[str]) -> list[QGraphicsItem]:
-        return [self._by_name[n] for n in names if n in self._by_name]

@@ -142,9 +142,6 @@ class FieldRow(QWidget):
             self.editor.style().unpolish(self.editor)
             self.editor.style().polish(self.editor)
 
-    def error_text(self) -> str:
-        return self.error.text() if self.error.isVisible() or self.error.text() else ""
-
 
 class FormBuilder:
     """Builds the rows of a parameter schema; `rows[path]` finds a field for error marks."""

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import Node, credential_store, credential_types_of
+from gui.bridge import Node, credential_store, credential_types_of, node_problems
 
 from .fields import FieldRow, FormBuilder, Path
 
@@ -262,7 +262,6 @@ class Inspector(QWidget):
             self.problems.setText("\n".join(f"⚠ {p}" for p in problems))
 
     def _rule_problems(self, node: Node) -> list[str]:
-        from gui.bridge import node_problems
         try:
             return node_problems(self.window.document, self.window.registry, node.name)
         except KeyError:
