@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -87,11 +87,10 @@ class StepsView(QWidget):
         header.setSectionResizeMode(COL_OBSERVATION, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        copy_action = QAction("Copy row as JSON", self.table)
-        copy_action.setShortcut(QKeySequence.StandardKey.Copy)
-        copy_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy_action = QAction("Copy row as JSON (Ctrl+C)", self.table)
         copy_action.triggered.connect(self.copy_selected)
         self.table.addAction(copy_action)
+        self.table.installEventFilter(self)  # Ctrl+C copies the row as JSON, not one cell's text
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -106,6 +105,13 @@ class StepsView(QWidget):
         self.model.modelReset.connect(self._refresh_tools)
         self.model.dataChanged.connect(lambda first, last, *_: self._count_failed(first.row(), last.row()))
         self._update_summary()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
+                and event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selected()
+            return True
+        return super().eventFilter(watched, event)
 
     # ----- selection -----------------------------------------------------------------------------
     def selected_row(self) -> StepRow | None:

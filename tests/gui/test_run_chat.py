@@ -148,7 +148,7 @@ def test_node_data_shows_every_run(finished_run) -> None:
     assert view.output_tree.value_at("ai_tool", "item 0", "response") == "425"
 
 
-def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp) -> None:
+def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp, qtbot) -> None:
     _window, controller, _outcome = finished_run
     steps = controller.output.steps
     steps.status_filter.setCurrentText("error")
@@ -160,9 +160,10 @@ def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp) -> None:
     steps.table.sortByColumn(7, Qt.SortOrder.DescendingOrder)  # tokens in
     assert [r.tokens_in for r in steps.proxy.visible_rows()] == [96, 75, 40, 40]
     steps.select_row(0)
-    copied = json.loads(steps.copy_selected() or "")
+    steps.table.setFocus()
+    qtbot.keyClick(steps.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # in the window, shortcuts live
+    copied = json.loads(qapp.clipboard().text())
     assert copied["tool"] == "final answer" and copied["observation"] == ANSWER
-    assert json.loads(qapp.clipboard().text()) == copied
     steps.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
     steps.proxy.sort(-1)
     csv_text = steps.export(tmp_path / "steps.csv").read_text()
