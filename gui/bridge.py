@@ -92,17 +92,16 @@ from engine.hooks import (  # noqa: E402
     WorkflowAfter,
     WorkflowBefore,
 )
+from engine.observation import observation as tool_observation  # noqa: E402
 from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
-from engine.observation import observation as tool_observation  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
     "AbortSignal", "Boundary", "Breakpoints", "Debugger", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
-    "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore", "ExecutionState",
-    "TaskData", "TaskError",
-    "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item", "answer_of", "RunBridge", "RunStart",
-    "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
+    "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
+    "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
+    "answer_of", "RunBridge", "RunStart", "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
 ]
 
 log = logging.getLogger(__name__)
