@@ -47,6 +47,7 @@ class WorkflowScene(QGraphicsScene):
         self._candidates: set[PortItem] = set()
         self._hover_port: PortItem | None = None
         self._detached: ConnectionItem | None = None
+        self._rules_signature: tuple[frozenset, frozenset] | None = None
         self._content: QRectF | None = None
         self._far = False
         self._far_cache: list[tuple[QPainterPath, QColor, QPen]] | None = None
@@ -68,6 +69,7 @@ class WorkflowScene(QGraphicsScene):
         self._items.clear()
         self._by_name.clear()
         self._links.clear()
+        self._rules_signature = None
         self.clear()
         self.workflow = workflow
         self.sync()
@@ -114,7 +116,11 @@ class WorkflowScene(QGraphicsScene):
             self._add_link(link)
         for link in [k for k in self._links if k not in wanted]:
             self._drop_link(self._links[link])
-        self.refresh_problems()
+        # rule problems depend on links, names and deactivated nodes only: skip them after moves
+        signature = (frozenset(wanted), frozenset((n.name, n.is_disabled) for n in wf.nodes))
+        if signature != self._rules_signature:
+            self._rules_signature = signature
+            self.refresh_problems()
 
     def _link_types(self, name: str) -> tuple[set[str], set[str]]:
         """The connection types going into and out of a node, from the document's links."""
