@@ -118,3 +118,17 @@ async def test_stop_closes_the_stream(registry: Registry) -> None:
         closed = await loop.run_in_executor(None, peer.closed.wait, 5)
     assert state.status == "cancelled"
     assert closed, "the server never saw the connection closed"
+
+
+async def test_base_url_and_key_from_an_ollama_credential(registry: Registry, tmp_path) -> None:
+    from engine.credentials import ChainedCredentialStore, EnvCredentialStore, FileCredentialStore
+    from engine.services import Services
+
+    store = FileCredentialStore(tmp_path / "credentials.json")
+    with OllamaPeer([Step(text="hi")]) as peer:
+        info = store.save("ollamaApi", "Lab box", {"baseUrl": peer.url, "apiKey": "ollama-key-42"})
+        engine = Engine(registry, Services(credentials=ChainedCredentialStore(store, EnvCredentialStore())))
+        wf = with_model(OLLAMA, {"model": peer.model}, credentials=info.reference(), tools=[])
+        state = await chat(engine, wf, "hello")
+    assert state.status == "success", state.error
+    assert peer.requests[0].headers["authorization"] == "Bearer ollama-key-42"
