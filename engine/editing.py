@@ -88,6 +88,16 @@ class DocumentEditor:
         self.workflow = workflow
         self.registry = registry
 
+    # ----- the workflow ----------------------------------------------------------------------
+    def set_name(self, name: str) -> str:
+        """Rename the workflow itself; returns the old name."""
+        name = name.strip()
+        if not name:
+            raise EditError("A workflow name cannot be empty")
+        old = self.workflow.name
+        self.workflow.name = name
+        return old
+
     # ----- nodes ---------------------------------------------------------------------------
     def names(self) -> set[str]:
         return {n.name for n in self.workflow.nodes}

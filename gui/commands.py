@@ -174,3 +174,18 @@ class CredentialCommand(_Command):
 
     def revert(self) -> None:
         self.target.editor.restore_credentials(self.name, self.before)
+
+
+class WorkflowNameCommand(_Command):
+    """Renames the workflow (its `name`, shown in the title)."""
+
+    def __init__(self, target: EditTarget, name: str) -> None:
+        super().__init__(target, f'Rename workflow to "{name.strip()}"')
+        self.new = name.strip()
+        self.old = target.editor.set_name(name)
+
+    def apply(self) -> None:
+        self.target.editor.set_name(self.new)
+
+    def revert(self) -> None:
+        self.target.editor.set_name(self.old)

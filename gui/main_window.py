@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
-    QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar,
+    QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar,
 )
 from shiboken6 import isValid
 
@@ -25,7 +25,7 @@ from gui.bridge import (
 from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
-from gui.commands import CredentialCommand, DisableCommand, MoveCommand, ParametersCommand, RenameCommand, StructureCommand
+from gui.commands import CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
@@ -132,6 +132,8 @@ class MainWindow(QMainWindow):
         self.act_open = self._action("&Open…", self.open_dialog, K.Open, tip="Open an n8n workflow file")
         self.act_save = self._action("&Save", self.save, K.Save, tip="Save the workflow")
         self.act_save_as = self._action("Save &As…", self.save_as, K.SaveAs)
+        self.act_rename_workflow = self._action("Rename &Workflow…", self.rename_workflow_dialog,
+                                                tip="Change the workflow's name (saved in the file)")
         self.act_quit = self._action("&Quit", self.close, K.Quit)
         self.act_undo = self.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(QKeySequence(K.Undo))
@@ -178,6 +180,8 @@ class MainWindow(QMainWindow):
         self.file_menu.addMenu(self.recent_menu)
         self.file_menu.addSeparator()
         self.file_menu.addActions([self.act_save, self.act_save_as])
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.act_rename_workflow)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.act_quit)
         self.edit_menu = bar.addMenu("&Edit")
@@ -440,6 +444,22 @@ class MainWindow(QMainWindow):
     def unset_parameter(self, name: str, path: tuple, text: str | None = None) -> None:
         label = text or f"Remove {'.'.join(str(p) for p in path)} of \"{name}\""
         self.undo_stack.push(ParametersCommand(self, label, name, lambda e: e.unset_parameter(name, path)))
+
+    def rename_workflow(self, name: str) -> bool:
+        if name.strip() == self.document.name:
+            return True
+        try:
+            command = WorkflowNameCommand(self, name)
+        except EditError as exc:
+            self.show_message(f"Cannot rename the workflow: {exc}")
+            return False
+        self.undo_stack.push(command)
+        return True
+
+    def rename_workflow_dialog(self) -> None:
+        name, ok = QInputDialog.getText(self, "Rename workflow", "Workflow name:", text=self.document.name)
+        if ok:
+            self.rename_workflow(name)
 
     def set_credential(self, name: str, cred_type: str, ref: dict | None) -> None:
         self.undo_stack.push(CredentialCommand(self, name, cred_type, ref))

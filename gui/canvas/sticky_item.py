@@ -17,9 +17,10 @@ GRIP = 14.0
 MIN_SIZE = QSizeF(80, 40)
 
 
-def sticky_values(node: Node) -> tuple[str, float, float, int]:
-    """Content, width, height and colour of a note, with the node type's defaults."""
-    p: dict[str, Any] = node.parameters
+def sticky_values(node: Node, defaults: dict[str, Any]) -> tuple[str, float, float, int]:
+    """Content, width, height and colour of a note; what it does not set comes from `defaults`."""
+    p: dict[str, Any] = {**defaults, **node.parameters}
+
     def number(key: str, default: float) -> float:
         value = p.get(key, default)
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
@@ -28,7 +29,7 @@ def sticky_values(node: Node) -> tuple[str, float, float, int]:
         str(p.get("content", "")),
         max(MIN_SIZE.width(), number("width", 240)),
         max(MIN_SIZE.height(), number("height", 160)),
-        int(colour) if isinstance(colour, (int, float)) else 1,
+        int(colour) if isinstance(colour, (int, float)) and not isinstance(colour, bool) else 1,
     )
 
 
@@ -43,6 +44,7 @@ class StickyItem(QGraphicsRectItem):
         self.connections: set = set()
         self.ports: list = []
         self.kind = "note"
+        self.defaults = node_type.Params().model_dump() if node_type.supported else {}
         self.doc = QTextDocument()
         self.doc.setDocumentMargin(12)
         self._resizing: QSizeF | None = None
@@ -61,7 +63,7 @@ class StickyItem(QGraphicsRectItem):
     def refresh(self, node: Node, force: bool = False) -> None:
         self.node = node
         self.name = node.name
-        content, width, height, colour = sticky_values(node)
+        content, width, height, colour = sticky_values(node, self.defaults)
         key = (content, width, height, colour)
         if force or key != getattr(self, "_key", None):
             self.prepareGeometryChange()

@@ -165,3 +165,11 @@ def test_arrow_keys_nudge_the_selection_as_one_merged_step(qtbot, make_window) -
     assert tuple(window.document.node("Calculator").position) == (460, 270)
     assert tuple(window.document.node("Simple Memory").position) == (320, 270)
     assert window.undo_stack.count() == 1
+
+
+def test_a_new_sticky_note_shows_the_default_text(qtbot, make_window) -> None:
+    window = make_window()
+    name = window.add_node_at_centre("n8n-nodes-base.stickyNote")
+    note = window.canvas.node_item(name)
+    assert "I'm a note" in note.doc.toPlainText()
+    assert (note.width, note.height) == (240, 160)

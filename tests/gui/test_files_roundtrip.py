@@ -130,3 +130,17 @@ def test_an_unreadable_file_is_reported_and_the_document_kept(qtbot, make_window
     assert not window.open_file(bad, ask=False)
     assert shown and 'node "A": the name is used by more than one node' in shown[0]
     assert window.document.has_node("AI Agent")
+
+
+def test_rename_the_workflow_from_the_file_menu(qtbot, make_window, monkeypatch) -> None:
+    from PySide6.QtWidgets import QInputDialog
+
+    window = make_window(EXAMPLE)
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("Shop assistant", True)))
+    window.act_rename_workflow.trigger()
+    assert window.document.name == "Shop assistant" and "Shop assistant" in window.windowTitle()
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("   ", True)))
+    window.act_rename_workflow.trigger()
+    assert "cannot be empty" in window.statusBar().currentMessage()
+    window.undo_stack.undo()
+    assert window.document.name == "Scripted calculator agent"
