@@ -22,6 +22,7 @@ from gui.bridge import (
     MAIN, DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
     connection_refusal, load_workflow, new_workflow, save_workflow,
 )
+from gui.canvas.connection_item import ConnectionItem
 from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
@@ -366,6 +367,12 @@ class MainWindow(QMainWindow):
         item = self.canvas.itemAt(pos)
         while item is not None and item.parentItem() is not None:
             item = item.parentItem()
+        if isinstance(item, ConnectionItem):
+            self.scene.select_link(item.key)
+            menu = QMenu(self)
+            menu.addAction("Delete connection", lambda: self.disconnect_link(item.key))
+            menu.exec(self.canvas.viewport().mapToGlobal(pos))
+            return
         name = getattr(item, "name", None)
         if isinstance(name, str) and name not in self.scene.selected_names():
             self.scene.select_names([name])
