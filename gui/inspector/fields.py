@@ -217,6 +217,8 @@ class FormBuilder:
 
     def _edit_choice(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
         combo = QComboBox()
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(6)
         combo.installEventFilter(_wheel_guard)
         combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         choices = choices_of(schema)
@@ -230,6 +232,8 @@ class FormBuilder:
 
     def _edit_sticky_colour(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
         combo = QComboBox()
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(6)
         combo.installEventFilter(_wheel_guard)
         t = theme.current()
         for number, name in enumerate(STICKY_COLOURS, start=1):

@@ -149,6 +149,7 @@ class Inspector(QWidget):
         kind = QLabel(f"{node_type.display_name}  ·  <span style='color:{theme.current().muted_text.name()}'>"
                       f"{node.type} v{node.typeVersion:g}</span>")
         kind.setObjectName("typeLine")
+        kind.setWordWrap(True)
         kind.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(kind)
         if node_type.description:
@@ -214,6 +215,8 @@ class Inspector(QWidget):
             row = FieldRow(f"Credential ({cred_type})",
                            "From your local credential store or the environment; the key is never stored in the workflow")
             combo = QComboBox()
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(6)
             combo.addItem("— none —", None)
             try:
                 available = credential_store().list(cred_type)

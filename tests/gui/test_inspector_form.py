@@ -142,3 +142,17 @@ def test_saving_while_typing_in_a_field_keeps_the_text(qtbot, make_window, tmp_p
     saved = json.loads(window.path.read_text())
     agent = next(n for n in saved["nodes"] if n["name"] == "AI Agent")
     assert agent["parameters"]["options"]["systemMessage"] == "Answer in French."
+
+
+def test_every_node_type_gets_a_form_without_errors(qtbot, make_window) -> None:
+    window = make_window()
+    for node_type in window.registry.types():
+        name = window.add_node(node_type.type, (0, 0))
+        assert name is not None, node_type.type
+        window.scene.select_names([name])
+        assert window.inspector.name_edit.text() == name
+        builder = window.inspector.builder
+        assert builder is not None, node_type.type
+        properties = node_type.Params.model_json_schema().get("properties", {})
+        for key in properties:
+            assert any(path[0] == key for path in builder.rows), (node_type.type, key)
