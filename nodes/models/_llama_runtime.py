@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,11 +131,27 @@ _models_lock = threading.Lock()
 _loader = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model-load")
 
 
+_log_callback: Any = None
+
+
+def _errors_only_logging(llama_cpp: Any) -> None:
+    """llama.cpp's notes (cache layout, memory trimming after a Stop) stay out of the terminal."""
+    global _log_callback
+    if _log_callback is None:
+        def log(level: int, text: bytes, _data: ctypes.c_void_p) -> None:
+            if level == 3:  # GGML_LOG_LEVEL_ERROR
+                sys.stderr.write(text.decode("utf-8", "replace"))
+
+        _log_callback = llama_cpp.llama_log_callback(log)  # kept: ctypes must not free it
+        llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
+
+
 def _load(path_text: str, n_ctx: int, n_threads: int) -> LoadedModel:
     try:
         import llama_cpp
     except ImportError:
         raise LocalModelError(f"llama-cpp-python is not installed: {EXTRA_HINT}") from None
+    _errors_only_logging(llama_cpp)
     path = Path(path_text).expanduser() if path_text else bundled_model_path()
     if not path.is_file():
         raise LocalModelError(f"the model file {path} does not exist")
