@@ -30,3 +30,11 @@ def _private_credentials(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("MINI_N8N_CREDENTIALS", str(tmp_path_factory.mktemp("credentials") / "credentials.json"))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _private_editor_files(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Editor windows keep recovery files and settings (recent files) in a temporary folder."""
+    folder = tmp_path_factory.mktemp("editor")
+    monkeypatch.setenv("MINI_N8N_RECOVERY_DIR", str(folder / "recovery"))
+    monkeypatch.setenv("MINI_N8N_CONFIG_DIR", str(folder / "config"))
