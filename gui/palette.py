@@ -177,9 +177,11 @@ class Palette(QWidget):
         self.search.setText(text)
 
     def _add_first_visible(self) -> None:
+        """Enter in the search box adds the first match, then the full list comes back."""
         visible = self.visible_type_ids()
         if visible:
             self.add_requested.emit(visible[0])
+            self.search.clear()
 
     def _on_double_click(self, index: QModelIndex) -> None:
         type_id = index.data(TYPE_ROLE)

@@ -92,6 +92,7 @@ def test_typing_on_the_canvas_searches_the_palette(qtbot, make_window) -> None:
     assert window.palette_panel.visible_type_ids() == ["@n8n/n8n-nodes-langchain.toolCalculator"]
     qtbot.keyClick(window.palette_panel.search, Qt.Key.Key_Return)
     assert window.document.has_node("Calculator1")
+    assert window.palette_panel.search.text() == "" and len(window.palette_panel.visible_type_ids()) > 5
 
 
 def test_disable_draws_greyed_and_is_undoable(qtbot, make_window) -> None:
