@@ -19,6 +19,7 @@ from .port_item import PortItem
 from .sticky_item import StickyItem
 
 STICKY_TYPE = "n8n-nodes-base.stickyNote"
+GRID = 20  # scene units between the canvas dots; dragged nodes snap to them
 SCENE_RECT = QRectF(-100_000, -100_000, 200_000, 200_000)
 
 
@@ -268,16 +269,30 @@ class WorkflowScene(QGraphicsScene):
 
     # ----- moving nodes ---------------------------------------------------------------------
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        """A drag of nodes ends: their new places (snapped to the grid, unless Alt is held)."""
         super().mouseReleaseEvent(event)
-        before: dict[str, tuple[float, float]] = {}
-        after: dict[str, tuple[float, float]] = {}
+        snap = 1 if event.modifiers() & Qt.KeyboardModifier.AltModifier else GRID
+        moved = []
         for item in self.selectedItems():
             if isinstance(item, (NodeItem, StickyItem)) and self.workflow.has_node(item.name):
                 old = self.workflow.node(item.name).position
-                new = (round(item.pos().x()), round(item.pos().y()))
-                if (float(old[0]), float(old[1])) != (float(new[0]), float(new[1])):
-                    before[item.name] = old
-                    after[item.name] = new
+                if item.pos() != QPointF(float(old[0]), float(old[1])):
+                    moved.append((item, old))
+        if not moved:
+            return
+        # one correction for all, taken from the first: the selection keeps its shape
+        first = moved[0][0].pos()
+        dx = round(first.x() / snap) * snap - first.x()
+        dy = round(first.y() / snap) * snap - first.y()
+        before: dict[str, tuple[float, float]] = {}
+        after: dict[str, tuple[float, float]] = {}
+        for item, old in moved:
+            new = (round(item.pos().x() + dx), round(item.pos().y() + dy))
+            if (float(old[0]), float(old[1])) != (float(new[0]), float(new[1])):
+                before[item.name] = old
+                after[item.name] = new
+            else:
+                item.setPos(float(old[0]), float(old[1]))  # a tiny drag that snapped back
         if after:
             self.nodes_moved.emit(before, after)
 

@@ -19,11 +19,10 @@ from gui import theme
 
 from .minimap import Minimap
 from .node_item import NodeItem
-from .scene import WorkflowScene
+from .scene import GRID, WorkflowScene
 from .sticky_item import StickyItem
 
 NODE_MIME = "application/x-mini-n8n-node-type"
-GRID = 20.0
 MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
 FAR_ZOOM = 0.35
 

@@ -174,3 +174,19 @@ def test_a_new_sticky_note_shows_the_default_text(qtbot, make_window) -> None:
     note = window.canvas.node_item(name)
     assert "I'm a note" in note.doc.toPlainText()
     assert (note.width, note.height) == (240, 160)
+
+
+def test_dragged_nodes_snap_to_the_grid_and_alt_places_freely(qtbot, make_window) -> None:
+    window = make_window(EXAMPLE)
+    view = window.canvas
+    view.resetTransform()
+    item = view.node_item("Calculator")
+    view.centerOn(item)
+    start = item.mapToScene(item.body_rect().center())
+    drag(view, start, start + QPointF(27, 13))
+    assert tuple(window.document.node("Calculator").position) == (460, 240)
+    start = item.mapToScene(item.body_rect().center())
+    drag(view, start, start + QPointF(3, 2))  # too small a drag: snaps back, nothing to undo
+    assert item.pos() == QPointF(460, 240) and window.undo_stack.count() == 1
+    drag(view, start, start + QPointF(7, 3), modifiers=Qt.KeyboardModifier.AltModifier)
+    assert tuple(window.document.node("Calculator").position) == (467, 243)
