@@ -27,9 +27,19 @@ def params_error(node: Node, exc: ValidationError) -> NodeOperationError:
     return NodeOperationError(f'Node "{node.name}" has invalid parameters: {details}', node=node.name)
 
 
-class _ParamsMixin:
+class _ContextBase:
+    """What every context offers: the node, its validated parameters, the abort signal, services."""
+
     node: Node
     _execution: "Execution"
+
+    @property
+    def signal(self) -> AbortSignal:
+        return self._execution.signal
+
+    @property
+    def services(self) -> Services:
+        return self._execution.engine.services
 
     def _params_for(self, item: Item | None) -> Any:
         cache = self._execution.params_cache
@@ -51,7 +61,7 @@ class _ParamsMixin:
         return params
 
 
-class NodeContext(_ParamsMixin):
+class NodeContext(_ContextBase):
     """Context of a node run: main-path nodes and tool runs alike."""
 
     def __init__(
@@ -74,14 +84,6 @@ class NodeContext(_ParamsMixin):
         self.parent = parent
         self.iteration = iteration
         self.entry = entry
-
-    @property
-    def signal(self) -> AbortSignal:
-        return self._execution.signal
-
-    @property
-    def services(self) -> Services:
-        return self._execution.engine.services
 
     @property
     def execution_id(self) -> str:
@@ -113,7 +115,7 @@ class NodeContext(_ParamsMixin):
         return await self._execution.supply(self, conn_type, item_index)
 
 
-class SupplyContext(_ParamsMixin):
+class SupplyContext(_ContextBase):
     """Context of a sub-node while it supplies data to its parent (model, memory, tools)."""
 
     def __init__(self, execution: "Execution", node: Node, parent: NodeContext, item_index: int) -> None:
@@ -126,14 +128,6 @@ class SupplyContext(_ParamsMixin):
     def item(self) -> Item | None:
         items = self.parent.items
         return items[self.item_index] if 0 <= self.item_index < len(items) else None
-
-    @property
-    def signal(self) -> AbortSignal:
-        return self._execution.signal
-
-    @property
-    def services(self) -> Services:
-        return self._execution.engine.services
 
     @property
     def workflow_id(self) -> str:
