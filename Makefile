@@ -24,7 +24,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),bench]"
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/benchmarks/run_all.py
 
 clean:
