@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/mini-n8n resources/examples/scripted-calculator-agent.json
+	$(BIN)/mini-n8n resources/examples/local-chat-agent.json
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

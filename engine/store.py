@@ -28,6 +28,7 @@ from .run_data import ExecutionState, StackEntry, TaskData, TaskError
 from .workflow import parse_workflow, workflow_to_data
 
 ENV_DB = "MINI_N8N_DB"
+SCHEMA_VERSION = 1  # PRAGMA user_version of a store this code writes
 CHECKPOINTS_PER_FULL = 64
 
 SCHEMA = """
@@ -123,10 +124,12 @@ class ExecutionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._check_version()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise MiniN8nError(f"cannot open the execution store {self.path}: {exc}") from None
         self._seq: dict[str, int] = {}
@@ -138,6 +141,17 @@ class ExecutionStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def _check_version(self) -> None:
+        """Refuse, with a clear message, a store file of another layout (nothing in it is touched)."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        tables = self._db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+        if tables and version != SCHEMA_VERSION:
+            self._db.close()
+            raise MiniN8nError(
+                f"the execution store {self.path} has layout version {version}, and this mini-n8n reads "
+                f"version {SCHEMA_VERSION}; move the file away (it is left as it is) or set {ENV_DB} to another file"
+            )
 
     # ----- writing, driven by an execution ----------------------------------------------------
     def attach(self, execution: Any) -> None:

@@ -59,3 +59,22 @@ async def test_the_stack_of_a_paused_run_is_read_back_exactly(tmp_path: Path) ->
     resumed = await Engine(builtin_registry(), store=store).resume(state.id).run()
     assert resumed.status == "success" and resumed.result == [{"json": {"output": "done"}}]
     assert len(store.load(state.id).run_data["Calculator"]) == ROUNDS
+
+
+def test_a_store_file_of_another_layout_is_refused_and_left_alone(tmp_path: Path) -> None:
+    import sqlite3
+
+    import pytest
+
+    from engine.errors import MiniN8nError
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE executions (id TEXT PRIMARY KEY, stack TEXT NOT NULL)")
+        db.execute("INSERT INTO executions VALUES ('x', '[]')")
+    before = path.read_bytes()
+    with pytest.raises(MiniN8nError, match="has layout version 0, and this mini-n8n reads version 1; move the file away"):
+        ExecutionStore(path)
+    assert path.read_bytes() == before
+    ExecutionStore(tmp_path / "new.sqlite").close()
+    ExecutionStore(tmp_path / "new.sqlite").close()  # a file it wrote itself opens again
