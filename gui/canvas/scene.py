@@ -378,7 +378,7 @@ class WorkflowScene(QGraphicsScene):
             self._finish_detached(detached, start, target_port)
             return
         if target_port is None:
-            self.message.emit("")
+            self.message.emit(self._body_refusal(pos, start))
             return
         source, target = self._ends(start, target_port)
         if target_port.conn_type != start.conn_type:
@@ -393,6 +393,18 @@ class WorkflowScene(QGraphicsScene):
         out_port = start if start.direction == "out" else target_port
         in_port = target_port if start.direction == "out" else start
         self.connect_requested.emit(source, start.conn_type, target, out_port.index, in_port.index)
+
+    def _body_refusal(self, pos: QPointF, start: PortItem) -> str:
+        """Dropped on a node without a fitting port: the rule that says why, else nothing."""
+        node = next((i for i in self.items(pos) if isinstance(i, NodeItem)), None)
+        if node is None:
+            return ""
+        if start.direction == "out":
+            source, target = start.node_name, node.name
+        else:
+            source, target = node.name, start.node_name
+        reason = connection_refusal(self.workflow, self.registry, source, start.conn_type, target)
+        return f"Cannot connect: {reason}" if reason else ""
 
     def _finish_detached(self, link: ConnectionItem, start: PortItem, target_port: PortItem | None) -> None:
         """A picked-up link dropped: removed on empty canvas, moved onto another input."""

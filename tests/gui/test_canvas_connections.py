@@ -48,10 +48,15 @@ def test_a_port_of_another_type_refuses_the_drop(qtbot, make_window) -> None:
 def test_a_main_output_cannot_go_into_a_trigger_or_itself(qtbot, make_window) -> None:
     window = make_window(EXAMPLE)
     view = window.canvas
+    view.resetTransform()
     view.centerOn(view.node_item("AI Agent"))
     agent = view.node_item("AI Agent")
     drag(view, port_pos(window, "AI Agent", "out", "main"), agent.mapToScene(agent.body_rect().center()))
     assert window.statusBar().currentMessage() == "Cannot connect: A node cannot be connected to itself"
+    trigger = view.node_item("When chat message received")
+    drag(view, port_pos(window, "AI Agent", "out", "main"), trigger.mapToScene(trigger.body_rect().center()))
+    assert window.statusBar().currentMessage() == 'Cannot connect: "When chat message received" has no main input'
+    assert window.undo_stack.count() == 0
 
 
 def test_dropping_on_a_node_body_uses_its_matching_port(qtbot, make_window) -> None:
