@@ -40,6 +40,7 @@ class NodeType:
     inputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
     outputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
     Params: ClassVar[type[NodeParams]] = NodeParams
+    credential_types: ClassVar[tuple[str, ...]] = ()  # n8n credential types it reads (the GUI's picker)
     is_trigger: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True

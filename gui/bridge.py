@@ -54,15 +54,8 @@ def credential_store():  # type: ignore[no-untyped-def]
 
 
 def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
-    """The credential types a node type uses: its `credential_types`, else its module's CREDENTIAL_TYPE."""
-    import sys
-
-    declared = getattr(node_type, "credential_types", None)
-    if declared:
-        return tuple(declared)
-    module = sys.modules.get(type(node_type).__module__)
-    single = getattr(module, "CREDENTIAL_TYPE", None)
-    return (single,) if isinstance(single, str) else ()
+    """The credential types a node type reads (offered by the inspector's credential picker)."""
+    return tuple(node_type.credential_types)
 
 # ----- running workflows (RunBridge: engine hook events -> Qt signals) ------------------------
 

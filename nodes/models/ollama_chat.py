@@ -170,6 +170,7 @@ class OllamaChatModel(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = OllamaParams
+    credential_types = (CREDENTIAL_TYPE,)
 
     async def supply_data(self, ctx: SupplyContext) -> OllamaChat:
         params: OllamaParams = ctx.params()

@@ -166,6 +166,7 @@ class OpenAIChatModel(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = OpenAIParams
+    credential_types = (CREDENTIAL_TYPE,)
 
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
         params: OpenAIParams = ctx.params()
