@@ -379,6 +379,7 @@ class MainWindow(QMainWindow):
         menu = QMenu(self)
         if self.scene.selected_names():
             menu.addActions([self.act_rename, self.act_disable, self.act_duplicate, self.act_copy, self.act_cut])
+            menu.addActions([a for a in self.actions() if a.property("nodeMenu")])  # e.g. Toggle Breakpoint
             menu.addSeparator()
             menu.addAction(self.act_delete)
         else:
