@@ -24,6 +24,7 @@ from .chat import ChatMessage
 from .errors import MiniN8nError
 from .hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from .json_delta import decode, encode
+from .processes import pid_alive
 from .run_data import ExecutionState, StackEntry, TaskData, TaskError
 from .workflow import parse_workflow, workflow_to_data
 
@@ -87,18 +88,6 @@ def default_path() -> Path:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass(frozen=True)
@@ -258,7 +247,7 @@ class ExecutionStore:
     def mark_crashed(self) -> list[str]:
         """Executions left "running" by a process that is gone are "crashed"."""
         rows = self._db.execute("SELECT id, pid FROM executions WHERE status='running'").fetchall()
-        crashed = [eid for eid, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
+        crashed = [eid for eid, pid in rows if pid != os.getpid() and not pid_alive(pid)]
         for eid in crashed:
             self._db.execute("UPDATE executions SET status='crashed', updated_at=? WHERE id=?", (time.time(), eid))
         return crashed

@@ -20,6 +20,7 @@ from engine.editing import (
     DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
 )
 from engine.errors import MiniN8nError, WorkflowFileError
+from engine.processes import pid_alive
 from engine.node_type import NodeType, UnsupportedNodeType
 from engine.registry import Registry, builtin_registry
 from engine.rules import connection_refusal, node_problems, port_name, workflow_problems
@@ -37,7 +38,7 @@ from engine.workflow import (
 
 __all__ = [
     "AI_LANGUAGE_MODEL", "AI_MEMORY", "AI_OUTPUT_PARSER", "AI_TOOL", "ALL_TYPES", "MAIN", "SUB_NODE_TYPES",
-    "PortSpec", "MiniN8nError", "WorkflowFileError", "NodeType", "UnsupportedNodeType", "Registry",
+    "PortSpec", "MiniN8nError", "WorkflowFileError", "pid_alive", "NodeType", "UnsupportedNodeType", "Registry",
     "builtin_registry", "connection_refusal", "node_problems", "port_name", "workflow_problems",
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",

@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QStandardPaths
 
-from gui.bridge import Workflow, WorkflowFileError, parse_workflow, workflow_to_data
+from gui.bridge import Workflow, WorkflowFileError, parse_workflow, pid_alive, workflow_to_data
 
 FORMAT = "mini-n8n-recovery"
 _owned: set[Path] = set()  # recovery files owned by live windows of this process
@@ -32,18 +32,6 @@ def recovery_dir() -> Path:
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
 
 
 @dataclass
@@ -110,7 +98,7 @@ def left_behind(directory: Path | None = None) -> tuple[list[RecoveredWork], lis
             pid = int(file.name.split("-", 1)[0])
         except ValueError:
             continue
-        if pid != os.getpid() and _alive(pid):
+        if pid != os.getpid() and pid_alive(pid):
             continue
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
