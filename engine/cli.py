@@ -14,11 +14,12 @@ import sys
 import time
 from typing import Sequence
 
+from .abort import AbortSignal
 from .debugger import PAUSE_KINDS, Breakpoints, Debugger
 from .errors import MiniN8nError, WorkflowFileError
 from .executor import Engine, Execution
 from .hooks import ExecutionPaused, Hooks
-from .registry import builtin_registry
+from .registry import Registry, builtin_registry
 from .replay import ReplaySource
 from .run_data import ExecutionState
 from .run_log import RunLog, compact, format_line
@@ -103,9 +104,10 @@ def answer_of(state: ExecutionState) -> str | None:
     return compact(data)
 
 
-def open_engine() -> Engine:
+def open_engine(registry: Registry | None = None) -> Engine:
+    """An engine that stores every execution and keeps Simple Memory in the store's file."""
     store = ExecutionStore()
-    return Engine(builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+    return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
 
 
 async def drive(execution: Execution, quiet: bool) -> int:
@@ -181,19 +183,28 @@ async def resume(args: argparse.Namespace) -> int:
     return await drive(execution, args.quiet)
 
 
-async def rerun(args: argparse.Namespace, compare: bool) -> int:
-    engine = open_engine()
-    try:
-        recorded = engine.store.load(args.id)
-    except MiniN8nError as exc:
-        print(f"mini-n8n: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+def prepare_rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,
+                  hooks: Hooks | None = None, signal: AbortSignal | None = None) -> tuple[Execution, ReplaySource]:
+    """A new execution of a stored one's workflow and first input, fed its recorded results:
+    up to `from_iteration` (re-run from here), or all of them compared as they go (`compare`)."""
+    recorded = engine.store.load(execution_id)
     first = recorded.run_data.get(recorded.start_node or "", [])
     items = first[0].input.get("main", [[]])[0] if first else None
     execution = engine.create(recorded.workflow, start=recorded.start_node, items=items,
-                              mode="replay" if compare else "rerun")
-    source = ReplaySource(recorded, upto_iteration=None if compare else args.from_iteration, compare=compare)
+                              mode="replay" if compare else "rerun", hooks=hooks, signal=signal)
+    source = ReplaySource(recorded, upto_iteration=None if compare else from_iteration, compare=compare)
     execution.replay = source
+    return execution, source
+
+
+async def rerun(args: argparse.Namespace, compare: bool) -> int:
+    engine = open_engine()
+    try:
+        execution, source = prepare_rerun(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
+                                          compare=compare)
+    except MiniN8nError as exc:
+        print(f"mini-n8n: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     code = await drive(execution, args.quiet)
     print(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
     if compare:

@@ -67,12 +67,13 @@ import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from typing import Callable  # noqa: E402
 
 from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 
 from engine.abort import AbortSignal  # noqa: E402
-from engine.cli import answer_of  # noqa: E402
-from engine.debugger import Breakpoints, Debugger  # noqa: E402
+from engine.cli import answer_of, open_engine, prepare_rerun  # noqa: E402
+from engine.debugger import PAUSE_KINDS, Breakpoints, Debugger, PausePoint  # noqa: E402
 from engine.executor import Boundary, Engine, Execution  # noqa: E402
 from engine.hooks import (  # noqa: E402
     ExecutionPaused,
@@ -87,12 +88,15 @@ from engine.hooks import (  # noqa: E402
     WorkflowBefore,
 )
 from engine.observation import observation as tool_observation  # noqa: E402
+from engine.replay import ReplaySource  # noqa: E402
+from engine.store import ExecutionStore, ExecutionSummary  # noqa: E402
 from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
-    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
+    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "PAUSE_KINDS", "PausePoint", "ReplaySource",
+    "ExecutionStore", "ExecutionSummary", "recorded_events", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
     "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
     "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
     "answer_of", "RunBridge", "RunStart", "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
@@ -145,6 +149,17 @@ def is_chat_trigger(node: Node) -> bool:
     return node.type.endswith(".chatTrigger")
 
 
+def recorded_events(state: ExecutionState, store: ExecutionStore) -> list[HookEvent]:
+    """A stored execution's runs as the node_after events they were, in the order they finished,
+    so the panels show a stored or resumed execution as they showed it live."""
+    events: list[HookEvent] = []
+    for node, run_index, task in store.runs(state.id):
+        meta = task.metadata
+        parent = meta if meta.get("node") is not None else None
+        events.append(NodeAfter(state.id, node, run_index, task, parent))
+    return events
+
+
 @dataclass(frozen=True)
 class RunStart:
     """A run has begun: which execution, from which node, with which chat message (if any)."""
@@ -154,6 +169,7 @@ class RunStart:
     start_node: str
     message: str | None = None
     session_id: str | None = None
+    mode: str = "manual"
 
 
 @dataclass(frozen=True)
@@ -171,7 +187,8 @@ class RunBridge(QObject):
     """Runs workflows on the asyncio loop inside Qt and turns engine hook events into Qt signals.
 
     One bridge (and one Engine) per window, so Simple Memory keeps a session's conversation
-    between messages. Events arrive in batches (`events`, `log_lines`) every FLUSH_MS.
+    between messages. Events arrive in batches (`events`, `log_lines`) every FLUSH_MS. The
+    engine stores every execution (engine.store), so runs can be reopened, resumed and re-run.
     """
 
     run_started = Signal(object)  # RunStart
@@ -183,8 +200,9 @@ class RunBridge(QObject):
 
     def __init__(self, registry: Registry | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.engine = Engine(registry or builtin_registry())
+        self.engine = open_engine(registry)
         self.debugger: Debugger | None = None  # set for a debug run: breakpoints and stepping
+        self.replay_source: ReplaySource | None = None  # the recorded results of the last re-run or replay
         self._pending: list[HookEvent] = []
         self._pending_lines: list[RunLogLine] = []
         self._run_log = RunLog(on_line=self._pending_lines.append)  # a fresh one for each run
@@ -195,6 +213,7 @@ class RunBridge(QObject):
         self._task: asyncio.Task[RunOutcome] | None = None
         self._signal: AbortSignal | None = None
         self._execution: Execution | None = None
+        self._recorded: list[HookEvent] = []
         self._workflow_started = False
         self._slice_pause = False
         self._thread = threading.get_ident()
@@ -214,36 +233,81 @@ class RunBridge(QObject):
     def task(self) -> asyncio.Task[RunOutcome] | None:
         return self._task
 
+    @property
+    def store(self) -> ExecutionStore:
+        return self.engine.store  # type: ignore[no-any-return]
+
+    @property
+    def paused(self) -> bool:
+        """The running execution waits at a pause point of the debugger."""
+        return self.running and self.debugger is not None and self.debugger.is_paused
+
     # ----- starting and stopping -----------------------------------------------------------------
     def send_chat(self, workflow: Workflow, message: str, session_id: str) -> asyncio.Task[RunOutcome] | None:
         """Run `workflow` from its Chat Trigger with one chat message of `session_id`."""
-        return self._start(workflow, message, session_id)
+        return self._start(lambda: self._create(workflow, message, session_id), message, session_id)
 
     def run_manual(self, workflow: Workflow) -> asyncio.Task[RunOutcome] | None:
         """Run `workflow` from its first trigger (the toolbar's Run)."""
-        return self._start(workflow, None, None)
+        return self._start(lambda: self._create(workflow, None, None), None, None)
+
+    def resume(self, execution_id: str) -> asyncio.Task[RunOutcome] | None:
+        """Continue a stored paused or crashed execution (with `debugger`, when set)."""
+        def make() -> Execution:
+            execution = self.engine.resume(execution_id, hooks=Hooks(self._on_event), signal=self._fresh_signal())
+            self._recorded = recorded_events(execution.state, self.store)
+            return execution
+        return self._start(make, None, None)
+
+    def rerun(self, execution_id: str, from_iteration: int) -> asyncio.Task[RunOutcome] | None:
+        """A new execution that reuses a stored one's results up to `from_iteration`, live after."""
+        return self._start(lambda: self._rerun(execution_id, from_iteration, False), None, None)
+
+    def replay(self, execution_id: str) -> asyncio.Task[RunOutcome] | None:
+        """Run a stored execution again on its recorded model replies; `replay_source.divergence`
+        tells where the new run first differs."""
+        return self._start(lambda: self._rerun(execution_id, None, True), None, None)
+
+    def detach(self) -> bool:
+        """Leave a paused execution stored as paused and end its task (the window closes)."""
+        execution = self._execution
+        if not self.paused or execution is None:
+            return False
+        execution.detach()
+        return True
 
     def stop(self) -> None:
         """Stop the running execution: the engine's abort signal cancels its asyncio task."""
         if self._signal is not None:
             self._signal.abort()
 
-    def _start(self, workflow: Workflow, message: str | None, session_id: str | None) -> asyncio.Task[RunOutcome] | None:
+    def _start(self, make: Callable[[], Execution], message: str | None,
+               session_id: str | None) -> asyncio.Task[RunOutcome] | None:
         if self.running:
             self.run_failed.emit("A run is already going; stop it first")
             return None
-        self._task = asyncio.ensure_future(self._run(workflow, message, session_id))
+        self._task = asyncio.ensure_future(self._run(make, message, session_id))
         self._loop = self._task.get_loop()
         return self._task
 
-    async def _run(self, workflow: Workflow, message: str | None, session_id: str | None) -> RunOutcome:
+    async def _run(self, make: Callable[[], Execution], message: str | None, session_id: str | None) -> RunOutcome:
         self.busy_changed.emit(True)
         outcome = RunOutcome("error", TaskError(message="the run did not start"), None, message=message)
         try:
-            execution = self._create(workflow, message, session_id)
+            self._recorded = []
+            self._workflow_started = False
+            self._run_log = RunLog(on_line=self._pending_lines.append)
+            execution = make()
+            execution.debugger = self.debugger
             self._execution = execution
-            start = execution.state.start_node or ""
-            self.run_started.emit(RunStart(execution.state.id, workflow.name, start, message, session_id))
+            state = execution.state
+            self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", message, session_id,
+                                           state.mode))
+            if self._recorded:  # a resumed execution: what it did before, as it was shown live
+                self._workflow_started = True
+                for event in self._recorded:
+                    self._on_event(event)
+                self._recorded = []
             with full_collections_held:
                 state = await self._drive(execution)
             answer = answer_of(state) if state.status == "success" else None
@@ -277,14 +341,21 @@ class RunBridge(QObject):
         else:
             start = self.engine.start_node(workflow)
             items = None
-        self._signal = AbortSignal()
-        self._workflow_started = False
-        self._run_log = RunLog(on_line=self._pending_lines.append)
-        execution = self.engine.create(
-            workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._signal
+        return self.engine.create(
+            workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._fresh_signal(),
+            mode="debug" if self.debugger is not None else "manual",
         )
-        execution.debugger = self.debugger
+
+    def _rerun(self, execution_id: str, from_iteration: int | None, compare: bool) -> Execution:
+        execution, self.replay_source = prepare_rerun(
+            self.engine, execution_id, from_iteration=from_iteration, compare=compare,
+            hooks=Hooks(self._on_event), signal=self._fresh_signal(),
+        )
         return execution
+
+    def _fresh_signal(self) -> AbortSignal:
+        self._signal = AbortSignal()
+        return self._signal
 
     async def _drive(self, execution: Execution) -> ExecutionState:
         """Run in slices: the pause policy stops at a node boundary after SLICE_MS, we yield, go on."""

@@ -15,10 +15,14 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu
 from gui.bridge import (
     ExecutionPaused,
     ExecutionResumed,
+    ExecutionState,
+    HookEvent,
     MiniN8nError,
     NodeAfter,
     NodeBefore,
     RunBridge,
+    RunLog,
+    RunLogLine,
     RunOutcome,
     RunStart,
     TokenEvent,
@@ -50,7 +54,8 @@ class RunController(QObject):
         super().__init__(window)
         self.window = window
         self.bridge = bridge or RunBridge(getattr(window, "registry", None), self)
-        self.output = OutputPanel(lambda: self.bridge.state)
+        self.viewed: ExecutionState | None = None  # a stored execution opened from the Executions panel
+        self.output = OutputPanel(lambda: self.viewed or self.bridge.state)
         self.chat = ChatPanel()
         self.last_outcome: RunOutcome | None = None
         self._runs: dict[str, int] = {}
@@ -83,8 +88,11 @@ class RunController(QObject):
             replaced.connect(self._document_replaced)
         app = QApplication.instance()
         if app is not None:
-            app.aboutToQuit.connect(self.bridge.stop)  # leave no run behind when the editor quits
+            app.aboutToQuit.connect(self._quitting)  # leave no run behind when the editor quits
         self._busy_changed(False)
+        from gui.debug_controller import DebugController
+
+        self.debug = DebugController(self)
 
     # ----- layout --------------------------------------------------------------------------------
     def _install_docks(self) -> None:
@@ -188,16 +196,60 @@ class RunController(QObject):
         self.output.node_data.show_node(name)
         self.output.setCurrentWidget(self.output.node_data)
 
+    def _quitting(self) -> None:
+        """The editor quits: a paused execution stays stored as paused; a running one stops."""
+        if not self.bridge.detach():
+            self.bridge.stop()
+
+    def show_stored(self, state: ExecutionState, events: list[HookEvent]) -> None:
+        """Show a stored execution read-only: canvas statuses, run log and steps, node data."""
+        self._drain()
+        self._runs = {}
+        self._stream_scope = None
+        self.output.clear_run()
+        self._reset_canvas()
+        self.viewed = state
+        self.output.run_log.append_note(
+            f"Execution {state.id} of “{state.workflow.name}” ({state.mode}), stored — read-only")
+        lines: list[RunLogLine] = []
+        log = RunLog(on_line=lines.append)
+        states: dict[str, tuple[str, int, str | None]] = {}
+        for event in events:
+            log(event)
+            if isinstance(event, NodeAfter):
+                count = self._runs.get(event.node, 0) + 1
+                self._runs[event.node] = count
+                error = event.task.error.message if event.task.error is not None else None
+                states[event.node] = ("error" if event.task.execution_status == "error" else "success", count, error)
+        self.output.steps_model.feed(events)
+        self.output.run_log.append_lines(lines)
+        pause = state.pause or {}
+        if state.status == "paused" and pause.get("node"):
+            node = str(pause["node"])
+            states[node] = ("paused", self._runs.get(node, 0), None)
+        for name, node_state in states.items():
+            self._set_node_state(name, *node_state)
+        if state.status in ("success", "error", "cancelled"):
+            self.output.steps_model.finish("cancelled" if state.status == "cancelled" else "not run")
+        took = f" in {state.stopped_at - state.started_at:.0f} ms" if state.stopped_at is not None else ""
+        error = state.error.message if state.error is not None else None
+        self.output.run_log.append_note(f"status: {state.status}{took}" + (f" — {error}" if error else ""),
+                                        error=state.status not in ("success", "paused"))
+        self.output.node_data.refresh()
+        self._status(f"Showing execution {state.id} ({state.status}), read-only")
+
     def _document_replaced(self) -> None:
         """Another workflow is open: the last run's views and the chat session belong to the old one."""
         if self.bridge.running:
             return
+        self.viewed = None
         self.output.clear_run()
         self.output.node_data.show_node(None)
         self.chat.new_session()
 
     # ----- bridge signals ------------------------------------------------------------------------
     def _run_started(self, start: RunStart) -> None:
+        self.viewed = None
         self._drain()
         self._runs = {}
         self._stream_scope = None
@@ -280,6 +332,10 @@ class RunController(QObject):
 
     def _show_outcome(self, outcome: RunOutcome) -> None:
         """The run's rows are all in: close open steps, settle the canvas, answer in the chat."""
+        if outcome.status == "paused":  # left stored at its pause point (the window closed)
+            self.output.run_log.append_note("status: paused — stored; resume it from Executions")
+            self.run_shown.emit(outcome)
+            return
         self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
         for name in self._unfinished_nodes():
             message = "Execution was cancelled" if outcome.status == "cancelled" else "did not finish"

@@ -62,6 +62,26 @@ def _heading(text: str) -> str:
     return f"<h3 style='margin:10px 0 4px 0'>{html.escape(text)}</h3>"
 
 
+def messages_html(messages: list[dict[str, Any]], tools: list[Any] | None = None) -> str:
+    """Messages as the model gets them, each labelled system, history, user or scratchpad."""
+    out: list[str] = []
+    for label, message in message_parts(messages):
+        colour = ROLE_COLOURS.get(label, "#444")
+        role = message.get("role", "")
+        head = f"<span style='color:{colour}; font-weight:bold'>{label}</span>"
+        if label != role:
+            head += f" <span style='color:#888'>({html.escape(str(role))})</span>"
+        body = str(message.get("content", ""))
+        for call in message.get("toolCalls") or []:
+            body += ("\n" if body else "") + call_line(call)
+        if message.get("toolCallId"):
+            head += f" <span style='color:#888'>for {html.escape(str(message['toolCallId']))}</span>"
+        out.append(f"<div>{head}</div>" + _pre(body or "(empty)"))
+    if tools:
+        out.append(f"<p style='color:#666'>tools offered: {html.escape(', '.join(map(str, tools)))}</p>")
+    return "\n".join(out)
+
+
 def detail_html(row: StepRow) -> str:
     """The whole iteration of `row` as HTML for the detail browser."""
     out: list[str] = []
@@ -86,21 +106,7 @@ def detail_html(row: StepRow) -> str:
         request = _first_json(task.input, AI_LANGUAGE_MODEL) or {}
         messages = request.get("messages", []) if isinstance(request, dict) else []
         out.append(_heading(f"Messages the model received ({len(messages)})"))
-        for label, message in message_parts(messages):
-            colour = ROLE_COLOURS.get(label, "#444")
-            role = message.get("role", "")
-            head = f"<span style='color:{colour}; font-weight:bold'>{label}</span>"
-            if label != role:
-                head += f" <span style='color:#888'>({html.escape(str(role))})</span>"
-            body = str(message.get("content", ""))
-            for call in message.get("toolCalls") or []:
-                body += ("\n" if body else "") + call_line(call)
-            if message.get("toolCallId"):
-                head += f" <span style='color:#888'>for {html.escape(str(message['toolCallId']))}</span>"
-            out.append(f"<div>{head}</div>" + _pre(body or "(empty)"))
-        tools = request.get("tools") if isinstance(request, dict) else None
-        if tools:
-            out.append(f"<p style='color:#666'>tools offered: {html.escape(', '.join(map(str, tools)))}</p>")
+        out.append(messages_html(messages, request.get("tools") if isinstance(request, dict) else None))
         out.append(_heading("Raw reply of the model"))
         if task.error is not None:
             out.append(f"<p style='color:#a1160a'>error: {html.escape(task.error.message)}</p>")

@@ -54,6 +54,11 @@ def _first_item(task: TaskData, conn: str, where: str = "data") -> Any:
     return items[0].get("json", {}) if items else None
 
 
+def _shown(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else compact(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(eq=False)
 class StepRow:
     """One row of the Intermediate steps table."""
@@ -78,6 +83,7 @@ class StepRow:
     index: int = -1  # position in the committed table, -1 while staged
     key: tuple[Any, ...] = field(default=())
     edited_from: str | None = None  # the tool's own observation when the user edited it while paused
+    edits: list[dict[str, Any]] = field(default_factory=list)  # edits made while paused: {what, original, new}
     cells: tuple[str, ...] | None = None  # display texts, made when first shown, cleared on change
 
     @property
@@ -87,6 +93,18 @@ class StepRow:
     @property
     def failed(self) -> bool:
         return self.status in ("error", "not run", "cancelled")
+
+    def edited(self, what: str) -> bool:
+        return any(e.get("what") == what for e in self.edits)
+
+    def edits_text(self) -> str:
+        """Each edit made while paused, original and new value (the table's hover text)."""
+        names = {"toolInput": "tool input", "observation": "observation", "reply": "model reply"}
+        lines = ["Edited while paused:"]
+        for e in self.edits:
+            lines.append(f"{names.get(str(e.get('what')), e.get('what'))}: {_shown(e.get('original'))}  →  {_shown(e.get('new'))}")
+        return "\n".join(lines)
+
 
     def to_json(self) -> dict[str, Any]:
         """The row as plain JSON (Copy row, JSON export)."""
@@ -176,9 +194,34 @@ class StepBook:
             self._agent_end(event, task)
 
     def update(self, node: str, task: TaskData) -> None:
-        """A recorded tool run changed after the fact (edited while paused): show its new result."""
-        if AI_TOOL in task.input and _call_key(task.metadata) in self._calls:
+        """A recorded run changed after the fact (edited while paused): show its new result."""
+        if AI_LANGUAGE_MODEL in task.input:
+            self._reply_edited(task)
+        elif AI_TOOL in task.input and _call_key(task.metadata) in self._calls:
             self._tool_run(node, task)
+
+    def _reply_edited(self, task: TaskData) -> None:
+        """The model's reply was edited before the agent acted on it: the rows of the reply it
+        gave stay, marked replaced, and rows of the edited reply follow."""
+        old = [r for r in (*self.rows, *self._staged) if r.model_task is task and r.status != "replaced"]
+        if not old:
+            return
+        meta = task.metadata
+        edits = [e for e in meta.get("edits") or [] if e.get("what") == "reply"]
+        reply = _first_item(task, AI_LANGUAGE_MODEL) or {}
+        calls = reply.get("toolCalls") or []
+        now = [("tool", str(c.get("name", "")), str(c.get("id", "")), c.get("args")) for c in calls] \
+            or [("answer", FINAL_ANSWER, "", str(reply.get("content", "")))]
+        if now == [(r.kind, r.tool, r.tool_call_id, r.tool_input if r.kind == "tool" else r.observation) for r in old]:
+            for row in old:  # the rows were made after the edit: they show the new reply already
+                self._set(row, edits=edits)
+            return
+        self._open.pop((_scope(meta), int(meta.get("itemIndex", 0) or 0)), None)
+        for row in old:
+            self._calls.pop(row.key, None)
+            self._set(row, status="replaced", edits=edits,
+                      observation=row.observation if row.kind == "answer" else "(not run: the reply was edited)")
+        self._model_call(task)
 
     def finish(self, status: str = "cancelled") -> None:
         """The run is over: calls still waiting for a result will never get one."""
@@ -222,6 +265,7 @@ class StepBook:
         base = dict(
             iterations=_iterations(meta), item=item, agent=str(meta.get("node", "")),
             depth=len(_iterations(meta)) - 1, model_task=task,
+            edits=[e for e in meta.get("edits") or [] if e.get("what") == "reply"],
         )
         self._resolve_unrun(scope, item, task)
         usage = meta.get("tokenUsage") or {}
@@ -257,6 +301,13 @@ class StepBook:
         if edits:  # the user changed what the model reads, while paused at the tool's result
             edited_from, text = text, str(edits[-1].get("new", text))
         row = self._calls.get(key)
+        changed: dict[str, Any] = {}
+        if meta.get("edits"):
+            row_edits = [e for e in (row.edits if row is not None else []) if e.get("what") == "reply"]
+            changed["edits"] = row_edits + list(meta["edits"])
+            inputs = [e for e in meta["edits"] if e.get("what") == "toolInput"]
+            if inputs:  # the arguments the tool really ran with
+                changed["tool_input"] = inputs[-1].get("new")
         if row is None:  # a tool run whose model call was not seen (e.g. a resumed execution)
             row = StepRow(iterations=_iterations(meta), item=int(meta.get("itemIndex", 0) or 0),
                           agent=str(meta.get("node", "")), tool=str(meta.get("toolName", node)), kind="tool",
@@ -266,7 +317,7 @@ class StepBook:
             self._calls[key] = row
             self._add(row, meta.get("parent"))
         self._set(row, status="error" if failed else "ok", observation=text, tool_ms=task.execution_time,
-                  tool_node=node, tool_task=task, edited_from=edited_from)
+                  tool_node=node, tool_task=task, edited_from=edited_from, **changed)
         waiting = self._open.get((_scope(meta), row.item))
         if waiting and row in waiting:
             waiting.remove(row)

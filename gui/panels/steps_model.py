@@ -215,11 +215,12 @@ class StepsModel(QAbstractTableModel):
             return ITALIC if row.kind != "tool" and index.column() == COL_TOOL else None
         if role == TOOLTIP:
             col = index.column()
+            edits = row.edits_text() + "\n\n" if row.edits else ""
             if col == COL_OBSERVATION:
-                return row.observation
+                return edits + row.observation
             if col == COL_INPUT and row.tool_input is not None:
-                return (row.cells or self._cells(row))[col]
-            return None
+                return edits + (row.cells or self._cells(row))[col]
+            return edits.strip() or None
         if role == SORT_ROLE:
             return self._sort_key(row, index.column())
         if role == ROW_ROLE:
@@ -232,8 +233,8 @@ class StepsModel(QAbstractTableModel):
         cells = (
             row.iteration_text,
             str(row.item),
-            ("    " * row.depth + "└ " if row.depth else "") + row.tool,
-            "" if row.tool_input is None else compact(row.tool_input),
+            ("    " * row.depth + "└ " if row.depth else "") + ("✎ " if row.edited("reply") else "") + row.tool,
+            "" if row.tool_input is None else ("✎ " if row.edited("toolInput") else "") + compact(row.tool_input),
             ("✎ " if row.edited_from is not None else "") + _first_line(row.observation),
             row.status,
             _ms(row.tool_ms),

@@ -1,0 +1,442 @@
+"""Debugging in the editor: breakpoints, Debug/Continue, Step, Stop, edit-and-continue, executions.
+
+`DebugController(run_controller)` adds the Debug menu and keys (F5, F10, Shift+F5, F9), the
+Pending tab of the output panel and the Executions dock. It drives the bridge's debugger; what
+a paused execution is about to do comes from the ExecutionPaused events the bridge forwards.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QInputDialog, QMenu, QToolButton
+
+from gui.bridge import (
+    Breakpoints,
+    Debugger,
+    ExecutionPaused,
+    ExecutionResumed,
+    MiniN8nError,
+    RunOutcome,
+    RunStart,
+    recorded_events,
+)
+from gui.panels.executions import ExecutionsPanel
+from gui.panels.pending import EditProblem, PendingView
+
+if TYPE_CHECKING:
+    from gui.run_controller import RunController
+
+AGENT_BREAKS = (
+    ("before_model", "Before each model call"),
+    ("after_model", "After each model reply"),
+    ("before_tool", "Before each tool call"),
+    ("after_tool_result", "After each tool result"),
+    ("on_tool_error", "On a tool error"),
+)
+
+
+def describe(where: dict[str, Any]) -> str:
+    """A pause point in a few words, for the status bar."""
+    kind = str(where.get("kind"))
+    text = {"node": "before", "before_model": "before the model call of", "after_model": "after the reply of",
+            "before_tool": "before the tool call", "tool_result": "after the result of",
+            "tool_error": "after the error of"}.get(kind, kind)
+    text += f" “{where.get('node')}”"
+    if where.get("iteration") is not None:
+        text += f", iteration {where['iteration']}"
+    return text
+
+
+class DebugController(QObject):
+    """Owns the window's breakpoints and debug actions, the Pending tab and the Executions dock."""
+
+    def __init__(self, runs: "RunController") -> None:
+        super().__init__(runs)
+        self.runs = runs
+        self.window = runs.window
+        self.bridge = runs.bridge
+        self.breakpoints = Breakpoints()
+        self.pending = PendingView()
+        runs.output.addTab(self.pending, "Pending")
+        self.executions = ExecutionsPanel(lambda: self.bridge.store)
+        self._install_dock()
+        self._install_actions()
+        self._rerun_from: tuple[str, int] | None = None
+        self._replaying: str | None = None
+
+        bridge = self.bridge
+        bridge.events.connect(self._events)
+        bridge.run_started.connect(self._run_started)
+        bridge.run_finished.connect(self._run_finished)
+        bridge.busy_changed.connect(self._update_actions)
+        runs.run_shown.connect(self._run_shown)
+        self.pending.continue_requested.connect(self.continue_)
+        self.pending.step_requested.connect(self.step)
+        self.pending.stop_requested.connect(self.stop)
+        self.executions.open_requested.connect(self.open_execution)
+        self.executions.copy_requested.connect(self.copy_to_editor)
+        self.executions.resume_requested.connect(self.resume)
+        self.executions.rerun_requested.connect(self.rerun)
+        self.executions.replay_requested.connect(self.replay)
+        runs.output.steps.row_selected.connect(
+            lambda row: self.executions.set_rerun_iteration(row.iterations[0] if row is not None else None))
+        changed = getattr(self.window, "document_changed", None)
+        if changed is not None:
+            changed.connect(self.draw_breakpoints)
+        self.window.installEventFilter(self)
+        self.executions.refresh()
+        self._update_actions()
+
+    # ----- layout --------------------------------------------------------------------------------
+    def _install_dock(self) -> None:
+        window = self.window
+        self.executions_dock = QDockWidget("Executions", window)
+        self.executions_dock.setObjectName("executionsDock")
+        self.executions_dock.setWidget(self.executions)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.executions_dock)
+        window.tabifyDockWidget(self.runs.output_dock, self.executions_dock)
+        self.runs.output_dock.raise_()
+        self.executions_dock.visibilityChanged.connect(lambda shown: shown and self.executions.refresh())
+
+    def _action(self, text: str, shortcut: str, tip: str, slot: Any) -> QAction:
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setToolTip(f"{tip} ({shortcut})")
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.window.addAction(action)
+        return action
+
+    def _install_actions(self) -> None:
+        self.debug_action = self._action("Debug", "F5", "Run under the debugger: stop at breakpoints", self.debug)
+        self.step_action = self._action("Step", "F10", "Go to the next pause point of any kind", self.step)
+        self.stop_action = self._action("Stop debugging", "Shift+F5", "Stop the run", self.stop)
+        self.breakpoint_action = self._action("Toggle Breakpoint", "F9", "Pause before the selected node runs",
+                                              self.toggle_breakpoint)
+        self.breakpoint_action.setProperty("nodeMenu", True)  # offered in the node's context menu
+        self.agent_actions: dict[str, QAction] = {}
+        for field, text in AGENT_BREAKS:
+            action = QAction(text, self, checkable=True)
+            action.toggled.connect(lambda on, f=field: self._set_agent_break(f, on))
+            self.agent_actions[field] = action
+        self.tools_action = QAction("Only These Tools…", self)
+        self.tools_action.triggered.connect(self.ask_tools)
+        self.from_iteration_action = QAction("From Iteration…", self)
+        self.from_iteration_action.triggered.connect(self.ask_from_iteration)
+        self.clear_action = QAction("Clear All Breakpoints", self)
+        self.clear_action.triggered.connect(self.clear_breakpoints)
+
+        menu = QMenu("&Debug", self.window)
+        self.window.menuBar().addMenu(menu)
+        self.debug_menu = menu
+        menu.addActions([self.debug_action, self.step_action, self.stop_action])
+        menu.addSeparator()
+        menu.addAction(self.breakpoint_action)
+        self.agent_menu = menu.addMenu("Break Inside Agents")
+        self.agent_menu.addActions(list(self.agent_actions.values()))
+        self.agent_menu.addSeparator()
+        self.agent_menu.addActions([self.tools_action, self.from_iteration_action])
+        menu.addAction(self.clear_action)
+        menu.addSeparator()
+        menu.addAction(self.executions_dock.toggleViewAction())
+        toolbar = getattr(self.window, "run_toolbar", None)
+        if toolbar is not None:
+            toolbar.addSeparator()
+            toolbar.addActions([self.debug_action, self.step_action])
+            breaks = QAction("Breakpoints", self)
+            breaks.setMenu(self.agent_menu)
+            breaks.setToolTip("Where a debug run stops inside every agent's loop")
+            toolbar.addAction(breaks)
+            button = toolbar.widgetForAction(breaks)
+            if isinstance(button, QToolButton):
+                button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self._update_agent_labels()
+
+    # ----- breakpoints ---------------------------------------------------------------------------
+    def toggle_breakpoint(self, names: list[str] | None = None) -> None:
+        """F9: a breakpoint on the selected nodes (on when any of them has none)."""
+        scene = getattr(self.window, "scene", None)
+        names = names if names is not None else (scene.selected_names() if scene is not None else [])
+        document = self.runs.workflow
+        names = [n for n in names if document.has_node(n) and not document.node(n).type.endswith(".stickyNote")]
+        if not names:
+            self.runs._status("Select a node to put a breakpoint on it (F9)")
+            return
+        on = not all(n in self.breakpoints.nodes for n in names)
+        for name in names:
+            if on and name not in self.breakpoints.nodes:
+                self.breakpoints.nodes.append(name)
+            elif not on and name in self.breakpoints.nodes:
+                self.breakpoints.nodes.remove(name)
+        self.draw_breakpoints()
+        what = ", ".join(f"“{n}”" for n in names)
+        self.runs._status(f"Breakpoint {'set on' if on else 'removed from'} {what}")
+
+    def draw_breakpoints(self) -> None:
+        """Show node breakpoints on the canvas; names no longer in the document are dropped."""
+        document = self.runs.workflow
+        self.breakpoints.nodes = [n for n in self.breakpoints.nodes if document.has_node(n)]
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is None:
+            return
+        for node in document.nodes:
+            item = canvas.node_item(node.name)
+            if item is not None and getattr(item, "breakpoint", False) != (node.name in self.breakpoints.nodes):
+                item.set_breakpoint(node.name in self.breakpoints.nodes)
+
+    def _set_agent_break(self, field: str, on: bool) -> None:
+        setattr(self.breakpoints, field, on)
+
+    def set_agent_break(self, field: str, on: bool) -> None:
+        """Check or uncheck one of the agent-loop breakpoints (as the Debug menu does)."""
+        self.agent_actions[field].setChecked(on)
+
+    def ask_tools(self) -> None:
+        text, ok = QInputDialog.getText(self.window, "Only these tools",
+                                        "Tool names, separated by commas (empty: every tool):",
+                                        text=", ".join(self.breakpoints.tools))
+        if ok:
+            self.breakpoints.tools = [t.strip() for t in text.split(",") if t.strip()]
+            self._update_agent_labels()
+
+    def ask_from_iteration(self) -> None:
+        value, ok = QInputDialog.getInt(self.window, "From iteration", "Stop inside agents only from iteration:",
+                                        self.breakpoints.from_iteration, 1, 10_000)
+        if ok:
+            self.breakpoints.from_iteration = value
+            self._update_agent_labels()
+
+    def clear_breakpoints(self) -> None:
+        for action in self.agent_actions.values():
+            action.setChecked(False)
+        self.breakpoints.nodes = []
+        self.breakpoints.tools = []
+        self.breakpoints.from_iteration = 1
+        self.draw_breakpoints()
+        self._update_agent_labels()
+
+    def _update_agent_labels(self) -> None:
+        tools = ", ".join(self.breakpoints.tools)
+        self.tools_action.setText(f"Only These Tools: {tools}…" if tools else "Only These Tools…")
+        n = self.breakpoints.from_iteration
+        self.from_iteration_action.setText(f"From Iteration {n}…" if n > 1 else "From Iteration…")
+
+    # ----- running -------------------------------------------------------------------------------
+    def debug(self) -> None:
+        """F5: Continue when paused, else start a debug run."""
+        if self.bridge.paused:
+            self.continue_()
+        elif not self.bridge.running:
+            self._start(stepping=False)
+
+    def step(self) -> None:
+        """F10: to the next pause point of any kind (starts a debug run that stops at the first)."""
+        if self.bridge.paused:
+            self._release(step=True)
+        elif not self.bridge.running:
+            self._start(stepping=True)
+
+    def continue_(self) -> None:
+        if self.bridge.paused:
+            self._release(step=False)
+
+    def stop(self) -> None:
+        """Shift+F5: stop the run, paused or not."""
+        self.runs.stop()
+
+    def _start(self, stepping: bool) -> None:
+        commit = getattr(self.window, "commit_pending_edits", None)
+        if commit is not None:
+            commit()
+        self.bridge.debugger = Debugger(self.breakpoints, stepping=stepping)
+        self.runs.run_workflow()
+        if not self.bridge.running:  # a chat workflow with nothing typed yet: the next message debugs
+            self.runs._status("Debugging: type a message in the Chat panel; it runs under the debugger", 0)
+
+    def _release(self, step: bool) -> None:
+        debugger = self.bridge.debugger
+        if debugger is None or debugger.paused_at is None:
+            return
+        point = debugger.paused_at
+        shown = self.pending.where or {}
+        edit: dict[str, Any] | None = None
+        if shown.get("key") == point.key:
+            try:
+                edit = self.pending.edit()
+            except EditProblem as exc:
+                self.runs._status(f"Not continued: {exc}")
+                self._bring_pending()
+                return
+        (debugger.step if step else debugger.continue_)(edit)
+        self._update_actions()
+
+    def _events(self, events: list[Any]) -> None:
+        where: dict[str, Any] | None = None
+        changed = False
+        for event in events:
+            if isinstance(event, ExecutionPaused):
+                where, changed = event.where, True
+            elif isinstance(event, ExecutionResumed):
+                where, changed = None, True
+        if not changed:
+            return
+        if where is not None and self.bridge.paused:
+            self._show_pause(where)
+        else:
+            self.pending.show_point(None)
+        self._update_actions()
+
+    def _show_pause(self, where: dict[str, Any]) -> None:
+        self.pending.show_point(where)
+        self._bring_pending()
+        canvas = getattr(self.window, "canvas", None)
+        item = canvas.node_item(str(where.get("node"))) if canvas is not None else None
+        if item is not None:
+            canvas.ensureVisible(item)
+        self.runs._status(f"Paused {describe(where)} — F5 continue, F10 step, Shift+F5 stop", 0)
+        self.pending.focus_editor()
+
+    def _bring_pending(self) -> None:
+        self.runs.output_dock.show()
+        self.runs.output_dock.raise_()
+        self.runs.output.setCurrentWidget(self.pending)
+
+    def _update_actions(self, busy: bool | None = None) -> None:
+        """Enable what applies now; `busy` from the bridge's busy_changed (its task is still ending)."""
+        running = self.bridge.running if busy is None else busy
+        paused = running and self.bridge.paused
+        self.debug_action.setText("Continue" if paused else "Debug")
+        self.debug_action.setToolTip("Continue to the next breakpoint (F5)" if paused
+                                     else "Run under the debugger: stop at breakpoints (F5)")
+        self.debug_action.setEnabled(paused or not running)
+        self.step_action.setEnabled(paused or not running)
+        self.stop_action.setEnabled(running)
+        self.executions.set_busy(running)
+
+    def _run_started(self, _start: RunStart) -> None:
+        self.pending.show_point(None)
+        self.executions.refresh()
+        self._update_actions()
+
+    def _run_finished(self, _outcome: RunOutcome) -> None:
+        self.bridge.debugger = None  # plain runs (Run, chat) do not stop at breakpoints
+        self.pending.show_point(None)
+        self._update_actions()
+
+    def _run_shown(self, outcome: RunOutcome) -> None:
+        self.executions.refresh()
+        state = outcome.state
+        if self._replaying is not None:
+            source = self.bridge.replay_source
+            divergence = source.divergence if source is not None else None
+            if divergence is not None:
+                text, problem = divergence.describe(), True
+            elif outcome.status == "success":
+                text, problem = f"Replay of {self._replaying}: no divergence — same model inputs and tool results", False
+            else:
+                text, problem = f"Replay of {self._replaying} ended {outcome.status}", True
+            self.executions.show_report(text, problem)
+            self.runs.output.run_log.append_note(text, error=problem)
+            self.runs._status(text)
+            self._replaying = None
+        elif self._rerun_from is not None:
+            source_id, iteration = self._rerun_from
+            source = self.bridge.replay_source
+            used = f"reused {source.used_models} model replies and {source.used_tools} tool results" if source else ""
+            self.executions.show_report(f"Re-run of {source_id} from iteration {iteration} ({state.id if state else ''}): "
+                                        f"{outcome.status}; {used}")
+            self._rerun_from = None
+        if state is not None:
+            self.executions.select(state.id)
+
+    # ----- executions ----------------------------------------------------------------------------
+    def open_execution(self, execution_id: str) -> bool:
+        """Show a stored execution read-only: statuses on the canvas, run log and steps."""
+        if self.bridge.running:
+            self.runs._status("A run is going: stop it before opening another execution")
+            return False
+        try:
+            state = self.bridge.store.load(execution_id)
+        except MiniN8nError as exc:
+            self.runs._status(str(exc))
+            self.executions.refresh()
+            return False
+        self.runs.show_stored(state, recorded_events(state, self.bridge.store))
+        names = {n.name for n in state.workflow.nodes}
+        note = ""
+        if names != {n.name for n in self.runs.workflow.nodes}:
+            note = " The editor holds another workflow: Copy to editor loads the one that ran."
+        self.executions.show_report(f"Showing execution {execution_id} ({state.status}) of “{state.workflow.name}”, "
+                                    f"read-only.{note}")
+        self.executions.select(execution_id)
+        return True
+
+    def copy_to_editor(self, execution_id: str) -> bool:
+        """n8n's "debug in editor": the workflow as it ran becomes the editor's document."""
+        if self.bridge.running:
+            self.runs._status("A run is going: stop it first")
+            return False
+        try:
+            state = self.bridge.store.load(execution_id)
+        except MiniN8nError as exc:
+            self.runs._status(str(exc))
+            return False
+        confirm = getattr(self.window, "confirm_discard", None)
+        if confirm is not None and not confirm():
+            return False
+        self.window.load_document(state.workflow.model_copy(deep=True))  # type: ignore[attr-defined]
+        self.open_execution(execution_id)
+        self.runs._status(f"Copied the workflow of execution {execution_id} to the editor")
+        return True
+
+    def resume(self, execution_id: str) -> None:
+        """Continue a paused or crashed execution, with this window's breakpoints."""
+        if self.bridge.running:
+            return
+        self.bridge.debugger = Debugger(self.breakpoints)
+        if self.bridge.resume(execution_id) is None:
+            self.bridge.debugger = None
+
+    def rerun(self, execution_id: str, iteration: int | None = None) -> None:
+        """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""
+        if self.bridge.running:
+            return
+        if iteration is None:
+            viewed = self.runs.viewed
+            iteration = self.executions.rerun_iteration if viewed is not None and viewed.id == execution_id else None
+        if iteration is None:
+            iteration, ok = QInputDialog.getInt(self.window, "Re-run from iteration",
+                                                "Reuse the recorded results up to iteration:", 1, 0, 10_000)
+            if not ok:
+                return
+        self._rerun_from = (execution_id, iteration)
+        self.bridge.debugger = self._debugger_if_set()
+        self.bridge.rerun(execution_id, iteration)
+
+    def replay(self, execution_id: str) -> None:
+        """Run it again on its recorded model replies and report the first divergence."""
+        if self.bridge.running:
+            return
+        self._replaying = execution_id
+        self.bridge.debugger = self._debugger_if_set()
+        self.bridge.replay(execution_id)
+
+    def _debugger_if_set(self) -> Debugger | None:
+        bp = self.breakpoints
+        any_set = bp.nodes or bp.before_model or bp.after_model or bp.before_tool or bp.after_tool_result or bp.on_tool_error
+        return Debugger(bp) if any_set else None
+
+    # ----- closing -------------------------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            QTimer.singleShot(0, self, self._after_close)  # the window may still refuse to close
+        return False
+
+    def _after_close(self) -> None:
+        """The window closed while paused: leave the execution stored as paused, to resume later."""
+        if not self.window.isVisible() and self.bridge.detach():
+            self.runs._status("The paused execution is stored: resume it from Executions")

@@ -1,0 +1,221 @@
+"""The Executions panel: every stored execution, newest first, and what can be done with one.
+
+Open shows it (statuses on the canvas, run log and steps in the output panel, read-only);
+Copy to editor loads the workflow as it ran; Resume continues a paused or crashed one;
+Re-run from iteration N and Replay start new executions from its recorded results.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.bridge import ExecutionStore, ExecutionSummary
+
+COLUMNS = ["Status", "Started", "Took", "Mode", "Workflow", "Execution", "Error"]
+COL_STATUS, COL_STARTED, COL_TOOK, COL_MODE, COL_WORKFLOW, COL_ID, COL_ERROR = range(len(COLUMNS))
+STATUS_COLOURS = {"success": "#1e7b34", "error": "#a1160a", "crashed": "#a1160a", "cancelled": "#8a8a8a",
+                  "paused": "#b06000", "running": "#1a6fb5"}
+RESUMABLE = ("paused", "crashed")
+FINISHED = ("success", "error", "cancelled")
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+def started_text(started_ms: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_ms / 1000))
+
+
+def took_text(summary: ExecutionSummary) -> str:
+    ms = summary.duration_ms
+    if ms is None:
+        return ""
+    return f"{ms:.0f} ms" if ms < 10_000 else f"{ms / 1000:.1f} s"
+
+
+class ExecutionsModel(QAbstractTableModel):
+    """The store's execution summaries as table rows."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[ExecutionSummary] = []
+
+    def set_rows(self, rows: list[ExecutionSummary]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self.rows):
+            return None
+        row = self.rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (row.status, started_text(row.started_at), took_text(row), row.mode, row.workflow_name,
+                    row.id, (row.error or "").split("\n", 1)[0])[col]
+        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
+            return QBrush(QColor(STATUS_COLOURS.get(row.status, "#444")))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.error if col == COL_ERROR and row.error else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_TOOK:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class ExecutionsPanel(QWidget):
+    """Lists the executions of `store()`; its buttons ask the owner to act on the selected one."""
+
+    open_requested = Signal(str)
+    copy_requested = Signal(str)
+    resume_requested = Signal(str)
+    rerun_requested = Signal(str)
+    replay_requested = Signal(str)
+
+    def __init__(self, store: Callable[[], ExecutionStore], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._store = store
+        self.model = ExecutionsModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        for col, width in ((COL_STATUS, 72), (COL_STARTED, 140), (COL_TOOK, 70), (COL_MODE, 60),
+                           (COL_WORKFLOW, 170), (COL_ID, 110)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(COL_ERROR, QHeaderView.ResizeMode.Stretch)
+        self.table.doubleClicked.connect(lambda _index: self._ask(self.open_requested))
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self.update_buttons())
+
+        self.refresh_button = QPushButton("Refresh")
+        self.open_button = QPushButton("Open")
+        self.open_button.setToolTip("Show its statuses on the canvas and its run log and steps, read-only")
+        self.copy_button = QPushButton("Copy to editor")
+        self.copy_button.setToolTip("Load the workflow as it ran into the editor, to change and run it again")
+        self.resume_button = QPushButton("Resume")
+        self.resume_button.setToolTip("Continue a paused or crashed execution from where it stopped")
+        self.rerun_button = QPushButton("Re-run from iteration…")
+        self.rerun_button.setToolTip("A new run that reuses the recorded model replies and tool results up to the "
+                                     "iteration of the row selected in Intermediate steps, then goes on live")
+        self.replay_button = QPushButton("Replay")
+        self.replay_button.setToolTip("Run it again on its recorded model replies (tools live) and report the first "
+                                      "place the new run differs")
+        self.delete_button = QPushButton("Delete")
+        self.refresh_button.clicked.connect(self.refresh)
+        self.open_button.clicked.connect(lambda: self._ask(self.open_requested))
+        self.copy_button.clicked.connect(lambda: self._ask(self.copy_requested))
+        self.resume_button.clicked.connect(lambda: self._ask(self.resume_requested))
+        self.rerun_button.clicked.connect(lambda: self._ask(self.rerun_requested))
+        self.replay_button.clicked.connect(lambda: self._ask(self.replay_requested))
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.report = QLabel()
+        self.report.setObjectName("executionsReport")
+        self.report.setWordWrap(True)
+        self.report.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.report.hide()
+
+        buttons = QHBoxLayout()
+        for button in (self.open_button, self.copy_button, self.resume_button, self.rerun_button,
+                       self.replay_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.delete_button)
+        buttons.addWidget(self.refresh_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(buttons)
+        layout.addWidget(self.report)
+        layout.addWidget(self.table, 1)
+        self.rerun_iteration: int | None = None
+        self.busy = False
+        self.update_buttons()
+
+    # ----- rows ----------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read the list again (executions left running by a process that is gone become crashed)."""
+        selected = self.selected()
+        store = self._store()
+        store.mark_crashed()
+        self.model.set_rows(store.list())
+        if selected is not None:
+            self.select(selected.id)
+        self.update_buttons()
+
+    def select(self, execution_id: str) -> bool:
+        for row, summary in enumerate(self.model.rows):
+            if summary.id == execution_id:
+                self.table.selectRow(row)
+                return True
+        return False
+
+    def selected(self) -> ExecutionSummary | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self.model.rows):
+            return None
+        return self.model.rows[rows[0].row()]
+
+    def delete_selected(self) -> None:
+        summary = self.selected()
+        if summary is not None and summary.status != "running":
+            self._store().delete(summary.id)
+            self.refresh()
+
+    # ----- buttons -------------------------------------------------------------------------------
+    def set_rerun_iteration(self, iteration: int | None) -> None:
+        """The iteration "Re-run from" starts after (from the selected steps row)."""
+        self.rerun_iteration = iteration
+        self.rerun_button.setText(f"Re-run from iteration {iteration}" if iteration else "Re-run from iteration…")
+        self.update_buttons()
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self.update_buttons()
+
+    def update_buttons(self) -> None:
+        summary = self.selected()
+        status = summary.status if summary is not None else None
+        self.open_button.setEnabled(summary is not None)
+        self.copy_button.setEnabled(summary is not None)
+        self.delete_button.setEnabled(summary is not None and status != "running")
+        self.resume_button.setEnabled(status in RESUMABLE and not self.busy)
+        self.rerun_button.setEnabled(status in FINISHED and not self.busy)
+        self.replay_button.setEnabled(status in FINISHED and not self.busy)
+
+    def show_report(self, text: str | None, problem: bool = False) -> None:
+        """A line above the list: what is shown, or the result of a replay."""
+        self.report.setVisible(bool(text))
+        self.report.setText(text or "")
+        self.report.setStyleSheet("color:#a1160a" if problem else "")
+
+    def _ask(self, signal: Signal) -> None:
+        summary = self.selected()
+        if summary is not None:
+            signal.emit(summary.id)  # type: ignore[attr-defined]

@@ -1,0 +1,134 @@
+"""The Executions panel: stored runs listed, opened read-only, copied to the editor, resumed after
+the window that paused them closed, re-run from an iteration and replayed."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from gui.bridge import ExecutionStore
+from tests.builders import agent_workflow, tool_call
+
+THREE_ITERATIONS = [
+    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
+    {"text": "The answer is 43."},
+]
+
+
+def chat(qtbot, controller, text: str = "go"):  # type: ignore[no-untyped-def]
+    controller.chat.input.setPlainText(text)
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as shown:
+        qtbot.keyClick(controller.chat.input, Qt.Key.Key_Return)
+    return shown.args[0]
+
+
+def click(qtbot, button) -> None:  # type: ignore[no-untyped-def]
+    assert button.isEnabled(), button.text()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def panel_of(controller):  # type: ignore[no-untyped-def]
+    panel = controller.debug.executions
+    panel.refresh()
+    return panel
+
+
+def test_a_finished_run_is_listed_and_opens_read_only(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    outcome = chat(qtbot, controller)
+    run_id = outcome.state.id
+    panel = panel_of(controller)
+    summary = panel.model.rows[0]
+    assert (summary.id, summary.status, summary.mode, summary.workflow_name) == (run_id, "success", "manual", "test agent")
+    assert panel.model.data(panel.model.index(0, 0)) == "success"
+    assert panel.model.data(panel.model.index(0, 2)).endswith(" ms")
+
+    chat(qtbot, controller, "second")  # another run replaces what the output panel shows
+    panel.refresh()
+    assert panel.select(run_id)
+    assert not panel.resume_button.isEnabled() and panel.rerun_button.isEnabled()
+    click(qtbot, panel.open_button)
+    assert controller.viewed is not None and controller.viewed.id == run_id
+    log = controller.output.run_log.toPlainText()
+    assert f"Execution {run_id}" in log and "read-only" in log and "status: success" in log
+    assert log.count("] Calculator") == 2
+    rows = controller.output.steps_model.rows
+    assert [(r.tool, r.observation) for r in rows] == [("Calculator", "42"), ("Calculator", "43"),
+                                                        ("final answer", "The answer is 43.")]
+    assert window.canvas.node_item("Calculator").runs == 2
+    assert window.canvas.node_item("AI Agent").status == "success"
+    assert f"Showing execution {run_id}" in panel.report.text()
+
+
+def test_copy_to_editor_loads_the_workflow_that_ran(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    run_id = chat(qtbot, controller).state.id
+    window.load_document(agent_workflow([{"text": "other"}], tools=[]))
+    assert not window.document.has_node("Calculator")
+    panel = panel_of(controller)
+    panel.select(run_id)
+    click(qtbot, panel.copy_button)
+    assert window.document.has_node("Calculator") and window.document.name == "test agent"
+    assert window.canvas.node_item("Calculator") is not None
+    assert window.canvas.node_item("Calculator").status == "success"  # its statuses are shown on it
+    assert len(controller.output.steps_model.rows) == 3
+
+
+def test_a_paused_execution_left_by_a_closed_window_resumes_in_a_fresh_one(run_window, qtbot) -> None:
+    first, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    controller.debug.set_agent_break("before_tool", True)
+    controller.debug.breakpoints.from_iteration = 2
+    controller.chat.input.setPlainText("go")
+    first.activateWindow()
+    qtbot.keyClick(first.canvas.viewport(), Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: controller.bridge.paused and controller.debug.pending.where is not None, timeout=5000)
+    run_id = controller.bridge.state.id
+    first.close()
+    qtbot.waitUntil(lambda: not controller.bridge.running, timeout=5000)
+    stored = ExecutionStore().load(run_id)
+    assert stored.status == "paused" and stored.pause["kind"] == "before_tool" and stored.pause["iteration"] == 2
+
+    second, fresh = run_window(agent_workflow([{"text": "unrelated"}], tools=[]))
+    panel = panel_of(fresh)
+    assert panel.select(run_id) and panel.selected().status == "paused"
+    assert panel.resume_button.isEnabled() and not panel.replay_button.isEnabled()
+    with qtbot.waitSignal(fresh.run_shown, timeout=10_000) as shown:
+        click(qtbot, panel.resume_button)
+    outcome = shown.args[0]
+    assert outcome.status == "success" and outcome.state.id == run_id
+    assert outcome.answer == "The answer is 43."
+    # what it did before the pause is shown with what it did after
+    assert [r.observation for r in fresh.output.steps_model.rows] == ["42", "43", "The answer is 43."]
+    assert ExecutionStore().load(run_id).status == "success"
+    panel.refresh()
+    assert panel.selected().id == run_id and panel.selected().status == "success"
+
+
+def test_rerun_from_iteration_2_and_replay_from_the_panel(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    run_id = chat(qtbot, controller).state.id
+    panel = panel_of(controller)
+    panel.select(run_id)
+    click(qtbot, panel.open_button)
+    steps = controller.output.steps
+    steps.table.selectRow(1)  # the tool call of iteration 2
+    assert panel.rerun_button.text() == "Re-run from iteration 2"
+
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as shown:
+        click(qtbot, panel.rerun_button)
+    outcome = shown.args[0]
+    assert outcome.status == "success" and outcome.state.id != run_id and outcome.state.mode == "rerun"
+    models = outcome.state.run_data["Model"]
+    assert [bool(t.metadata.get("replayed")) for t in models] == [True, True, False]
+    tools = outcome.state.run_data["Calculator"]
+    assert [bool(t.metadata.get("replayed")) for t in tools] == [True, True]
+    assert f"Re-run of {run_id} from iteration 2" in panel.report.text()
+    assert "reused 2 model replies and 2 tool results" in panel.report.text()
+
+    panel.refresh()
+    panel.select(run_id)
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as shown:
+        click(qtbot, panel.replay_button)
+    assert shown.args[0].status == "success" and shown.args[0].state.mode == "replay"
+    assert panel.report.text() == f"Replay of {run_id}: no divergence — same model inputs and tool results"
+    assert "no divergence" in controller.output.run_log.toPlainText()
