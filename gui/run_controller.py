@@ -334,6 +334,8 @@ class RunController(QObject):
         """The run's rows are all in: close open steps, settle the canvas, answer in the chat."""
         if outcome.status == "paused":  # left stored at its pause point (the window closed)
             self.output.run_log.append_note("status: paused — stored; resume it from Executions")
+            if outcome.message is not None:
+                self.chat.end_reply(None)
             self.run_shown.emit(outcome)
             return
         self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")

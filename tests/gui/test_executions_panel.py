@@ -3,11 +3,17 @@ the window that paused them closed, re-run from an iteration and replayed."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 from PySide6.QtCore import Qt
 
-from gui.bridge import ExecutionStore
+from gui.bridge import ExecutionStore, save_workflow
 from tests.builders import agent_workflow, tool_call
 
+ROOT = Path(__file__).parents[2]
 THREE_ITERATIONS = [
     {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
     {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
@@ -132,3 +138,32 @@ def test_rerun_from_iteration_2_and_replay_from_the_panel(run_window, qtbot) -> 
     assert shown.args[0].status == "success" and shown.args[0].state.mode == "replay"
     assert panel.report.text() == f"Replay of {run_id}: no divergence — same model inputs and tool results"
     assert "no divergence" in controller.output.run_log.toPlainText()
+
+
+def test_a_run_killed_mid_way_shows_as_crashed_and_resumes(run_window, qtbot, tmp_path) -> None:
+    slow = [dict(r) for r in THREE_ITERATIONS]
+    slow[2] = {"text": " ".join(["word"] * 100)}  # streamed at 30 ms a token: the child is killed meanwhile
+    path = tmp_path / "slow.json"
+    save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 30}), path)
+    child = subprocess.Popen([sys.executable, "-m", "engine.cli", "run", str(path), "--message", "go"], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    store = ExecutionStore()
+    try:  # both tool runs stored: the last model call is streaming
+        qtbot.waitUntil(lambda: any(len(store.load(s.id).run_data.get("Calculator", [])) == 2 for s in store.list()),
+                        timeout=30_000)
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    window, controller = run_window(agent_workflow([{"text": "unrelated"}], tools=[]))
+    panel = panel_of(controller)
+    summary = panel.model.rows[0]
+    assert summary.status == "crashed" and summary.mode == "cli"
+    panel.select(summary.id)
+    with qtbot.waitSignal(controller.run_shown, timeout=20_000) as shown:
+        click(qtbot, panel.resume_button)
+    outcome = shown.args[0]
+    assert outcome.status == "success" and outcome.answer == slow[2]["text"]
+    assert len(outcome.state.run_data["Calculator"]) == 2  # the tools did not run again
+    assert ExecutionStore().load(summary.id).status == "success"
