@@ -202,6 +202,10 @@ class PendingView(QWidget):
         if kind == "before_model":
             messages = payload.get("messages") or []
             self.messages.setHtml(messages_html(messages, payload.get("tools")))
+            self.hint.setText(f"These are the exact {len(messages)} messages about to go to the model "
+                              "(the newest at the bottom).")
+            bar = self.messages.verticalScrollBar()
+            bar.setValue(bar.maximum())
         elif kind == "before_tool":
             self.args.setPlainText(_pretty(payload.get("args", {})))
         elif kind in ("tool_result", "tool_error"):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
 
 from tests.builders import agent_workflow, tool_call
 
@@ -14,6 +16,10 @@ THREE_ITERATIONS = [
     {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
     {"text": "The answer is 43."},
 ]
+
+
+def is_breakpoint_red(colour: QColor) -> bool:
+    return colour.red() > 200 and colour.green() < 110 and colour.blue() < 110
 
 
 def short(where: dict[str, Any]) -> str:
@@ -42,9 +48,12 @@ def test_f9_sets_a_node_breakpoint_and_f5_stops_there(run_window, qtbot) -> None
     window, controller = run_window(agent_workflow(THREE_ITERATIONS))
     debug = controller.debug
     window.scene.select_names(["Calculator"])
-    key(qtbot, window, Qt.Key.Key_F9)
     item = window.canvas.node_item("Calculator")
+    dot = window.canvas.mapFromScene(item.mapToScene(QPointF(4, 4)))  # where the breakpoint is drawn
+    assert not is_breakpoint_red(window.canvas.viewport().grab().toImage().pixelColor(dot))
+    key(qtbot, window, Qt.Key.Key_F9)
     assert item.breakpoint and debug.breakpoints.nodes == ["Calculator"]
+    qtbot.waitUntil(lambda: is_breakpoint_red(window.canvas.viewport().grab().toImage().pixelColor(dot)))
     assert debug.breakpoint_action.property("nodeMenu")  # offered in the node's context menu too
 
     start(qtbot, window, controller, Qt.Key.Key_F5)
@@ -183,3 +192,25 @@ def test_stop_while_paused_cancels_and_the_window_stays_usable(run_window, qtbot
     with qtbot.waitSignal(controller.run_shown, timeout=5000) as shown:
         qtbot.keyClick(controller.chat.input, Qt.Key.Key_Return)
     assert shown.args[0].status == "success" and shown.args[0].answer == "The answer is 43."
+
+
+def test_the_node_context_menu_toggles_a_breakpoint(run_window, qtbot) -> None:
+    window, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    item = window.canvas.node_item("AI Agent")
+    where = window.canvas.mapFromScene(item.mapToScene(item.body_rect().center()))
+    offered: list[str] = []
+
+    def choose() -> None:  # runs inside the menu's own loop
+        menu = QApplication.activePopupWidget()
+        if menu is None:
+            QTimer.singleShot(5, choose)
+            return
+        offered.extend(a.text() for a in menu.actions())
+        chosen = next(a for a in menu.actions() if a.text() == "Toggle Breakpoint")
+        menu.close()
+        chosen.trigger()
+
+    QTimer.singleShot(0, choose)
+    window.canvas.customContextMenuRequested.emit(where)
+    assert "Toggle Breakpoint" in offered
+    assert item.breakpoint and controller.debug.breakpoints.nodes == ["AI Agent"]

@@ -14,6 +14,7 @@ from gui.bridge import ExecutionStore, save_workflow
 from tests.builders import agent_workflow, tool_call
 
 ROOT = Path(__file__).parents[2]
+CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
 THREE_ITERATIONS = [
     {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
     {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
@@ -167,3 +168,24 @@ def test_a_run_killed_mid_way_shows_as_crashed_and_resumes(run_window, qtbot, tm
     assert outcome.status == "success" and outcome.answer == slow[2]["text"]
     assert len(outcome.state.run_data["Calculator"]) == 2  # the tools did not run again
     assert ExecutionStore().load(summary.id).status == "success"
+
+
+def test_replay_reports_where_a_changed_tool_diverges(run_window, qtbot, tmp_path) -> None:
+    price = tmp_path / "price.txt"
+    price.write_text("25")
+    workflow = agent_workflow(
+        [{"toolCalls": [tool_call("Lookup", {"query": "price"}, "k1")]}, {"text": "It costs 25."}],
+        tools=[("Lookup", CODE_TOOL, {"pythonCode": f"return open({str(price)!r}).read()"})],
+    )
+    window, controller = run_window(workflow)
+    run_id = chat(qtbot, controller).state.id
+    price.write_text("30")  # the tool now answers otherwise
+    panel = panel_of(controller)
+    panel.select(run_id)
+    with qtbot.waitSignal(controller.run_shown, timeout=20_000) as shown:
+        click(qtbot, panel.replay_button)
+    assert shown.args[0].status == "error"
+    text = panel.report.text()
+    assert text.startswith('Replay diverged at iteration 1, node "Lookup": the tool returned something else')
+    assert '"25"' in text and '"30"' in text
+    assert panel.report.isVisible() and "a1160a" in panel.report.styleSheet()
