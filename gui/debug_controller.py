@@ -164,7 +164,7 @@ class DebugController(QObject):
         document = self.runs.workflow
         names = [n for n in names if document.has_node(n) and not document.node(n).type.endswith(".stickyNote")]
         if not names:
-            self.runs._status("Select a node to put a breakpoint on it (F9)")
+            self.runs.show_status("Select a node to put a breakpoint on it (F9)")
             return
         on = not all(n in self.breakpoints.nodes for n in names)
         for name in names:
@@ -174,7 +174,7 @@ class DebugController(QObject):
                 self.breakpoints.nodes.remove(name)
         self.draw_breakpoints()
         what = ", ".join(f"“{n}”" for n in names)
-        self.runs._status(f"Breakpoint {'set on' if on else 'removed from'} {what}")
+        self.runs.show_status(f"Breakpoint {'set on' if on else 'removed from'} {what}")
 
     def draw_breakpoints(self) -> None:
         """Show node breakpoints on the canvas; names no longer in the document are dropped."""
@@ -239,6 +239,8 @@ class DebugController(QObject):
             self._release(step=True)
         elif not self.bridge.running:
             self._start(stepping=True)
+        elif self.bridge.debugger is not None:  # a debug run going: stop at its next pause point
+            self.bridge.debugger.stepping = True
 
     def continue_(self) -> None:
         if self.bridge.paused:
@@ -255,7 +257,7 @@ class DebugController(QObject):
         self.bridge.debugger = Debugger(self.breakpoints, stepping=stepping)
         self.runs.run_workflow()
         if not self.bridge.running:  # a chat workflow with nothing typed yet: the next message debugs
-            self.runs._status("Debugging: type a message in the Chat panel; it runs under the debugger", 0)
+            self.runs.show_status("Debugging: type a message in the Chat panel; it runs under the debugger", 0)
 
     def _release(self, step: bool) -> None:
         debugger = self.bridge.debugger
@@ -268,7 +270,7 @@ class DebugController(QObject):
             try:
                 edit = self.pending.edit()
             except EditProblem as exc:
-                self.runs._status(f"Not continued: {exc}")
+                self.runs.show_status(f"Not continued: {exc}")
                 self._bring_pending()
                 return
         (debugger.step if step else debugger.continue_)(edit)
@@ -297,7 +299,7 @@ class DebugController(QObject):
         item = canvas.node_item(str(where.get("node"))) if canvas is not None else None
         if item is not None:
             canvas.ensureVisible(item)
-        self.runs._status(f"Paused {describe(where)} — F5 continue, F10 step, Shift+F5 stop", 0)
+        self.runs.show_status(f"Paused {describe(where)} — F5 continue, F10 step, Shift+F5 stop", 0)
         self.pending.focus_editor()
 
     def _bring_pending(self) -> None:
@@ -313,7 +315,7 @@ class DebugController(QObject):
         self.debug_action.setToolTip("Continue to the next breakpoint (F5)" if paused
                                      else "Run under the debugger: stop at breakpoints (F5)")
         self.debug_action.setEnabled(paused or not running)
-        self.step_action.setEnabled(paused or not running)
+        self.step_action.setEnabled(paused or not running or self.bridge.debugger is not None)
         self.stop_action.setEnabled(running)
         self.executions.set_busy(running)
 
@@ -341,7 +343,7 @@ class DebugController(QObject):
                 text, problem = f"Replay of {self._replaying} ended {outcome.status}", True
             self.executions.show_report(text, problem)
             self.runs.output.run_log.append_note(text, error=problem)
-            self.runs._status(text)
+            self.runs.show_status(text)
             self._replaying = None
         elif self._rerun_from is not None:
             source_id, iteration = self._rerun_from
@@ -357,12 +359,12 @@ class DebugController(QObject):
     def open_execution(self, execution_id: str) -> bool:
         """Show a stored execution read-only: statuses on the canvas, run log and steps."""
         if self.bridge.running:
-            self.runs._status("A run is going: stop it before opening another execution")
+            self.runs.show_status("A run is going: stop it before opening another execution")
             return False
         try:
             state = self.bridge.store.load(execution_id)
         except MiniN8nError as exc:
-            self.runs._status(str(exc))
+            self.runs.show_status(str(exc))
             self.executions.refresh()
             return False
         self.runs.show_stored(state, recorded_events(state, self.bridge.store))
@@ -378,19 +380,19 @@ class DebugController(QObject):
     def copy_to_editor(self, execution_id: str) -> bool:
         """n8n's "debug in editor": the workflow as it ran becomes the editor's document."""
         if self.bridge.running:
-            self.runs._status("A run is going: stop it first")
+            self.runs.show_status("A run is going: stop it first")
             return False
         try:
             state = self.bridge.store.load(execution_id)
         except MiniN8nError as exc:
-            self.runs._status(str(exc))
+            self.runs.show_status(str(exc))
             return False
         confirm = getattr(self.window, "confirm_discard", None)
         if confirm is not None and not confirm():
             return False
         self.window.load_document(state.workflow.model_copy(deep=True))  # type: ignore[attr-defined]
         self.open_execution(execution_id)
-        self.runs._status(f"Copied the workflow of execution {execution_id} to the editor")
+        self.runs.show_status(f"Copied the workflow of execution {execution_id} to the editor")
         return True
 
     def resume(self, execution_id: str) -> None:
@@ -439,4 +441,4 @@ class DebugController(QObject):
     def _after_close(self) -> None:
         """The window closed while paused: leave the execution stored as paused, to resume later."""
         if not self.window.isVisible() and self.bridge.detach():
-            self.runs._status("The paused execution is stored: resume it from Executions")
+            self.runs.show_status("The paused execution is stored: resume it from Executions")

@@ -175,13 +175,13 @@ class RunController(QObject):
             else:
                 self.chat_dock.raise_()
                 self.chat.input.setFocus()
-                self._status("This workflow starts with a Chat Trigger: type a message in the Chat panel")
+                self.show_status("This workflow starts with a Chat Trigger: type a message in the Chat panel")
             return
         self.bridge.run_manual(self.workflow)
 
     def stop(self) -> None:
         if self.bridge.running:
-            self._status("Stopping…")
+            self.show_status("Stopping…")
             self.bridge.stop()
 
     def select_node(self, name: str) -> None:
@@ -236,7 +236,7 @@ class RunController(QObject):
         self.output.run_log.append_note(f"status: {state.status}{took}" + (f" — {error}" if error else ""),
                                         error=state.status not in ("success", "paused"))
         self.output.node_data.refresh()
-        self._status(f"Showing execution {state.id} ({state.status}), read-only")
+        self.show_status(f"Showing execution {state.id} ({state.status}), read-only")
 
     def _document_replaced(self) -> None:
         """Another workflow is open: the last run's views and the chat session belong to the old one."""
@@ -258,7 +258,7 @@ class RunController(QObject):
         what = f"message to {start.start_node}" if start.message is not None else f"from {start.start_node}"
         self.output.run_log.append_note(f"Run {start.execution_id} of “{start.workflow_name}” {what}")
         self.output.node_data.refresh()
-        self._status("Running…", 0)
+        self.show_status("Running…", 0)
 
     def _events(self, events: list[Any]) -> None:
         states: dict[str, tuple[str | None, int, str | None]] = {}
@@ -357,11 +357,11 @@ class RunController(QObject):
             took = f" in {state.stopped_at - state.started_at:.0f} ms"
         if outcome.status == "success":
             self.output.run_log.append_note(f"status: success{took}")
-            self._status(f"Run succeeded{took}")
+            self.show_status(f"Run succeeded{took}")
         else:
             text = f"status: {outcome.status}{took}" + (f" — {error}" if error else "")
             self.output.run_log.append_note(text, error=True)
-            self._status(f"Run {outcome.status}{took}" + (f": {error}" if error else ""))
+            self.show_status(f"Run {outcome.status}{took}" + (f": {error}" if error else ""))
         self.output.node_data.refresh()
         self.run_shown.emit(outcome)
 
@@ -369,7 +369,7 @@ class RunController(QObject):
         self.output.run_log.append_note(f"error: {message}", error=True)
         if not self.bridge.running:
             self.chat.show_error(message)
-        self._status(f"Error: {message}")
+        self.show_status(f"Error: {message}")
 
     def _busy_changed(self, busy: bool) -> None:
         self.run_action.setEnabled(not busy)
@@ -403,5 +403,5 @@ class RunController(QObject):
         return [item.name for item in self._node_items()
                 if item is not None and getattr(item, "status", None) in ("running", "paused")]
 
-    def _status(self, text: str, timeout: int = STATUS_TIMEOUT_MS) -> None:
+    def show_status(self, text: str, timeout: int = STATUS_TIMEOUT_MS) -> None:
         self.window.statusBar().showMessage(text, timeout)

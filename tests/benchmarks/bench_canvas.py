@@ -112,6 +112,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         os.environ["MINI_N8N_RECOVERY_DIR"] = str(Path(folder) / "recovery")
         os.environ["MINI_N8N_CONFIG_DIR"] = str(Path(folder) / "config")
+        os.environ["MINI_N8N_DB"] = str(Path(folder) / "executions.sqlite")
         path = Path(folder) / "large.json"
         path.write_text(json.dumps(large_workflow()))
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -188,18 +190,20 @@ def main() -> None:
     asyncio.set_event_loop(loop)
     from gui.main_window import MainWindow
 
-    window = MainWindow()
-    window.resize(1400, 900)
-    window.show()
+    with tempfile.TemporaryDirectory() as folder:  # the runs are stored, as in the editor, but not in the user's store
+        os.environ["MINI_N8N_DB"] = str(Path(folder) / "executions.sqlite")
+        window = MainWindow()
+        window.resize(1400, 900)
+        window.show()
 
-    async def scenario() -> None:
-        await long_run(window, 1.0)
-        await long_run(window, 0.0)
-        await stop_latency(window)
+        async def scenario() -> None:
+            await long_run(window, 1.0)
+            await long_run(window, 0.0)
+            await stop_latency(window)
 
-    with loop:
-        loop.run_until_complete(scenario())
-    window.close()
+        with loop:
+            loop.run_until_complete(scenario())
+        window.close()
     big_table()
 
 
