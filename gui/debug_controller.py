@@ -368,6 +368,10 @@ class DebugController(QObject):
             self.executions.refresh()
             return False
         self.runs.show_stored(state, recorded_events(state, self.bridge.store))
+        stored_pause = state.pause if state.status == "paused" else None
+        self.pending.show_point(stored_pause, live=False)
+        if stored_pause is not None:
+            self._bring_pending()
         names = {n.name for n in state.workflow.nodes}
         note = ""
         if names != {n.name for n in self.runs.workflow.nodes}:

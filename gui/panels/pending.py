@@ -94,6 +94,7 @@ class PendingView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.where: dict[str, Any] | None = None
+        self.live = True
         self.title = QLabel()
         self.title.setObjectName("pendingTitle")
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -161,14 +162,18 @@ class PendingView(QWidget):
     def kind(self) -> str | None:
         return None if self.where is None else str(self.where.get("kind"))
 
-    def show_point(self, where: dict[str, Any] | None) -> None:
-        """Show the pause point `where` (ExecutionPaused.where, with its payload); None: nothing pending."""
+    def show_point(self, where: dict[str, Any] | None, live: bool = True) -> None:
+        """Show the pause point `where` (ExecutionPaused.where, with its payload); None: nothing pending.
+        `live` False: a stored execution's pause, shown read-only (Resume continues it)."""
         self.where = where
+        self.live = live
         self.problem.hide()
         self.pages.setCurrentIndex(self._page_of.get(self.kind, 0))
         for button in (self.continue_button, self.step_button, self.stop_button, self.revert_button):
-            button.setVisible(where is not None)
-        self.revert_button.setVisible(self.kind in ("before_tool", "tool_result", "tool_error", "after_model"))
+            button.setVisible(where is not None and live)
+        self.revert_button.setVisible(live and self.kind in ("before_tool", "tool_result", "tool_error", "after_model"))
+        for editor in (self.args, self.observation, self.reply_text, self.reply_calls):
+            editor.setReadOnly(not live)
         if where is None:
             self.title.setText("<b>Not paused</b>")
             self.hint.setText("")
@@ -176,7 +181,8 @@ class PendingView(QWidget):
             return
         self.hint.show()
         self.title.setText(self._title_html(where))
-        self.hint.setText(HINTS.get(self.kind or "", ""))
+        self.hint.setText(HINTS.get(self.kind or "", "") if live else
+                          "This execution is stored paused here: Resume in the Executions panel continues it.")
         self._fill()
 
     @staticmethod
@@ -202,8 +208,9 @@ class PendingView(QWidget):
         if kind == "before_model":
             messages = payload.get("messages") or []
             self.messages.setHtml(messages_html(messages, payload.get("tools")))
-            self.hint.setText(f"These are the exact {len(messages)} messages about to go to the model "
-                              "(the newest at the bottom).")
+            if self.live:
+                self.hint.setText(f"These are the exact {len(messages)} messages about to go to the model "
+                                  "(the newest at the bottom).")
             bar = self.messages.verticalScrollBar()
             bar.setValue(bar.maximum())
         elif kind == "before_tool":

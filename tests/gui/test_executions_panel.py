@@ -99,6 +99,12 @@ def test_a_paused_execution_left_by_a_closed_window_resumes_in_a_fresh_one(run_w
     panel = panel_of(fresh)
     assert panel.select(run_id) and panel.selected().status == "paused"
     assert panel.resume_button.isEnabled() and not panel.replay_button.isEnabled()
+    click(qtbot, panel.open_button)  # what it did, and what it was about to do when it paused
+    assert [(r.tool, r.status) for r in fresh.output.steps_model.rows] == [("Calculator", "ok"), ("Calculator", "pending")]
+    pending = fresh.debug.pending
+    assert pending.where["kind"] == "before_tool" and pending.where["toolCallId"] == "c2" and not pending.live
+    assert fresh.output.currentWidget() is pending and pending.args.isReadOnly()
+    assert not pending.continue_button.isVisible() and "Resume" in pending.hint.text()
     with qtbot.waitSignal(fresh.run_shown, timeout=10_000) as shown:
         click(qtbot, panel.resume_button)
     outcome = shown.args[0]
