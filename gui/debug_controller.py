@@ -66,6 +66,7 @@ class DebugController(QObject):
         self._install_actions()
         self._rerun_from: tuple[str, int] | None = None
         self._replaying: str | None = None
+        self._resumed_chat = False
 
         bridge = self.bridge
         bridge.events.connect(self._events)
@@ -332,6 +333,12 @@ class DebugController(QObject):
     def _run_shown(self, outcome: RunOutcome) -> None:
         self.executions.refresh()
         state = outcome.state
+        if self._resumed_chat:
+            self._resumed_chat = False
+            error = None
+            if outcome.status not in ("success", "paused"):
+                error = outcome.error.message if outcome.error is not None else f"The run ended {outcome.status}"
+            self.runs.chat.end_reply(outcome.answer, error)
         if self._replaying is not None:
             source = self.bridge.replay_source
             divergence = source.divergence if source is not None else None
@@ -403,9 +410,26 @@ class DebugController(QObject):
         """Continue a paused or crashed execution, with this window's breakpoints."""
         if self.bridge.running:
             return
+        message = self._chat_message_of(execution_id)
         self.bridge.debugger = Debugger(self.breakpoints)
         if self.bridge.resume(execution_id) is None:
             self.bridge.debugger = None
+            return
+        if message is not None:  # the reply streams into the chat, under the question it answers
+            self.runs.chat.add_user(message)
+            self.runs.chat.begin_reply()
+            self._resumed_chat = True
+
+    def _chat_message_of(self, execution_id: str) -> str | None:
+        """The chat message a stored execution started from, if it started from a Chat Trigger."""
+        try:
+            state = self.bridge.store.load(execution_id)
+        except MiniN8nError:
+            return None
+        first = state.run_data.get(state.start_node or "", [])
+        items = first[0].input.get("main", [[]])[0] if first else []
+        text = items[0].get("json", {}).get("chatInput") if items else None
+        return text if isinstance(text, str) else None
 
     def rerun(self, execution_id: str, iteration: int | None = None) -> None:
         """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""
