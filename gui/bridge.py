@@ -73,7 +73,7 @@ from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 
 from engine.abort import AbortSignal  # noqa: E402
 from engine.cli import answer_of, open_engine, prepare_rerun  # noqa: E402
-from engine.debugger import PAUSE_KINDS, Breakpoints, Debugger, PausePoint  # noqa: E402
+from engine.debugger import Breakpoints, Debugger  # noqa: E402
 from engine.executor import Boundary, Engine, Execution  # noqa: E402
 from engine.hooks import (  # noqa: E402
     ExecutionPaused,
@@ -95,7 +95,7 @@ from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
-    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "PAUSE_KINDS", "PausePoint", "ReplaySource",
+    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "ReplaySource",
     "ExecutionStore", "ExecutionSummary", "recorded_events", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
     "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
     "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
