@@ -8,6 +8,7 @@ and continue later from a JSON snapshot, in this process or another.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -126,6 +127,9 @@ class Execution:
         # called with (state, at_boundary): at a boundary the stack is exact and resumable
         self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
         self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
+        # give the event loop a turn at a boundary once this many seconds have passed (a UI's loop)
+        self.yield_interval_s: float | None = None
+        self._last_yield = 0.0
         self.params_cache: dict[str, Any] = {}
         self.memo: dict[tuple[str, str], dict[str, Any]] = {}
         self._rules_ok: set[str] = set()
@@ -148,6 +152,14 @@ class Execution:
 
     def snapshot(self) -> dict[str, Any]:
         return self.state.to_json()
+
+    async def maybe_yield(self) -> None:
+        """Give the event loop a turn if `yield_interval_s` has passed since the last one (at node
+        boundaries and before model calls): paint, input and timers run; the run stays "running"."""
+        interval = self.yield_interval_s
+        if interval is not None and time.perf_counter() - self._last_yield > interval:
+            await asyncio.sleep(0)
+            self._last_yield = time.perf_counter()
 
     @property
     def may_pause(self) -> bool:
@@ -230,7 +242,9 @@ class Execution:
     async def _loop(self) -> None:
         state = self.state
         stack = state.stack
+        self._last_yield = time.perf_counter()
         while stack:
+            await self.maybe_yield()
             if self.signal.aborted:
                 raise ExecutionCancelled()
             entry = stack[-1]

@@ -110,6 +110,7 @@ class RecordedChatModel(_Recorder):
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ex = self._execution
+        await ex.maybe_yield()
         parent = self._parent
         input_json = {"messages": self._messages_json(messages), "tools": [t.name for t in tools]}
         where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from .chat import ChatMessage
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from .errors import MiniN8nError
 from .hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from .json_delta import decode, encode
@@ -86,6 +89,12 @@ def default_path() -> Path:
     return base / "mini-n8n" / "executions.sqlite"
 
 
+def _carries_conversation(task: dict[str, Any]) -> bool:
+    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
+    inputs = task.get("input") or {}
+    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -115,6 +124,8 @@ class ExecutionStore:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._check_version()
             self._db.execute("PRAGMA journal_mode=WAL")
+            # Copying the WAL into the file takes tens of ms; do it when a run ends, not mid-run.
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
@@ -122,6 +133,7 @@ class ExecutionStore:
         except sqlite3.DatabaseError as exc:
             raise MiniN8nError(f"cannot open the execution store {self.path}: {exc}") from None
         self._seq: dict[str, int] = {}
+        self._wal_copier: threading.Thread | None = None
         # per execution, what the next writes are deltas from (JSON sharing live run data)
         self._runs: dict[str, dict[int, tuple[str, int, dict[str, Any]]]] = {}  # seq -> (node, run index, task)
         self._last_run: dict[str, dict[str, int]] = {}  # node -> seq of its latest run
@@ -129,7 +141,25 @@ class ExecutionStore:
         self.mark_crashed()
 
     def close(self) -> None:
+        if self._wal_copier is not None:
+            self._wal_copier.join()
         self._db.close()
+
+    def _copy_wal_in_background(self) -> None:
+        """Fold the WAL into the database file on a thread of its own (its own connection; SQLite
+        lets the loop thread go on writing meanwhile), so the end of a long run does not stall."""
+        if self._wal_copier is not None and self._wal_copier.is_alive():
+            return
+
+        def copy() -> None:
+            try:
+                with closing(sqlite3.connect(self.path, timeout=5)) as db:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:
+                pass  # the next run's end tries again; nothing is lost while the WAL holds it
+
+        self._wal_copier = threading.Thread(target=copy, name="mini-n8n store WAL copy", daemon=True)
+        self._wal_copier.start()
 
     def _check_version(self) -> None:
         """Refuse, with a clear message, a store file of another layout (nothing in it is touched)."""
@@ -162,7 +192,7 @@ class ExecutionStore:
         self._last_run[state.id] = {}
         self._stack.pop(state.id, None)
         self._db.execute("BEGIN")
-        self._write_stack(state)
+        self._db.execute("UPDATE executions SET stack_seq=? WHERE id=?", (self._write_stack(state), state.id))
         self._db.execute("COMMIT")
         execution.hooks.add(lambda event: self._on_event(state.id, event))
         execution.on_checkpoint = self.checkpoint
@@ -173,14 +203,15 @@ class ExecutionStore:
             self._seq[execution_id] = seq
             runs, last = self._runs[execution_id], self._last_run[execution_id]
             task = event.task.to_json()
-            base = last.get(event.node)
+            base = last.get(event.node) if _carries_conversation(task) else None
             stored = encode(task, runs[base][2]) if base is not None else task
             self._db.execute(
                 "INSERT INTO runs (execution_id, seq, node, run_index, base, task) VALUES (?,?,?,?,?,?)",
                 (execution_id, seq, event.node, event.run_index, base, _dumps(stored)),
             )
-            runs[seq] = (event.node, event.run_index, task)
-            last[event.node] = seq
+            if _carries_conversation(task):
+                runs[seq] = (event.node, event.run_index, task)
+                last[event.node] = seq
         elif isinstance(event, RunUpdated):
             row = self._db.execute(
                 "SELECT seq, base FROM runs WHERE execution_id=? AND node=? AND run_index=?",
@@ -200,8 +231,9 @@ class ExecutionStore:
             self._runs.pop(execution_id, None)
             self._last_run.pop(execution_id, None)
             self._stack.pop(execution_id, None)
+            self._copy_wal_in_background()
 
-    def _write_stack(self, state: ExecutionState) -> None:
+    def _write_stack(self, state: ExecutionState) -> int:
         stack = [entry.to_json() for entry in state.stack]
         previous = self._stack.get(state.id)
         if previous is None:
@@ -218,7 +250,7 @@ class ExecutionStore:
             self._db.execute("INSERT INTO checkpoints (execution_id, seq, base, stack) VALUES (?,?,?,?)",
                              (state.id, seq, previous[0], _dumps(encode(stack, previous[2]))))
         self._stack[state.id] = (seq, since_full, stack)
-        self._db.execute("UPDATE executions SET stack_seq=? WHERE id=?", (seq, state.id))
+        return seq
 
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Write status and, at a boundary, the resumable stack."""
@@ -234,7 +266,7 @@ class ExecutionStore:
         self._db.execute("BEGIN")
         try:
             if at_boundary:
-                self._write_stack(state)
+                fields["stack_seq"] = self._write_stack(state)
                 fields["runs_at_boundary"] = self._seq.get(state.id, 0)
             names = ", ".join(f"{k}=?" for k in fields)
             self._db.execute(f"UPDATE executions SET {names} WHERE id=?", (*fields.values(), state.id))

@@ -64,7 +64,6 @@ import asyncio  # noqa: E402
 import gc  # noqa: E402
 import logging  # noqa: E402
 import threading  # noqa: E402
-import time  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Callable  # noqa: E402
@@ -74,7 +73,7 @@ from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 from engine.abort import AbortSignal  # noqa: E402
 from engine.cli import answer_of, open_engine, prepare_rerun  # noqa: E402
 from engine.debugger import Breakpoints, Debugger  # noqa: E402
-from engine.executor import Boundary, Engine, Execution  # noqa: E402
+from engine.executor import Engine, Execution  # noqa: E402
 from engine.hooks import (  # noqa: E402
     ExecutionPaused,
     ExecutionResumed,
@@ -95,7 +94,7 @@ from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
-    "AbortSignal", "Boundary", "Breakpoints", "Debugger", "ReplaySource",
+    "AbortSignal", "Breakpoints", "Debugger", "ReplaySource",
     "ExecutionStore", "ExecutionSummary", "recorded_events", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
     "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
     "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
@@ -107,7 +106,7 @@ log = logging.getLogger(__name__)
 SLICE_MS = 4.0
 """The engine runs at most this long before the Qt loop gets a turn (paint, input, timers)."""
 
-FLUSH_MS = 50
+FLUSH_MS = 25
 """Hook events reach the panels in batches at most this often, so a long run never floods the UI."""
 
 
@@ -215,7 +214,6 @@ class RunBridge(QObject):
         self._execution: Execution | None = None
         self._recorded: list[HookEvent] = []
         self._workflow_started = False
-        self._slice_pause = False
         self._thread = threading.get_ident()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -358,20 +356,9 @@ class RunBridge(QObject):
         return self._signal
 
     async def _drive(self, execution: Execution) -> ExecutionState:
-        """Run in slices: the pause policy stops at a node boundary after SLICE_MS, we yield, go on."""
-        deadline = time.perf_counter() + SLICE_MS / 1000.0
-
-        def policy(_boundary: Boundary) -> bool:
-            self._slice_pause = time.perf_counter() > deadline
-            return self._slice_pause
-
-        while True:
-            state = await execution.run(pause=policy)
-            if state.status != "paused" or not self._slice_pause:
-                return state
-            await asyncio.sleep(0)
-            self._slice_pause = False
-            deadline = time.perf_counter() + SLICE_MS / 1000.0
+        """Run it, letting the Qt loop have a turn at a node boundary every SLICE_MS."""
+        execution.yield_interval_s = SLICE_MS / 1000.0
+        return await execution.run()
 
     # ----- events --------------------------------------------------------------------------------
     def _on_event(self, event: HookEvent) -> None:
@@ -379,11 +366,9 @@ class RunBridge(QObject):
             self._loop.call_soon_threadsafe(self._on_event, event)  # Qt objects live on the loop's thread
             return
         if isinstance(event, WorkflowBefore):
-            if self._workflow_started:  # a slice boundary, not a new run
+            if self._workflow_started:  # a resumed execution: its log goes on from what was shown
                 return
             self._workflow_started = True
-        elif isinstance(event, ExecutionPaused) and self._slice_pause:
-            return  # the bridge's own time slice, not a pause the user asked for
         self._run_log(event)
         self._pending.append(event)
         if not self._flush_timer.isActive():
