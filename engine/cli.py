@@ -24,6 +24,7 @@ from .replay import ReplaySource
 from .run_data import ExecutionState
 from .run_log import RunLog, compact, format_line
 from .services import Services
+from .steps_table import rows_to_text, steps_of
 from .store import ExecutionStore, SqliteMemoryStore
 from .workflow import load_workflow
 
@@ -236,10 +237,14 @@ def executions(args: argparse.Namespace) -> int:
         print(f"deleted {args.id}")
         return EXIT_OK
     print(f"workflow: {state.workflow.name}  mode: {state.mode}")
-    for node, _index, task in store.runs(args.id):
-        print(format_line(node, task, task.start_time + task.execution_time - state.started_at))
-        for edit in task.metadata.get("edits", []):
-            print(f"           edited {edit['what']}: {compact(edit['original'])} -> {compact(edit['new'])}")
+    events = store.events(args.id)
+    for event in events:
+        task = event.task
+        print(format_line(event.node, task, task.start_time + task.execution_time - state.started_at))
+    rows = steps_of(events, finished=state.status in ("success", "error", "cancelled"))
+    if rows:
+        print("\nsteps:")
+        print(rows_to_text(rows))
     return report(state) if state.status != "running" else EXIT_OK
 
 

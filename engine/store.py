@@ -312,6 +312,14 @@ class ExecutionStore:
             decoded[seq] = value
             yield node, run_index, TaskData.model_validate(value)
 
+    def events(self, execution_id: str) -> list[NodeAfter]:
+        """The stored runs as the node_after events they were, in the order they finished, so a
+        stored execution reads (steps table, run log, CLI) as it did live."""
+        return [
+            NodeAfter(execution_id, node, run_index, task, task.metadata if task.metadata.get("node") is not None else None)
+            for node, run_index, task in self.runs(execution_id)
+        ]
+
     def _stack_at(self, execution_id: str, stack_seq: int) -> list[Any]:
         """The stack of a checkpoint: its full ancestor, then each delta applied in turn."""
         rows = self._db.execute(

@@ -91,13 +91,15 @@ from engine.replay import ReplaySource  # noqa: E402
 from engine.store import ExecutionStore, ExecutionSummary  # noqa: E402
 from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
+from engine.steps_table import FINAL_ANSWER, StepBook, StepRow, rows_to_csv, rows_to_json  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
     "AbortSignal", "Breakpoints", "Debugger", "ReplaySource",
-    "ExecutionStore", "ExecutionSummary", "recorded_events", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
+    "ExecutionStore", "ExecutionSummary", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
     "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
     "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
+    "FINAL_ANSWER", "StepBook", "StepRow", "rows_to_csv", "rows_to_json",
     "answer_of", "RunBridge", "RunStart", "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
 ]
 
@@ -146,17 +148,6 @@ def new_session_id() -> str:
 
 def is_chat_trigger(node: Node) -> bool:
     return node.type.endswith(".chatTrigger")
-
-
-def recorded_events(state: ExecutionState, store: ExecutionStore) -> list[HookEvent]:
-    """A stored execution's runs as the node_after events they were, in the order they finished,
-    so the panels show a stored or resumed execution as they showed it live."""
-    events: list[HookEvent] = []
-    for node, run_index, task in store.runs(state.id):
-        meta = task.metadata
-        parent = meta if meta.get("node") is not None else None
-        events.append(NodeAfter(state.id, node, run_index, task, parent))
-    return events
 
 
 @dataclass(frozen=True)
@@ -253,7 +244,7 @@ class RunBridge(QObject):
         """Continue a stored paused or crashed execution (with `debugger`, when set)."""
         def make() -> Execution:
             execution = self.engine.resume(execution_id, hooks=Hooks(self._on_event), signal=self._fresh_signal())
-            self._recorded = recorded_events(execution.state, self.store)
+            self._recorded = self.store.events(execution.state.id)
             return execution
         return self._start(make, None, None)
 

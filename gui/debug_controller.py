@@ -21,7 +21,6 @@ from gui.bridge import (
     MiniN8nError,
     RunOutcome,
     RunStart,
-    recorded_events,
 )
 from gui.panels.executions import ExecutionsPanel
 from gui.panels.pending import EditProblem, PendingView
@@ -374,7 +373,7 @@ class DebugController(QObject):
             self.runs.show_status(str(exc))
             self.executions.refresh()
             return False
-        self.runs.show_stored(state, recorded_events(state, self.bridge.store))
+        self.runs.show_stored(state, self.bridge.store.events(state.id))
         stored_pause = state.pause if state.status == "paused" else None
         self.pending.show_point(stored_pause, live=False)
         if stored_pause is not None:

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from gui.bridge import compact
 
-from .steps import AI_LANGUAGE_MODEL, AI_TOOL, StepRow
+from gui.bridge import AI_LANGUAGE_MODEL, AI_TOOL, StepRow
 
 ROLE_COLOURS = {"system": "#6b4fbb", "history": "#7a7a7a", "user": "#1a6fb5", "scratchpad": "#b06000",
                 "reply": "#1e7b34", "tool": "#b06000"}

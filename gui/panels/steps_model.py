@@ -22,7 +22,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from gui.bridge import NodeAfter, RunUpdated, compact
 
-from .steps import FINAL_ANSWER, StepBook, StepRow
+from gui.bridge import FINAL_ANSWER, StepBook, StepRow
 
 ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 2

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .steps import StepRow, rows_to_csv, rows_to_json
+from gui.bridge import StepRow, rows_to_csv, rows_to_json
 from .steps_model import COL_INPUT, COL_ITERATION, COL_OBSERVATION, COL_TOOL, StepsFilter, StepsModel
 
 ALL = "All"

@@ -139,7 +139,7 @@ def big_table() -> None:
 
 
 def fill_big_table() -> None:
-    from gui.panels.steps import StepRow
+    from engine.steps_table import StepRow
     from gui.panels.steps_view import StepsView
 
     view = StepsView()

@@ -203,3 +203,26 @@ def test_executions_list_show_delete(tmp_path: Path) -> None:
     assert mini_n8n("executions", "show", execution_id).returncode == 2
     with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_executions_show_prints_the_steps_and_the_edits() -> None:
+    engine = stored_engine()
+    execution = engine.create(agent_workflow(REPLIES), items=[chat_item("go", "show")])
+    execution.debugger = Debugger(Breakpoints(after_tool_result=True))
+
+    def release(event: object) -> None:
+        if isinstance(event, ExecutionPaused):
+            edit = {"observation": "four hundred twenty-five"} if event.where["toolCallId"] == "c1" else None
+            asyncio.get_running_loop().call_soon(execution.debugger.continue_, edit)
+
+    execution.hooks.add(release)
+    state = await execution.run()
+    assert state.status == "success"
+    shown = mini_n8n("executions", "show", state.id)
+    assert shown.returncode == 0, shown.stderr
+    steps = shown.stdout.split("\nsteps:\n", 1)[1].splitlines()
+    assert steps[0].split() == ["iter", "item", "tool", "input", "observation", "status", "tokens", "in/out"]
+    assert steps[1].split()[:4] == ["1", "0", "Calculator", "✎"]
+    assert "four hundred twenty-five" in steps[1]
+    assert steps[3].split()[:4] == ["3", "0", "final", "answer"]
+    assert "✎ 1 Calculator: Edited while paused:; observation: 425  →  four hundred twenty-five" in shown.stdout

@@ -10,7 +10,7 @@ from gui.panels.chat_panel import ChatPanel
 from gui.panels.iteration_detail import call_line, message_parts
 from gui.panels.json_tree import MAX_CHILDREN, JsonTree
 from gui.panels.node_data import readable
-from gui.panels.steps import StepRow
+from engine.steps_table import StepRow
 from gui.panels.steps_view import StepsView
 
 

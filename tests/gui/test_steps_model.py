@@ -11,7 +11,7 @@ from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
 from engine.run_data import TaskData, TaskError
-from gui.panels.steps import StepRow
+from engine.steps_table import StepRow
 from gui.panels.steps_model import StepsFilter, StepsModel
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call

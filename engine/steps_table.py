@@ -1,5 +1,7 @@
 """Intermediate steps rebuilt from node_after events: one row per tool call, one per final answer.
 
+The editor's steps table and `mini-n8n executions show` both read them from here.
+
 The rows come from the recorded runs (model calls and tool runs), not from the Agent's
 `intermediateSteps` output, so they fill live and show what the Agent option hides. A nested
 agent's rows sit right under the outer tool call that ran it, one level deeper.
@@ -13,11 +15,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from gui.bridge import NodeAfter, TaskData, compact, tool_observation
-
-AI_LANGUAGE_MODEL = "ai_languageModel"
-AI_TOOL = "ai_tool"
-MAIN = "main"
+from .connection_types import AI_LANGUAGE_MODEL, AI_TOOL, MAIN
+from .hooks import NodeAfter
+from .observation import observation as tool_observation
+from .run_data import TaskData
+from .run_log import compact
 
 FINAL_ANSWER = "final answer"
 MODEL_ERROR = "model error"
@@ -105,7 +107,6 @@ class StepRow:
             lines.append(f"{names.get(str(e.get('what')), e.get('what'))}: {_shown(e.get('original'))}  →  {_shown(e.get('new'))}")
         return "\n".join(lines)
 
-
     def to_json(self) -> dict[str, Any]:
         """The row as plain JSON (Copy row, JSON export)."""
         return {
@@ -146,6 +147,40 @@ def rows_to_csv(rows: list[StepRow]) -> str:
 
 def rows_to_json(rows: list[StepRow]) -> str:
     return json.dumps([row.to_json() for row in rows], ensure_ascii=False, indent=2)
+
+
+def rows_to_text(rows: list[StepRow], width: int = 48) -> str:
+    """The table as fixed-width text for a terminal; `✎` marks a row edited while paused."""
+    def cut(text: str) -> str:
+        first = text.splitlines()[0] if text else ""
+        return first if len(first) <= width else first[: width - 1] + "…"
+
+    header = ("iter", "item", "tool", "input", "observation", "status", "tokens in/out")
+    table = [header]
+    for row in rows:
+        tokens = "" if row.tokens_in is None else f"{row.tokens_in}/{row.tokens_out}"
+        tool = "  " * row.depth + row.tool + (" ✎" if row.edits else "")
+        shown_input = "" if row.tool_input is None else compact(row.tool_input)
+        table.append((row.iteration_text, str(row.item), tool, cut(shown_input), cut(row.observation), row.status, tokens))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in table]
+    for row in rows:
+        if row.edits:
+            lines.append(f"✎ {row.iteration_text} {row.tool}: " + row.edits_text().replace("\n", "; "))
+    return "\n".join(lines)
+
+
+def steps_of(events: list[NodeAfter], finished: bool = True) -> list[StepRow]:
+    """The rows of a stored execution's node_after events; calls of a finished one that never
+    got a result are "not run", those of a paused or crashed one stay pending."""
+    book = StepBook()
+    for event in events:
+        book.feed(event)
+    if finished:
+        book.finish("not run")
+    else:
+        book.commit()
+    return book.rows
 
 
 @dataclass
