@@ -65,4 +65,18 @@ def agent_workflow(
     for name, type_, tool_params in tools if tools is not None else [("Calculator", CALCULATOR, {})]:
         nodes.append(node(name, type_, tool_params))
         link(connections, name, "AI Agent", "ai_tool")
+    _lay_out(nodes)
     return parse_workflow({"name": "test agent", "nodes": nodes, "connections": connections})
+
+
+def _lay_out(nodes: list[dict[str, Any]]) -> None:
+    """Trigger and Agent in a row, sub-nodes in a row below (as the editor would place them)."""
+    below = 0
+    for n in nodes:
+        if n["name"] in ("Chat", "Start"):
+            n["position"] = [0, 0]
+        elif n["name"] == "AI Agent":
+            n["position"] = [280, 0]
+        else:
+            n["position"] = [180 + 160 * below, 240]
+            below += 1
