@@ -51,6 +51,17 @@ def value_at(params: Any, path: Path) -> Any:
     return current
 
 
+
+def remove_button(title: str, removable: Callable[[], None]) -> QToolButton:
+    """The small ✕ that takes an optional field or option out of the node's parameters."""
+    remove = QToolButton()
+    remove.setText("✕")
+    remove.setObjectName("removeButton")
+    remove.setToolTip(f"Remove {title}")
+    remove.setAutoRaise(True)
+    remove.clicked.connect(lambda: removable())
+    return remove
+
 class PlainTextField(QPlainTextEdit):
     """Multi-line text that reports `committed` when it loses focus (one edit, one undo step)."""
 
@@ -102,13 +113,7 @@ class FieldRow(QWidget):
         self.title.setObjectName("fieldTitle")
         head.addWidget(self.title, 1)
         if removable is not None:
-            remove = QToolButton()
-            remove.setText("✕")
-            remove.setObjectName("removeButton")
-            remove.setToolTip(f"Remove {title}")
-            remove.setAutoRaise(True)
-            remove.clicked.connect(lambda: removable())
-            head.addWidget(remove)
+            head.addWidget(remove_button(title, removable))
         layout.addLayout(head)
         self.editor_box = QVBoxLayout()
         self.editor_box.setSpacing(4)
@@ -325,13 +330,7 @@ class FormBuilder:
         label.setObjectName("groupTitle")
         head.addWidget(label, 1)
         if removable is not None:
-            remove = QToolButton()
-            remove.setText("✕")
-            remove.setObjectName("removeButton")
-            remove.setToolTip(f"Remove {title}")
-            remove.setAutoRaise(True)
-            remove.clicked.connect(lambda: removable())
-            head.addWidget(remove)
+            head.addWidget(remove_button(title, removable))
         layout.addLayout(head)
         self.build_properties(schema, path, layout)
         row = FieldRow("")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from gui.bridge import ExecutionStore, ExecutionSummary
+
+from .columns_model import ColumnsTableModel
 
 COLUMNS = ["Status", "Started", "Took", "Mode", "Workflow", "Execution", "Error"]
 COL_STATUS, COL_STARTED, COL_TOOK, COL_MODE, COL_WORKFLOW, COL_ID, COL_ERROR = range(len(COLUMNS))
@@ -46,8 +48,10 @@ def took_text(summary: ExecutionSummary) -> str:
     return f"{ms:.0f} ms" if ms < 10_000 else f"{ms / 1000:.1f} s"
 
 
-class ExecutionsModel(QAbstractTableModel):
+class ExecutionsModel(ColumnsTableModel):
     """The store's execution summaries as table rows."""
+
+    COLUMNS = COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -58,16 +62,8 @@ class ExecutionsModel(QAbstractTableModel):
         self.rows = rows
         self.endResetModel()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self.rows)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self.rows):

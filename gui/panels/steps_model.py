@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -20,9 +19,9 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from gui.bridge import NodeAfter, RunUpdated, compact
+from gui.bridge import FINAL_ANSWER, NodeAfter, RunUpdated, StepBook, StepRow, compact
 
-from gui.bridge import FINAL_ANSWER, StepBook, StepRow
+from .columns_model import ColumnsTableModel
 
 ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 2
@@ -61,8 +60,10 @@ def _first_line(text: str, limit: int = 160) -> str:
     return line + (" …" if "\n" in text else "")
 
 
-class StepsModel(QAbstractTableModel):
+class StepsModel(ColumnsTableModel):
     """Rows of tool calls and final answers; `feed(events)` adds a batch of hook events."""
+
+    COLUMNS = COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -180,16 +181,8 @@ class StepsModel(QAbstractTableModel):
         return self.book.rows[self._book_row(row)]
 
     # ----- QAbstractTableModel -------------------------------------------------------------------
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(self.book.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            return COLUMNS[section]
-        return None
+    def row_total(self) -> int:
+        return len(self.book.rows)
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         # Called for every visible cell and role on each paint: keep it to a few list lookups.
