@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from gui.bridge import ExecutionStore, ExecutionSummary
 
-from .columns_model import ColumnsTableModel
+from .columns_model import ColumnsTableModel, Index
 
 COLUMNS = ["Status", "Started", "Took", "Mode", "Workflow", "Execution", "Error"]
 COL_STATUS, COL_STARTED, COL_TOOK, COL_MODE, COL_WORKFLOW, COL_ID, COL_ERROR = range(len(COLUMNS))
@@ -34,7 +34,6 @@ STATUS_COLOURS = {"success": "#1e7b34", "error": "#a1160a", "crashed": "#a1160a"
 RESUMABLE = ("paused", "crashed")
 FINISHED = ("success", "error", "cancelled")
 
-Index = QModelIndex | QPersistentModelIndex
 
 
 def started_text(started_ms: float) -> str:

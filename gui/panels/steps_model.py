@@ -12,7 +12,6 @@ from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -21,7 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from gui.bridge import FINAL_ANSWER, NodeAfter, RunUpdated, StepBook, StepRow, compact
 
-from .columns_model import ColumnsTableModel
+from .columns_model import ColumnsTableModel, Index
 
 ROW_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 SORT_ROLE = int(Qt.ItemDataRole.UserRole) + 2
@@ -46,7 +45,6 @@ PENDING_FOREGROUND = QBrush(QColor("#8a8a8a"))
 ITALIC = QFont()
 ITALIC.setItalic(True)
 
-Index = QModelIndex | QPersistentModelIndex
 
 
 def _ms(value: float | None) -> str:
