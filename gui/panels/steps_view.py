@@ -197,5 +197,9 @@ class StepsView(QWidget):
             self.summary.setText("No steps yet: send a chat message or run the workflow")
             return
         failed = len(self._failed)
-        text = f"{len(self._iterations)} iterations · {self._calls} tool calls"
+        text = f"{_count(len(self._iterations), 'iteration')} · {_count(self._calls, 'tool call')}"
         self.summary.setText(text + (f" · {failed} failed" if failed else ""))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

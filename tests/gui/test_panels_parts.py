@@ -81,4 +81,4 @@ def test_ctrl_c_copies_the_selected_row(qtbot, qapp) -> None:
     qtbot.keyClick(view.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     copied = json.loads(qapp.clipboard().text())
     assert copied["iteration"] == 2 and copied["toolInput"] == {"e": "1/0"} and copied["status"] == "error"
-    assert view.summary.text() == "1 iterations · 1 tool calls · 1 failed"
+    assert view.summary.text() == "1 iteration · 1 tool call · 1 failed"
