@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .abort import AbortSignal
+from . import from_ai
 from .errors import NodeOperationError
 from .expressions import has_expressions, resolve_parameters
 from .node_type import NodeParams
@@ -33,6 +34,10 @@ class _ContextBase:
     node: Node
     _execution: "Execution"
 
+    def _model_args(self) -> dict[str, Any] | None:
+        """What `$fromAI(...)` reads: None where no model calls this node (it is then an error)."""
+        return None
+
     @property
     def signal(self) -> AbortSignal:
         return self._execution.signal
@@ -51,7 +56,7 @@ class _ContextBase:
         if not has_expressions(raw):
             resolved = raw
         else:
-            resolved = resolve_parameters(raw, (item or {}).get("json", {}))
+            resolved = resolve_parameters(raw, (item or {}).get("json", {}), self._model_args())
         try:
             params = node_type.Params.model_validate(resolved)
         except ValidationError as exc:
@@ -94,6 +99,11 @@ class NodeContext(_ContextBase):
         wf = self._execution.state.workflow
         return str(getattr(wf, "id", None) or wf.name)
 
+    def _model_args(self) -> dict[str, Any] | None:
+        if self.action is None:
+            return None
+        return self.items[0].get("json", {}) if self.items else {}
+
     def memo(self, name: str) -> dict[str, Any]:
         """A cache of derived data for this node, kept for the life of the execution object.
 
@@ -132,6 +142,9 @@ class SupplyContext(_ContextBase):
     @property
     def workflow_id(self) -> str:
         return self.parent.workflow_id
+
+    def _model_args(self) -> dict[str, Any] | None:
+        return from_ai.UNFILLED  # a tool describing itself: `$fromAI` reads as its default
 
     def params(self) -> Any:
         """Parameters resolved against the parent's current item (as n8n does for sub-nodes)."""

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
@@ -535,15 +536,26 @@ class Execution:
                 data = RecordedMemory(data, self, sub.name, parent)
             elif conn_type == AI_TOOL:
                 tools = data if isinstance(data, list) else [data]
+                model_filled = self._from_ai_fields(sub)
                 for tool in tools:
-                    if isinstance(tool, ToolSpec) and not tool.source_node_name:
-                        tool.source_node_name = sub.name
+                    if isinstance(tool, ToolSpec):
+                        if not tool.source_node_name:
+                            tool.source_node_name = sub.name
+                        if model_filled and not tool.is_from_toolkit:
+                            tool.parameters = from_ai.with_fields(tool.parameters, model_filled)
                 found.extend(tools)
                 continue
             found.append(data)
         if conn_type == AI_TOOL:
             return found
         return found[0] if found else None
+
+    def _from_ai_fields(self, node: Node) -> list[from_ai.FromAI]:
+        """The `$fromAI(...)` arguments of a tool node's parameters (read once per execution)."""
+        memo = self.memo.setdefault(("from-ai", node.name), {})
+        if "fields" not in memo:
+            memo["fields"] = from_ai.fields_in(node.parameters)
+        return memo["fields"]
 
     @staticmethod
     def _usage_counter(entry: StackEntry | None) -> Callable[[ModelReply, float], None]:

@@ -1,6 +1,7 @@
 """n8n expressions of the form `={{ $json.path }}`: read a field of the input item, nothing else.
 
-No Python `eval` is involved; anything but `$json` paths is an ExpressionError.
+The one other form is `$fromAI(...)` (engine/from_ai.py) in a node an agent calls as a tool: the
+calling model's argument. No Python `eval` is involved; anything else is an ExpressionError.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from . import from_ai
 from .errors import ExpressionError
 
 _SEGMENT = re.compile(r"\{\{(.*?)\}\}", re.S)
@@ -35,6 +37,17 @@ def has_expressions(value: Any) -> bool:
     if isinstance(value, list):
         return any(has_expressions(v) for v in value)
     return False
+
+
+def _resolve(source: str, item: dict[str, Any], args: dict[str, Any] | None) -> Any:
+    call = from_ai.parse(source)
+    if call is None:
+        return _resolve_path(source, item)
+    if args is None:
+        raise ExpressionError(
+            f"$fromAI('{call.key}') is filled in by the model: it works in a node an agent calls as a tool"
+        )
+    return call.value(args)
 
 
 def _resolve_path(source: str, item: dict[str, Any]) -> Any:
@@ -68,27 +81,28 @@ def _to_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def evaluate(value: str, item: dict[str, Any]) -> Any:
-    """Evaluate one expression string against an item's json. A lone `{{ }}` keeps its type."""
+def evaluate(value: str, item: dict[str, Any], args: dict[str, Any] | None = None) -> Any:
+    """Evaluate one expression string against an item's json (and, in a tool run, the calling
+    model's `args` for `$fromAI`). A lone `{{ }}` keeps its type."""
     body = value[1:]
     segments = list(_SEGMENT.finditer(body))
     if len(segments) == 1 and segments[0].span() == (0, len(body.strip())) and body == body.strip():
-        return _resolve_path(segments[0].group(1), item)
+        return _resolve(segments[0].group(1), item, args)
     out, last = [], 0
     for seg in segments:
         out.append(body[last:seg.start()])
-        out.append(_to_text(_resolve_path(seg.group(1), item)))
+        out.append(_to_text(_resolve(seg.group(1), item, args)))
         last = seg.end()
     out.append(body[last:])
     return "".join(out)
 
 
-def resolve_parameters(value: Any, item: dict[str, Any]) -> Any:
+def resolve_parameters(value: Any, item: dict[str, Any], args: dict[str, Any] | None = None) -> Any:
     """Return `value` with every expression string evaluated against `item` (a copy)."""
     if isinstance(value, str):
-        return evaluate(value, item) if value.startswith("=") else value
+        return evaluate(value, item, args) if value.startswith("=") else value
     if isinstance(value, dict):
-        return {k: resolve_parameters(v, item) for k, v in value.items()}
+        return {k: resolve_parameters(v, item, args) for k, v in value.items()}
     if isinstance(value, list):
-        return [resolve_parameters(v, item) for v in value]
+        return [resolve_parameters(v, item, args) for v in value]
     return value
