@@ -111,10 +111,6 @@ class NodeContext(_ContextBase):
         """
         return self._execution.memo.setdefault((self.node.name, name), {})
 
-    @property
-    def is_tool_run(self) -> bool:
-        return self.action is not None
-
     def params(self, item_index: int = 0) -> Any:
         """This node's parameters for one input item, expressions resolved, validated."""
         item = self.items[item_index] if 0 <= item_index < len(self.items) else None

@@ -21,14 +21,6 @@ class RegistryError(MiniN8nError):
     """A node type registered twice, or a type id that is not known."""
 
 
-class ConnectionRuleError(MiniN8nError):
-    """The graph breaks a connection rule (for example an Agent without a Chat Model)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
-
-
 class NodeOperationError(MiniN8nError):
     """A node failed; the message is what the user sees, `description` adds detail."""
 

@@ -24,10 +24,6 @@ _PATH_TOKEN = re.compile(
 )
 
 
-def is_expression(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith("=")
-
-
 def has_expressions(value: Any) -> bool:
     """True when a parameter value (nested dicts and lists included) holds any expression."""
     if isinstance(value, str):
