@@ -61,7 +61,7 @@ class Engine:
     def __init__(self, registry: Registry, services: Services | None = None, store: Any = None) -> None:
         self.registry = registry
         self.services = services or Services()
-        self.store = store  # an engine.store.ExecutionStore: every execution is written there
+        self.store = store  # an engine.store.ExecutionStoreBase: every execution is written there
 
     def start_node(self, workflow: Workflow, prefer_chat: bool = False) -> Node:
         """The trigger a run starts from: the Chat Trigger when a message is given, else the first trigger."""
@@ -127,6 +127,7 @@ class Execution:
         self.debugger: Debugger | None = None
         # called with (state, at_boundary): at a boundary the stack is exact and resumable
         self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
+        self.on_detach: Callable[[ExecutionState], None] | None = None  # left paused: the store's lease ends
         self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
         # give the event loop a turn at a boundary once this many seconds have passed (a UI's loop)
         self.yield_interval_s: float | None = None
@@ -217,6 +218,8 @@ class Execution:
         except asyncio.CancelledError:
             if self._detaching:
                 state.status = "paused"
+                if self.on_detach is not None:
+                    self.on_detach(state)
                 return state
             if not self.signal.aborted:
                 raise

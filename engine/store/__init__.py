@@ -1,0 +1,13 @@
+"""The execution store: its interface (base), the SQLite back end with its boundary journal, and
+Simple Memory's table."""
+
+from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
+from .codec import StoreDamaged
+from .memory import SqliteMemoryStore
+from .sqlite_file import SCHEMA_VERSION
+from .sqlite_store import ENV_DB, ExecutionStore, default_path
+
+__all__ = [
+    "ENV_DB", "SCHEMA_VERSION", "ExecutionBusy", "ExecutionStore", "ExecutionStoreBase", "ExecutionSummary",
+    "Retention", "SqliteMemoryStore", "StoreDamaged", "default_path",
+]

@@ -1,0 +1,37 @@
+"""Stored JSON values as checksummed blobs: a flipped byte is reported, never decoded into nonsense.
+
+Values are written as ASCII JSON (`\\uXXXX` escapes), so any Python string — a lone surrogate
+included — is stored and read back exactly. Each blob carries a CRC-32 of its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from ..errors import MiniN8nError
+
+_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), check_circular=False)
+
+
+class StoreDamaged(MiniN8nError):
+    """The store file is damaged (SQLite's own checks or a checksum failed): nothing more is written to it."""
+
+
+def pack(value: Any) -> tuple[bytes, int]:
+    """The blob for `value` and its checksum."""
+    data = _encoder.encode(value).encode("ascii")
+    return data, zlib.crc32(data)
+
+
+def unpack(data: bytes | str, crc: int | None, where: str) -> Any:
+    """The value of a stored blob; `where` names it (file, execution, row) if its checksum fails."""
+    if isinstance(data, str):  # a text column (written before checksums, or by hand)
+        data = data.encode("utf-8", "surrogatepass")
+    if crc is not None and zlib.crc32(data) != crc:
+        raise StoreDamaged(f"{where} fails its checksum: the file is damaged (the damaged data is not shown)")
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreDamaged(f"{where} is not readable JSON ({exc}): the file is damaged") from None

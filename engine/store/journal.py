@@ -1,0 +1,130 @@
+"""The boundary journal: an append-only file per running execution, one record per node boundary.
+
+Appending a record is one write() — once it returns, the boundary survives the process being
+killed (the kernel holds it) — at a few microseconds, where an SQLite commit costs a hundred.
+The store folds journaled records into the database in groups (one transaction for many
+boundaries) and empties the journal; after a crash, whoever marks the execution crashed folds
+what the dead process left. Each record carries its length and a CRC-32, so a torn tail is
+recognised and ignored.
+
+Record: b"MB" u32 body-length u32 body-crc, then body: u16 run count, each run
+(q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),
+then u8 has-boundary and the boundary (q seq, q runs, q base or -1 for a whole stack,
+u16 last-node length or 0xFFFF for none, last node, u32 stack length, u32 stack crc, stack).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAGIC = b"MB"
+_HEAD = struct.Struct("<2sII")
+_RUN = struct.Struct("<qqqH")
+_BLOB = struct.Struct("<II")
+_BOUNDARY = struct.Struct("<qqqH")
+_COUNT = struct.Struct("<H")
+NO_NODE = 0xFFFF
+
+RunRow = tuple[str, int, str, int, "int | None", bytes, int]  # execution, seq, node, run index, base, task, crc
+BoundaryRow = tuple[str, int, int, "str | None", "int | None", bytes, int]  # execution, seq, runs, last node, base, stack, crc
+
+
+@dataclass
+class Pending:
+    """Journaled rows not yet in the database, in order."""
+
+    runs: list[RunRow] = field(default_factory=list)
+    boundaries: list[BoundaryRow] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.runs or self.boundaries)
+
+    def clear(self) -> None:
+        self.runs.clear()
+        self.boundaries.clear()
+
+
+def encode_record(runs: list[RunRow], boundary: BoundaryRow | None) -> bytes:
+    parts = [_COUNT.pack(len(runs))]
+    for _eid, seq, node, run_index, base, data, crc in runs:
+        name = node.encode("utf-8", "surrogatepass")
+        parts += [_RUN.pack(seq, run_index, -1 if base is None else base, len(name)), name, _BLOB.pack(len(data), crc), data]
+    if boundary is None:
+        parts.append(b"\x00")
+    else:
+        _eid, seq, runs_count, last_node, base, data, crc = boundary
+        name = b"" if last_node is None else last_node.encode("utf-8", "surrogatepass")
+        parts += [b"\x01", _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE if last_node is None else len(name)),
+                  name, _BLOB.pack(len(data), crc), data]
+    body = b"".join(parts)
+    return _HEAD.pack(MAGIC, len(body), zlib.crc32(body)) + body
+
+
+def decode_records(execution_id: str, raw: bytes) -> Pending:
+    """The rows of every whole record in `raw`; a torn or damaged tail ends the reading."""
+    out = Pending()
+    pos = 0
+    while pos + _HEAD.size <= len(raw):
+        magic, length, crc = _HEAD.unpack_from(raw, pos)
+        body = raw[pos + _HEAD.size: pos + _HEAD.size + length]
+        if magic != MAGIC or len(body) != length or zlib.crc32(body) != crc:
+            break
+        pos += _HEAD.size + length
+        at = 0
+        (count,) = _COUNT.unpack_from(body, at)
+        at += _COUNT.size
+        for _ in range(count):
+            seq, run_index, base, name_len = _RUN.unpack_from(body, at)
+            at += _RUN.size
+            node = body[at: at + name_len].decode("utf-8", "surrogatepass")
+            at += name_len
+            size, data_crc = _BLOB.unpack_from(body, at)
+            at += _BLOB.size
+            out.runs.append((execution_id, seq, node, run_index, None if base < 0 else base, body[at: at + size], data_crc))
+            at += size
+        if body[at: at + 1] == b"\x01":
+            at += 1
+            seq, runs_count, base, name_len = _BOUNDARY.unpack_from(body, at)
+            at += _BOUNDARY.size
+            last_node = None if name_len == NO_NODE else body[at: at + name_len].decode("utf-8", "surrogatepass")
+            at += 0 if name_len == NO_NODE else name_len
+            size, data_crc = _BLOB.unpack_from(body, at)
+            at += _BLOB.size
+            out.boundaries.append((execution_id, seq, runs_count, last_node, None if base < 0 else base, body[at: at + size], data_crc))
+    return out
+
+
+class Journal:
+    """One execution's journal file, open for appending."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+
+    def append(self, record: bytes) -> None:
+        view = memoryview(record)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def empty(self) -> None:
+        """Everything in it is in the database now."""
+        os.ftruncate(self._fd, 0)
+
+    def close(self, *, remove: bool) -> None:
+        os.close(self._fd)
+        if remove:
+            self.path.unlink(missing_ok=True)
+
+
+def read_journal(path: Path, execution_id: str) -> Pending:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Pending()
+    return decode_records(execution_id, raw)

@@ -1,0 +1,37 @@
+"""Simple Memory's conversations in the execution store's file, so they outlive the process."""
+
+from __future__ import annotations
+
+import json
+
+from ..chat import ChatMessage
+from .codec import pack
+from .sqlite_store import ExecutionStore
+
+
+class SqliteMemoryStore:
+    """Conversations keyed by (workflow, session), appended message by message."""
+
+    def __init__(self, store: ExecutionStore) -> None:
+        self._db = store.connection
+
+    def load(self, key: tuple[str, str]) -> list[ChatMessage]:
+        rows = self._db.execute("SELECT message FROM memory WHERE workflow=? AND session=? ORDER BY seq", key)
+        return [ChatMessage.model_validate(json.loads(r[0])) for r in rows]
+
+    def append(self, key: tuple[str, str], messages: list[ChatMessage]) -> None:
+        """Append in one write transaction, so two processes on one session never take the same seq."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM memory WHERE workflow=? AND session=?", key).fetchone()[0]
+            self._db.executemany(
+                "INSERT INTO memory (workflow, session, seq, message) VALUES (?,?,?,?)",
+                [(*key, start + i + 1, pack(m.to_json())[0].decode("ascii")) for i, m in enumerate(messages)],
+            )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def clear(self, key: tuple[str, str]) -> None:
+        self._db.execute("DELETE FROM memory WHERE workflow=? AND session=?", key)

@@ -1,0 +1,560 @@
+"""The embedded execution store: every execution in one SQLite file (WAL), durable and resumable.
+
+Writes per execution: its workflow once (shared by every execution of the same workflow), its
+row at each change of status, and one small transaction per node boundary that appends the
+node runs finished since the last boundary and the boundary itself (the resumable stack, as a
+delta from the previous one; every CHECKPOINTS_PER_FULL-th whole, older ones then dropped).
+WAL with synchronous=NORMAL: a committed boundary survives a killed process, so a SIGKILL
+loses at most the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and
+wait up to a busy timeout for other processes. A running execution is leased to its process
+(pid and start time); a dead owner's execution is "crashed" and may be resumed by anyone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
+from ..errors import MiniN8nError
+from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
+from ..json_delta import decode, encode
+from ..processes import same_process_alive, start_time
+from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
+from ..workflow import parse_workflow, workflow_to_data
+from .base import FINISHED, ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
+from .codec import StoreDamaged, pack, unpack
+from .journal import BoundaryRow, Journal, Pending, RunRow, encode_record, read_journal
+from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
+
+ENV_DB = "MINI_N8N_DB"
+CHECKPOINTS_PER_FULL = 64
+FOLD_EVERY = 128  # journaled boundaries folded into the database in one transaction
+FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
+ENDED = ("success", "error", "cancelled")
+T = TypeVar("T")
+
+
+def default_path() -> Path:
+    """$MINI_N8N_DB, else the user's data folder (XDG_DATA_HOME or ~/.local/share)/mini-n8n."""
+    override = os.environ.get(ENV_DB)
+    if override:
+        return Path(override)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "mini-n8n" / "executions.sqlite"
+
+
+def _carries_conversation(task: dict[str, Any]) -> bool:
+    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
+    inputs = task.get("input") or {}
+    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
+
+
+@dataclass
+class _Writer:
+    """What one attached execution's next writes need: sequence numbers, its journal, the rows
+    not yet in the database, and the JSON the next deltas are made from (shared with live run data)."""
+
+    journal: Journal
+    run_seq: int
+    boundary_seq: int = 0
+    since_full: int = 0
+    stack: list[Any] | None = None
+    new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
+    unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
+    unfolded_since: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
+    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
+    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
+    row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
+
+
+def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
+    """Write journaled rows (idempotent: a journal folded twice leaves the same rows)."""
+    boundaries = pending.boundaries
+    wholes = [b[1] for b in boundaries if b[4] is None]
+    if wholes:  # a whole stack: the boundaries before it are not needed any more
+        first = max(wholes)
+        db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, first))
+        boundaries = [b for b in boundaries if b[1] >= first]
+    if pending.runs:
+        db.executemany("INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)",
+                       pending.runs)
+    if boundaries:
+        db.executemany("INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc)"
+                       " VALUES (?,?,?,?,?,?,?)", boundaries)
+
+
+class ExecutionStore(ExecutionStoreBase):
+    """Executions in one SQLite file. Open one per process; writes happen on the caller's thread."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, retention: Retention | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.retention = retention if retention is not None else Retention.from_env()
+        self._db = open_store_file(self.path)
+        self._journals = Path(f"{self.path}-boundaries")
+        self._pid = os.getpid()
+        self._started = start_time(self._pid)
+        self._writers: dict[str, _Writer] = {}
+        self._housekeeper: threading.Thread | None = None
+        self.mark_crashed()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection, for tables that share the file (Simple Memory)."""
+        return self._db
+
+    def close(self) -> None:
+        for execution_id in list(self._writers):
+            self._fold(self._writers[execution_id])
+        if self._housekeeper is not None:
+            self._housekeeper.join()
+        self._db.close()
+
+    def _guard(self, what: str, work: Callable[[], T]) -> T:
+        """Run `work`; SQLite's errors become errors naming the file (damage reported as such)."""
+        try:
+            return work()
+        except sqlite3.Error as exc:
+            if is_damage(exc):
+                raise StoreDamaged(f"the execution store {self.path} is damaged ({exc}) while {what}") from None
+            raise MiniN8nError(f"the execution store {self.path} failed while {what}: {exc}") from None
+
+    def _transaction(self, what: str, work: Callable[[], T]) -> T:
+        """`work` in one write transaction, the write lock taken up front (waits BUSY_TIMEOUT_S)."""
+        db = self._db
+
+        def run() -> T:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work()
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return result
+
+        return self._guard(what, run)
+
+    def _journal_path(self, execution_id: str) -> Path:
+        name = execution_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", execution_id) else hashlib.sha256(
+            execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self._journals / f"{name}.journal"
+
+    def _recover(self, execution_id: str) -> Path | None:
+        """Inside a write transaction, with the execution claimed: fold what a dead owner left in
+        its journal; returns the journal to remove once committed."""
+        path = self._journal_path(execution_id)
+        if not path.exists():
+            return None
+        apply_rows(self._db, execution_id, read_journal(path, execution_id))
+        return path
+
+    # ----- the lease -------------------------------------------------------------------------
+    def _claim(self, execution_id: str) -> str | None:
+        """Inside a write transaction: make this process the owner; returns the stored status
+        (None: no such execution). Raises ExecutionBusy when a live other process owns it."""
+        row = self._db.execute(
+            "SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (execution_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        status, pid, started = row
+        if pid is not None and (pid, started) != (self._pid, self._started) and same_process_alive(pid, started):
+            raise ExecutionBusy(execution_id, pid)
+        self._db.execute("UPDATE executions SET owner_pid=?, owner_start=? WHERE id=?", (self._pid, self._started, execution_id))
+        return str(status)
+
+    def release(self, state: ExecutionState) -> None:
+        writer = self._writers.pop(state.id, None)
+        if writer is not None:
+            self._fold(writer)
+            writer.journal.close(remove=True)
+        self._transaction(f"releasing execution {state.id}", lambda: self._db.execute(
+            "UPDATE executions SET owner_pid=NULL, owner_start=NULL WHERE id=? AND owner_pid=?", (state.id, self._pid)))
+
+    def mark_crashed(self) -> list[str]:
+        """Executions left running (or never started) by a process that is gone are "crashed"; what
+        their journals hold is folded in first."""
+        rows = self._guard("looking for crashed executions", lambda: self._db.execute(
+            "SELECT id, owner_pid, owner_start FROM executions WHERE status IN ('running', 'new')").fetchall())
+        gone = [(eid, pid, started) for eid, pid, started in rows if not same_process_alive(pid, started)]
+        if not gone:
+            return []
+
+        def mark() -> list[tuple[str, Path | None]]:
+            crashed = []
+            for eid, pid, _started in gone:  # only if no other process took it over meanwhile
+                if self._db.execute(
+                    "UPDATE executions SET status='crashed', owner_pid=NULL, owner_start=NULL, updated_at=?"
+                    " WHERE id=? AND status IN ('running', 'new') AND owner_pid IS ?", (time.time(), eid, pid),
+                ).rowcount:
+                    crashed.append((eid, self._recover(eid)))
+            return crashed
+
+        marked = self._transaction("marking crashed executions", mark)
+        for _eid, journal in marked:
+            if journal is not None:
+                journal.unlink(missing_ok=True)
+        return [eid for eid, _journal in marked]
+
+    # ----- writing, driven by an execution ----------------------------------------------------
+    def attach(self, execution: Any) -> None:
+        """Claim `execution` (an engine.executor.Execution) and store it from now on."""
+        state: ExecutionState = execution.state
+        workflow, workflow_crc = pack(workflow_to_data(state.workflow))
+        digest = workflow_hash(workflow)
+        previous = self._writers.pop(state.id, None)
+        if previous is not None:  # attached again in this process (resumed here): the old writer is done
+            self._fold(previous)
+            previous.journal.close(remove=False)
+
+        def claim_and_write() -> tuple[int, int, Path | None]:
+            db = self._db
+            journal = None
+            if self._claim(state.id) is None:
+                db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, workflow, workflow_crc))
+                db.execute(
+                    "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node,"
+                    " crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (state.id, state.workflow.name, digest, state.mode, state.status, state.started_at, state.start_node,
+                     fields_crc([None, None, None]), self._pid, self._started, time.time()),
+                )
+            else:
+                journal = self._recover(state.id)
+            runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
+            boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
+            return int(runs), int(boundary), journal
+
+        runs, boundary, old_journal = self._transaction(f"storing execution {state.id}", claim_and_write)
+        if old_journal is not None:
+            old_journal.unlink(missing_ok=True)
+        writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=runs, boundary_seq=boundary)
+        self._writers[state.id] = writer
+        first = Pending(boundaries=[self._boundary_row(state, writer)])
+        self._transaction(f"storing execution {state.id}", lambda: apply_rows(self._db, state.id, first))
+        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.on_checkpoint = self.checkpoint
+        execution.on_detach = self.release
+
+    def _on_event(self, execution_id: str, event: HookEvent) -> None:
+        writer = self._writers.get(execution_id)
+        if isinstance(event, NodeAfter) and writer is not None:
+            writer.run_seq += 1
+            seq = writer.run_seq
+            task = event.task.to_json()
+            conversation = _carries_conversation(task)
+            base = writer.last_conversation.get(event.node) if conversation else None
+            data, crc = pack(encode(task, writer.conversations[base]) if base is not None else task)
+            writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
+            writer.seq_of[(event.node, event.run_index)] = seq
+            if conversation:
+                writer.conversations[seq] = task
+                writer.last_conversation[event.node] = seq
+        elif isinstance(event, RunUpdated):
+            self._update_run(execution_id, writer, event)
+        elif isinstance(event, WorkflowAfter):
+            writer = self._writers.pop(execution_id, None)
+            if writer is not None:
+                self._fold(writer)
+                writer.journal.close(remove=True)
+            self._housekeep_in_background()
+
+    def _update_run(self, execution_id: str, writer: _Writer | None, event: RunUpdated) -> None:
+        """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
+        task = event.task.to_json()
+        data, crc = pack(task)
+        if writer is not None:
+            seq = writer.seq_of.get((event.node, event.run_index))
+            for i, run in enumerate(writer.new_runs):  # not even journaled yet: edit it there
+                if run[1] == seq:
+                    writer.new_runs[i] = (*run[:4], None, data, crc)
+            self._fold(writer)
+            if seq in writer.conversations:
+                writer.conversations[seq] = task
+        self._transaction(f"updating a run of execution {execution_id}", lambda: self._db.execute(
+            "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
+            (data, crc, execution_id, event.node, event.run_index)))
+
+    def _boundary_row(self, state: ExecutionState, writer: _Writer) -> BoundaryRow:
+        """The boundary's row: the stack as a delta from the previous one (whole every
+        CHECKPOINTS_PER_FULL-th time, and first in each process)."""
+        stack = [entry.to_json() for entry in state.stack]
+        writer.boundary_seq += 1
+        seq = writer.boundary_seq
+        if writer.stack is None or writer.since_full + 1 >= CHECKPOINTS_PER_FULL:
+            data, crc = pack(stack)
+            base = None
+            writer.since_full = 0
+        else:
+            data, crc = pack(encode(stack, writer.stack))
+            base = seq - 1
+            writer.since_full += 1
+        writer.stack = stack
+        return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+
+    def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
+        """Journal the runs finished since the last call and, at a boundary, the resumable stack
+        (one write); a change of status, pause, error or result goes to the database at once,
+        with everything journaled before it."""
+        writer = self._writers.get(state.id)
+        if writer is None:
+            return
+        row = (state.status, state.stopped_at, state.error, state.result, state.pause)
+        runs, writer.new_runs = writer.new_runs, []
+        boundary = self._boundary_row(state, writer) if at_boundary else None
+        if not runs and boundary is None and row == writer.row:
+            return
+        pending = writer.unfolded
+        if not pending:
+            writer.unfolded_since = time.monotonic()
+        pending.runs += runs
+        if boundary is not None:
+            pending.boundaries.append(boundary)
+        if row != writer.row:
+            self._fold(writer, state, release=state.status in ENDED)
+            writer.row = row
+            return
+        writer.journal.append(encode_record(runs, boundary))
+        if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
+            self._fold(writer)
+        elif writer.timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            writer.timer = loop.call_later(FOLD_AFTER_S, self._fold_when_due, state.id)
+
+    def _fold_when_due(self, execution_id: str) -> None:
+        writer = self._writers.get(execution_id)
+        if writer is not None:
+            writer.timer = None
+            self._fold(writer)
+
+    def _fold(self, writer: _Writer, state: ExecutionState | None = None, *, release: bool = False) -> None:
+        """Write the journaled rows (and `state`'s row, if given) in one transaction, then empty the journal."""
+        if writer.timer is not None:
+            writer.timer.cancel()
+            writer.timer = None
+        pending = writer.unfolded
+        if not pending and state is None:
+            return
+        execution_id = state.id if state is not None else (pending.boundaries or pending.runs)[0][0]
+
+        def write() -> None:
+            apply_rows(self._db, execution_id, pending)
+            if state is not None:
+                self._write_row(state, release=release)
+
+        self._transaction(f"storing execution {execution_id}", write)
+        pending.clear()
+        writer.journal.empty()
+
+    def _write_row(self, state: ExecutionState, *, release: bool) -> None:
+        fields = [
+            pack(state.error.model_dump())[0] if state.error else None,
+            pack(state.result)[0] if state.result is not None else None,
+            pack(state.pause)[0] if state.pause else None,
+        ]
+        owner = "" if not release else ", owner_pid=NULL, owner_start=NULL"
+        self._db.execute(
+            f"UPDATE executions SET status=?, stopped_at=?, error=?, result=?, pause=?, crc=?, updated_at=?{owner} WHERE id=?",
+            (state.status, state.stopped_at, *fields, fields_crc(fields), time.time(), state.id),
+        )
+
+    # ----- housekeeping -------------------------------------------------------------------------
+    def _housekeep_in_background(self) -> None:
+        """After a run: apply the retention setting and fold the WAL into the file, on a thread of
+        its own with its own connection, so the end of a run does not stall."""
+        if self._housekeeper is not None and self._housekeeper.is_alive():
+            return
+        retention, path = self.retention, self.path
+
+        def work() -> None:
+            try:
+                with closing(sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)) as db:
+                    if retention.active:
+                        prune_executions(db, retention)
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:
+                pass  # the next run's end tries again; nothing is lost while the WAL holds it
+
+        self._housekeeper = threading.Thread(target=work, name="mini-n8n store housekeeping")
+        self._housekeeper.start()
+
+    def prune(self, retention: Retention, *, vacuum: bool = False) -> int:
+        deleted = self._guard("pruning executions", lambda: prune_executions(self._db, retention))
+        if vacuum:
+            def compact() -> None:
+                self._db.execute("VACUUM")
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+            self._guard("vacuuming", compact)
+        return deleted
+
+    def check(self) -> None:
+        """The full integrity check (every page), read-only; raises StoreDamaged naming the file."""
+        check_readonly(self.path, full=True)
+
+    # ----- reading ------------------------------------------------------------------------------
+    def list(self, limit: int = 200) -> list[ExecutionSummary]:
+        rows = self._guard("listing executions", lambda: self._db.execute(
+            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc FROM executions"
+            " ORDER BY started_at DESC LIMIT ?", (limit,)).fetchall())
+        out = []
+        for eid, name, mode, status, started, stopped, error, result, pause, crc in rows:
+            self._verify_row(eid, [error, result, pause], crc)
+            message = unpack(error, None, f"the error of execution {eid}")["message"] if error else None
+            out.append(ExecutionSummary(eid, name, mode, status, started, stopped, message))
+        return out
+
+    def _verify_row(self, execution_id: str, fields: list[Any], crc: int | None) -> None:
+        if crc is not None and fields_crc(fields) != crc:
+            raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: the file is damaged")
+
+    def exists(self, execution_id: str) -> bool:
+        return self._guard("reading", lambda: self._db.execute(
+            "SELECT 1 FROM executions WHERE id=?", (execution_id,)).fetchone()) is not None
+
+    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
+        """The stored runs in the order they finished (each decoded from the run it extends)."""
+        query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?"
+        args: tuple[Any, ...] = (execution_id,)
+        if upto is not None:
+            query += " AND seq<=?"
+            args += (upto,)
+        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(query + " ORDER BY seq", args).fetchall())
+        decoded: dict[int, Any] = {}
+        for seq, node, run_index, base, task, crc in rows:
+            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
+            if base is not None:
+                value = decode(value, decoded.get(base))
+            decoded[seq] = value
+            yield node, run_index, TaskData.model_validate(value)
+
+    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
+        """The stack, run count and last node of the latest boundary: its full ancestor, then each
+        delta applied in turn."""
+        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
+            "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=? ORDER BY seq",
+            (execution_id,)).fetchall())
+        stack: Any = None
+        runs, last_node = 0, None
+        for seq, runs, last_node, base, data, crc in rows:
+            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
+            stack = value if base is None else decode(value, stack)
+        return stack or [], runs, last_node
+
+    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
+        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
+        row = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
+            "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause, e.crc,"
+            " w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash WHERE e.id=?",
+            (execution_id,)).fetchone())
+        if row is None:
+            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+        mode, status, started, stopped, start_node, error, result, pause, crc, workflow, workflow_crc = row
+        self._verify_row(execution_id, [error, result, pause], crc)
+        if workflow is None:
+            raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}: the file is damaged")
+        where = f"execution {execution_id} in {self.path}"
+        stack, at_boundary, last_node = self._last_boundary(execution_id)
+        state = ExecutionState(
+            id=execution_id,
+            workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
+            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
+            error=TaskError.model_validate(unpack(error, None, where)) if error else None,
+            result=unpack(result, None, where) if result else None,
+            stack=[StackEntry.model_validate(e) for e in stack],
+            pause=unpack(pause, None, where) if pause else None,
+        )
+        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
+            state.run_data.setdefault(node, []).append(task)
+        return state
+
+    def prepare_resume(self, execution_id: str) -> ExecutionState:
+        """Claim a paused or crashed execution and load it to continue: runs after its last
+        boundary are dropped (the node that made them runs again)."""
+
+        def claim() -> Path | None:
+            status = self._claim(execution_id)
+            if status is None:
+                raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+            if status in ("running", "new"):  # its owner is gone (else _claim refused): it crashed
+                status = "crashed"
+                self._db.execute("UPDATE executions SET status='crashed' WHERE id=?", (execution_id,))
+            if status not in ("paused", "crashed"):
+                raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
+            journal = self._recover(execution_id)
+            at_boundary = self._db.execute(
+                "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
+            self._db.execute("DELETE FROM runs WHERE execution_id=? AND seq>?", (execution_id, at_boundary[0] if at_boundary else 0))
+            return journal
+
+        journal = self._transaction(f"claiming execution {execution_id}", claim)
+        if journal is not None:
+            journal.unlink(missing_ok=True)
+        return self.load(execution_id, for_resume=True)
+
+    def delete(self, execution_id: str) -> bool:
+        def remove() -> bool:
+            row = self._db.execute("SELECT owner_pid, owner_start, workflow_hash FROM executions WHERE id=?", (execution_id,)).fetchone()
+            if row is None:
+                return False
+            pid, started, digest = row
+            if pid is not None and pid != self._pid and same_process_alive(pid, started):
+                raise ExecutionBusy(execution_id, pid)
+            for table in ("runs", "boundaries"):
+                self._db.execute(f"DELETE FROM {table} WHERE execution_id=?", (execution_id,))
+            self._db.execute("DELETE FROM executions WHERE id=?", (execution_id,))
+            self._db.execute("DELETE FROM workflows WHERE hash=? AND NOT EXISTS (SELECT 1 FROM executions WHERE workflow_hash=?)",
+                             (digest, digest))
+            return True
+
+        deleted = self._transaction(f"deleting execution {execution_id}", remove)
+        self._journal_path(execution_id).unlink(missing_ok=True)
+        return deleted
+
+
+def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | None = None) -> int:
+    """Delete finished executions older than `retention.max_age_days` or beyond the newest
+    `retention.max_count` finished ones, with their runs, boundaries and unshared workflows."""
+    if not retention.active:
+        return 0
+    finished = ",".join(f"'{s}'" for s in FINISHED)
+    selects, args = [], []
+    if retention.max_age_days is not None:
+        cutoff_ms = ((now if now is not None else time.time()) - retention.max_age_days * 86400) * 1000.0
+        selects.append(f"SELECT id FROM executions WHERE status IN ({finished}) AND started_at < ?")
+        args.append(cutoff_ms)
+    if retention.max_count is not None:
+        selects.append(f"SELECT id FROM (SELECT id FROM executions WHERE status IN ({finished})"
+                       " ORDER BY started_at DESC LIMIT -1 OFFSET ?)")
+        args.append(retention.max_count)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (id TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM doomed")
+        db.execute("INSERT OR IGNORE INTO doomed " + " UNION ".join(selects), args)
+        count = db.execute("SELECT COUNT(*) FROM doomed").fetchone()[0]
+        if count:
+            for table in ("runs", "boundaries"):
+                db.execute(f"DELETE FROM {table} WHERE execution_id IN (SELECT id FROM doomed)")
+            db.execute("DELETE FROM executions WHERE id IN (SELECT id FROM doomed)")
+            db.execute("DELETE FROM workflows WHERE hash NOT IN (SELECT workflow_hash FROM executions)")
+        db.execute("DELETE FROM doomed")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return int(count)
