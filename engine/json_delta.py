@@ -20,18 +20,32 @@ def _shared_prefix(new: list[Any], old: list[Any]) -> int:
 
 
 def encode(new: Any, old: Any) -> Any:
-    """`new` with every list that repeats the start of its counterpart in `old` shortened."""
-    if old is None or new is old and not isinstance(new, (list, dict)):
-        return new
-    if isinstance(new, list) and isinstance(old, list):
+    """`new` with every list that repeats the start of its counterpart in `old` shortened.
+    Only lists and dicts are descended into (scalars are returned as they are, without a call)."""
+    kind = type(new)
+    if kind is dict:
+        if type(old) is not dict:
+            return new
+        out = {}
+        previous = old.get
+        for key, value in new.items():
+            value_kind = type(value)
+            if value_kind is dict or value_kind is list:
+                before = previous(key)
+                out[key] = value if before is None else encode(value, before)
+            else:
+                out[key] = value
+        return out
+    if kind is list:
+        if type(old) is not list:
+            return new
         n = _shared_prefix(new, old)
         if n >= MIN_SHARED:
-            return {MARK: n, "then": [encode(x, None) for x in new[n:]]}
+            return {MARK: n, "then": new[n:]}
         if len(new) <= 64:  # small lists (the stack itself): compare element by element
-            return [encode(x, old[i] if i < len(old) else None) for i, x in enumerate(new)]
+            size = len(old)
+            return [encode(x, old[i]) if i < size and type(x) in (dict, list) else x for i, x in enumerate(new)]
         return new
-    if isinstance(new, dict) and isinstance(old, dict):
-        return {k: encode(v, old.get(k)) for k, v in new.items()}
     return new
 
 

@@ -1,0 +1,213 @@
+"""What durability costs: the execution store per agent iteration, and the store at scale.
+
+1. Per agent iteration (scripted model answering at once, one Calculator run, the Agent's
+   resume) without the store and with it, interleaved in the same process; target: with the
+   store at most 1.5x without. Beside it the durable peer: LangGraph's prebuilt ReAct agent
+   with its SQLite checkpointer (langgraph-checkpoint-sqlite); target: ours with the store at
+   most a tenth of it.
+2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
+   (targets 20 ms and 10 ms).
+`--quick` (or MINI_N8N_BENCH_QUICK=1) repeats less.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+import zlib
+from pathlib import Path
+from typing import Any, Callable
+
+from engine.executor import Engine
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore, Retention
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
+
+ROUNDS = 50
+STORE_TARGET = 1.5  # with the store / without
+PEER_TARGET = 0.1  # ours with the store / LangGraph with its SQLite checkpointer
+STORED = 100_000
+LIST_TARGET_MS = 10.0
+OPEN_TARGET_MS = 20.0
+
+
+def quick() -> bool:
+    return "--quick" in sys.argv or os.environ.get("MINI_N8N_BENCH_QUICK") == "1"
+
+
+def spread(values: list[float]) -> str:
+    return f"min {min(values):.3f}  median {statistics.median(values):.3f}  max {max(values):.3f}"
+
+
+def load_average() -> str:
+    try:
+        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "load average unknown"
+
+
+def agent_runner(store: ExecutionStore | None) -> Callable[[], None]:
+    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+               for i in range(ROUNDS)]
+    replies.append({"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}})
+    workflow = agent_workflow(replies, agent_options={"maxIterations": ROUNDS + 5})
+    engine = Engine(builtin_registry(), store=store)
+    loop = asyncio.new_event_loop()
+
+    def run_once() -> None:
+        state = loop.run_until_complete(engine.run(workflow, items=[chat_item("go", "bench")]))
+        assert state.status == "success", state.error
+        assert len(state.run_data["Calculator"]) == ROUNDS
+
+    return run_once
+
+
+def langgraph_runner(path: Path) -> Callable[[], None] | None:
+    try:
+        from langchain_core.language_models.chat_models import BaseChatModel
+        from langchain_core.messages import AIMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.prebuilt import create_react_agent
+    except ImportError as exc:
+        print(f"LangGraph with its SQLite checkpointer not installed ({exc}); `make bench` installs the bench extra")
+        return None
+    from nodes.tools.safe_math import evaluate, format_number
+
+    @tool
+    def calculator(expression: str) -> str:
+        """Evaluate an arithmetic expression."""
+        return format_number(evaluate(expression))
+
+    class Scripted(BaseChatModel):
+        """Answers instantly: ROUNDS tool calls, then a final answer."""
+
+        calls: int = 0
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+            return self
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            n = self.calls
+            self.calls += 1
+            if n < ROUNDS:
+                message = AIMessage(content="", tool_calls=[{"name": "calculator", "args": {"expression": f"{n} * 2"}, "id": f"call_{n}"}],
+                                    usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+            else:
+                message = AIMessage(content="done", usage_metadata={"input_tokens": 10, "output_tokens": 1, "total_tokens": 11})
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    warnings.filterwarnings("ignore", message=".*create_react_agent has been moved")  # the prebuilt agent is the peer
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+    threads = iter(range(10**9))
+
+    def run_once() -> None:
+        agent = create_react_agent(Scripted(), [calculator], checkpointer=saver)
+        config = {"configurable": {"thread_id": f"t{next(threads)}"}, "recursion_limit": 2 * ROUNDS + 10}
+        result = agent.invoke({"messages": [("user", "go")]}, config)
+        assert result["messages"][-1].content == "done"
+
+    return run_once
+
+
+def per_iteration(folder: Path) -> None:
+    repeats = 5 if quick() else 11
+    store = ExecutionStore(folder / "iterations.sqlite", retention=Retention())
+    sides: dict[str, Callable[[], None]] = {"without store": agent_runner(None), "with store": agent_runner(store)}
+    peer = langgraph_runner(folder / "langgraph.sqlite")
+    if peer is not None:
+        sides["LangGraph + SqliteSaver"] = peer
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for run in sides.values():
+        run()  # warm up
+    for _ in range(repeats):  # interleaved: each repeat runs every side once
+        for name, run in sides.items():
+            gc.collect()
+            started = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - started) * 1000.0 / (ROUNDS + 1))
+    print(f"ms per agent iteration, {ROUNDS} tool rounds, {repeats} interleaved repeats ({load_average()}):")
+    for name, values in times.items():
+        print(f"  {name:<24} {spread(values)}")
+    plain, stored = times["without store"], times["with store"]
+    for label, pick in (("min", min), ("median", statistics.median)):
+        ratio = pick(stored) / pick(plain)
+        print(f"  with/without store ({label}) = {ratio:.2f} (target <= {STORE_TARGET}: {'met' if ratio <= STORE_TARGET else 'NOT met'};"
+              f" {ratio / STORE_TARGET:.2f} of target)")
+    if peer is not None:
+        lg = times["LangGraph + SqliteSaver"]
+        ratio = min(stored) / min(lg)
+        print(f"  ours with store / LangGraph with SqliteSaver (min) = {ratio:.3f} (target <= {PEER_TARGET}:"
+              f" {'met' if ratio <= PEER_TARGET else 'NOT met'}; {ratio / PEER_TARGET:.2f} of target)")
+    store.close()
+
+
+def fill(path: Path, count: int) -> None:
+    """`count` finished executions (one workflow, one run and one boundary each), written the way the
+    store lays them out."""
+    ExecutionStore(path, retention=Retention()).close()
+    db = sqlite3.connect(path, isolation_level=None)
+    workflow = b'{"name":"bench","nodes":[],"connections":{}}'
+    blob = b'{"startTime":0,"executionTime":1,"executionStatus":"success","source":[],"input":{},"data":{}}'
+    stack = b"[]"
+    empty_crc = zlib.crc32(b"\x00", zlib.crc32(b"\x00", zlib.crc32(b"\x00")))
+    db.execute("BEGIN")
+    db.execute("INSERT INTO workflows VALUES ('bench', ?, ?)", (workflow, zlib.crc32(workflow)))
+    now = time.time() * 1000.0
+    db.executemany(
+        "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, stopped_at, crc, updated_at)"
+        " VALUES (?, 'bench', 'bench', 'cli', ?, ?, ?, ?, 0)",
+        ((f"e{i:08d}", "success" if i % 10 else "error", now - i * 1000.0, now - i * 1000.0 + 50, empty_crc) for i in range(count)),
+    )
+    db.executemany("INSERT INTO runs VALUES (?, 1, 'Start', 0, NULL, ?, ?)",
+                   ((f"e{i:08d}", blob, zlib.crc32(blob)) for i in range(count)))
+    db.executemany("INSERT INTO boundaries VALUES (?, 1, 1, 'Start', NULL, ?, ?)",
+                   ((f"e{i:08d}", stack, zlib.crc32(stack)) for i in range(count)))
+    db.execute("COMMIT")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+def at_scale(folder: Path) -> None:
+    path = folder / "large.sqlite"
+    started = time.perf_counter()
+    fill(path, STORED)
+    print(f"\nstore of {STORED:,} executions: {path.stat().st_size / 2**20:.1f} MB, made in {time.perf_counter() - started:.1f} s")
+    repeats = 7 if quick() else 21
+    opens, lists = [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        store = ExecutionStore(path, retention=Retention())
+        opens.append((time.perf_counter() - started) * 1000.0)
+        started = time.perf_counter()
+        rows = store.list(200)
+        lists.append((time.perf_counter() - started) * 1000.0)
+        assert len(rows) == 200 and rows[0].id == "e00000000"
+        store.close()
+    for label, values, target in (("open", opens, OPEN_TARGET_MS), ("list newest 200", lists, LIST_TARGET_MS)):
+        best = min(values)
+        print(f"  {label:<16} ms: {spread(values)}  (target < {target:g} ms: {'met' if best < target else 'NOT met'};"
+              f" {best / target:.2f} of target) ({load_average()})")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="mini-n8n-bench-store-") as folder:
+        per_iteration(Path(folder))
+        at_scale(Path(folder))
+
+
+if __name__ == "__main__":
+    main()
