@@ -25,7 +25,7 @@ from .run_data import ExecutionState
 from .run_log import RunLog, compact, format_line
 from .services import Services
 from .steps_table import rows_to_text, steps_of
-from .store import ExecutionStore, SqliteMemoryStore
+from .store import ExecutionStore, Retention, SqliteMemoryStore
 from .workflow import load_workflow
 
 SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay"}
@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("id")
     delete = ex_sub.add_parser("delete", help="delete one execution")
     delete.add_argument("id")
+    prune = ex_sub.add_parser("prune", help="delete finished executions beyond the retention setting, then vacuum")
+    prune.add_argument("--max-age-days", type=float, metavar="N", help="keep finished executions of the last N days "
+                       "(default $MINI_N8N_PRUNE_MAX_AGE_DAYS)")
+    prune.add_argument("--max-count", type=int, metavar="N", help="keep the newest N finished executions "
+                       "(default $MINI_N8N_PRUNE_MAX_COUNT)")
+    prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
+    ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
     return parser
 
 
@@ -227,6 +234,8 @@ def executions(args: argparse.Namespace) -> int:
             took = f"{row.duration_ms:8.0f} ms" if row.duration_ms is not None else "        —  "
             print(f"{row.id}  {row.status:<9}  {started}  {took}  {row.mode:<6}  {row.workflow_name}")
         return EXIT_OK
+    if args.action in ("prune", "check"):
+        return maintain(store, args)
     try:
         state = store.load(args.id)
     except MiniN8nError as exc:
@@ -246,6 +255,24 @@ def executions(args: argparse.Namespace) -> int:
         print("\nsteps:")
         print(rows_to_text(rows))
     return report(state) if state.status != "running" else EXIT_OK
+
+
+def maintain(store: ExecutionStore, args: argparse.Namespace) -> int:
+    """`executions prune` and `executions check`."""
+    if args.action == "check":
+        store.check()
+        print(f"{store.path}: ok")
+        return EXIT_OK
+    configured = Retention.from_env()
+    retention = Retention(args.max_age_days if args.max_age_days is not None else configured.max_age_days,
+                          args.max_count if args.max_count is not None else configured.max_count)
+    if not retention.active:
+        print("mini-n8n: error: nothing to prune by: give --max-age-days or --max-count "
+              "(or set MINI_N8N_PRUNE_MAX_AGE_DAYS / MINI_N8N_PRUNE_MAX_COUNT)", file=sys.stderr)
+        return EXIT_USAGE
+    deleted = store.prune(retention, vacuum=not args.no_vacuum)
+    print(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else ", file vacuumed"))
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -85,6 +85,7 @@ def workflow_hash(data: bytes) -> str:
 
 
 def _damaged(path: Path, detail: object) -> StoreDamaged:
+    detail = "; ".join(line.strip() for line in str(detail).splitlines() if line.strip() and not line.startswith("***"))
     return StoreDamaged(
         f"the execution store {path} is damaged ({detail}); it was not changed. Move it away (or set "
         f"MINI_N8N_DB to another file) to start a new one; `sqlite3 {path} .recover` may save what is left"
