@@ -1,0 +1,78 @@
+"""The store file stays small while runs go on: the workflow is written once, the execution row
+only when its status changes, and the WAL is folded into the file as it grows."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from engine.executor import Engine
+from engine.hooks import NodeAfter
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore, Retention
+from engine.workflow import parse_workflow, workflow_to_data
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, node, tool_call
+
+ROUNDS = 40
+
+
+def big_agent(rounds: int = ROUNDS):
+    """An agent workflow carrying 200 unconnected nodes of 5 KB each (a 1 MB file)."""
+    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}]
+    data = workflow_to_data(agent_workflow(replies, agent_options={"maxIterations": rounds + 1}))
+    data["nodes"] += [node(f"Note {i}", "n8n-nodes-base.stickyNote", {"content": "x" * 5000}) for i in range(200)]
+    return parse_workflow(data, "big")
+
+
+async def test_a_run_writes_its_workflow_once_and_its_row_only_on_status_changes(tmp_path: Path) -> None:
+    store = ExecutionStore(tmp_path / "x.sqlite", retention=Retention())
+    statements: list[str] = []
+    store.connection.set_trace_callback(statements.append)
+    state = await Engine(builtin_registry(), store=store).run(big_agent(), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    store.connection.set_trace_callback(None)
+    row_writes = [s for s in statements if s.lstrip().upper().startswith("UPDATE EXECUTIONS")]
+    assert len(row_writes) == 3  # claimed, running, success
+    assert sum(s.lstrip().upper().startswith("INSERT OR IGNORE INTO WORKFLOWS") for s in statements) == 1
+    # a second run of the same workflow shares the stored copy
+    await Engine(builtin_registry(), store=store).run(big_agent(), items=[chat_item("go", "s")])
+    assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 1
+    # and fewer transactions than boundaries: boundaries are journaled, then folded in groups
+    commits = sum(s.strip().upper() == "COMMIT" for s in statements)
+    assert commits < ROUNDS
+
+
+async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypatch) -> None:
+    import engine.store.sqlite_file as sqlite_file
+
+    monkeypatch.setattr(sqlite_file, "WAL_AUTOCHECKPOINT_PAGES", 64)  # 256 KB
+    monkeypatch.setattr(sqlite_file, "WAL_SIZE_LIMIT", 512 * 1024)
+    monkeypatch.setattr("engine.store.sqlite_store.FOLD_EVERY", 2)  # a transaction every other boundary
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    wal = Path(f"{path}-wal")
+    sizes: list[int] = []
+
+    def watch(event: object) -> None:
+        if isinstance(event, NodeAfter) and wal.exists():
+            sizes.append(wal.stat().st_size)
+
+    padded = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} +{' ' * 8000}1"})]} for i in range(150)]  # 8 KB a call
+    replies = padded + [{"text": "done"}]
+    execution = Engine(builtin_registry(), store=store).create(
+        agent_workflow(replies, memory=True, agent_options={"maxIterations": 151}), items=[chat_item("go", "s")])
+    execution.hooks.add(watch)
+    state = await execution.run()
+    assert state.status == "success"
+    written = sum(len(r[0]) for r in store.connection.execute("SELECT task FROM runs"))
+    assert written > 2 * 1024 * 1024  # the run wrote several times the WAL's bound
+    # a transaction larger than the limit (a whole stack, every 64th boundary) passes through the
+    # WAL, which is then cut back: it does not keep what the run wrote
+    assert len(sizes) > 300
+    assert sorted(sizes)[len(sizes) * 9 // 10] <= 512 * 1024 and sizes[-1] <= 512 * 1024
+    store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert not os.path.exists(f"{path}-wal") or os.path.getsize(f"{path}-wal") <= 1024 * 1024
