@@ -226,3 +226,59 @@ async def test_executions_show_prints_the_steps_and_the_edits() -> None:
     assert "four hundred twenty-five" in steps[1]
     assert steps[3].split()[:4] == ["3", "0", "final", "answer"]
     assert "✎ 1 Calculator: Edited while paused:; observation: 425  →  four hundred twenty-five" in shown.stdout
+
+
+CHILD = """
+import asyncio, sys
+import engine.store.sqlite_store as sqlite_store
+sqlite_store.FOLD_EVERY = 10**9      # never fold into the database: every boundary stays in the journal
+sqlite_store.FOLD_AFTER_S = 10**9
+from engine.executor import Engine
+from engine.hooks import NodeAfter
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore
+from engine.workflow import load_workflow
+from nodes.triggers.chat_trigger import chat_item
+
+async def main():
+    execution = Engine(builtin_registry(), store=ExecutionStore()).create(load_workflow(sys.argv[1]), items=[chat_item("go", "j")])
+    calculator_runs = 0
+    def on_event(event):
+        nonlocal calculator_runs
+        if isinstance(event, NodeAfter) and event.node == "Calculator":
+            calculator_runs += 1
+            if calculator_runs == 2:
+                print(execution.state.id, flush=True)
+    execution.hooks.add(on_event)
+    await execution.run()
+
+asyncio.run(main())
+"""
+
+
+def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
+    slow = [dict(r) for r in REPLIES]
+    slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: killed while it streams
+    path = tmp_path / "slow.json"
+    save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        execution_id = child.stdout.readline().strip()
+        assert execution_id, child.stderr.read()
+        time.sleep(0.3)  # the boundary after the second tool run is journaled, and the model streams
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # the database alone has not got them
+        assert db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator'").fetchone()[0] == 0
+    store = ExecutionStore()  # opening it folds the dead process's journal in
+    assert store.list()[0].status == "crashed"
+    assert len(store.load(execution_id).run_data["Calculator"]) == 2
+    store.close()
+    resumed = mini_n8n("resume", execution_id, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    final = ExecutionStore().load(execution_id)
+    assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
+    assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}}]
