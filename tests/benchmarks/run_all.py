@@ -13,7 +13,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 
 def main() -> int:
-    names = sys.argv[1:] or sorted(p.stem for p in HERE.glob("bench_*.py"))
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(p.stem for p in HERE.glob("bench_*.py"))
     failed = 0
     for name in names:
         print(f"\n=== {name} ===", flush=True)
