@@ -99,14 +99,17 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
 
 
 class Journal:
-    """One execution's journal file, open for appending."""
+    """One execution's journal file, created (empty) at its first record."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        self._fd: int | None = None
 
     def append(self, record: bytes) -> None:
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+            self._fd = os.open(self.path, flags, 0o600)
         view = memoryview(record)
         while view:
             written = os.write(self._fd, view)
@@ -114,12 +117,15 @@ class Journal:
 
     def empty(self) -> None:
         """Everything in it is in the database now."""
-        os.ftruncate(self._fd, 0)
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
 
     def close(self, *, remove: bool) -> None:
-        os.close(self._fd)
-        if remove:
-            self.path.unlink(missing_ok=True)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            if remove:
+                self.path.unlink(missing_ok=True)
 
 
 def read_journal(path: Path, execution_id: str) -> Pending:

@@ -219,9 +219,9 @@ class ExecutionStore(ExecutionStoreBase):
             self._fold(previous)
             previous.journal.close(remove=False)
 
-        def claim_and_write() -> tuple[int, int, Path | None]:
+        def claim_and_write() -> tuple[_Writer, Path | None]:
             db = self._db
-            journal = None
+            recovered = None
             if self._claim(state.id) is None:
                 db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, workflow, workflow_crc))
                 db.execute(
@@ -230,19 +230,19 @@ class ExecutionStore(ExecutionStoreBase):
                     (state.id, state.workflow.name, digest, state.mode, state.status, state.started_at, state.start_node,
                      fields_crc([None, None, None]), self._pid, self._started, time.time()),
                 )
+                runs = boundary = 0
             else:
-                journal = self._recover(state.id)
-            runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
-            boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            return int(runs), int(boundary), journal
+                recovered = self._recover(state.id)
+                runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
+                boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
+            writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary))
+            apply_rows(db, state.id, Pending(boundaries=[self._boundary_row(state, writer)]))
+            return writer, recovered
 
-        runs, boundary, old_journal = self._transaction(f"storing execution {state.id}", claim_and_write)
-        if old_journal is not None:
-            old_journal.unlink(missing_ok=True)
-        writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=runs, boundary_seq=boundary)
+        writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
+        if recovered is not None:
+            recovered.unlink(missing_ok=True)
         self._writers[state.id] = writer
-        first = Pending(boundaries=[self._boundary_row(state, writer)])
-        self._transaction(f"storing execution {state.id}", lambda: apply_rows(self._db, state.id, first))
         execution.hooks.add(lambda event: self._on_event(state.id, event))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
