@@ -21,6 +21,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import isolation  # noqa: E402 - a sibling module, found through the line above
 
+WORKDIR = "."  # the work folder, by the handle we hold: a mount may cover its path, as nobody we may not walk it
+
 
 def as_function(code: str) -> str:
     """The user's code as the body of `_tool(query, _query)`, so `return` gives the result."""
@@ -73,7 +75,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 def sandboxed(request: dict[str, Any], missing: list[str], alive_fd: int) -> None:
     """The first process of the sandbox: confine itself, run the code, write the answer, exit."""
     missing = missing + isolation.confine(
-        os.getcwd(), int(request.get("memoryLimitBytes", 0)), int(request.get("cpuSeconds", 0)),
+        WORKDIR, int(request.get("memoryLimitBytes", 0)), int(request.get("cpuSeconds", 0)),
         int(request.get("maxProcesses", 0)), alive_fd,
     )
     try:
@@ -88,7 +90,7 @@ def sandboxed(request: dict[str, Any], missing: list[str], alive_fd: int) -> Non
 
 def main() -> None:
     request = json.loads(sys.stdin.read())
-    missing = isolation.enter_namespaces(os.getcwd())
+    missing = isolation.enter_namespaces(WORKDIR)
     alive_read, alive_write = os.pipe()  # closes when this process dies: the sandbox then stops
     pid = os.fork()
     if pid == 0:
