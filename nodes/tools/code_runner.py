@@ -90,7 +90,7 @@ def sandboxed(request: dict[str, Any], missing: list[str], alive_fd: int) -> Non
 
 def main() -> None:
     request = json.loads(sys.stdin.read())
-    missing = isolation.enter_namespaces(WORKDIR)
+    missing = isolation.enter_namespaces()
     alive_read, alive_write = os.pipe()  # closes when this process dies: the sandbox then stops
     pid = os.fork()
     if pid == 0:

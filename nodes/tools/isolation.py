@@ -1,11 +1,11 @@
 """The Code Tool's sandbox: what its child process does to itself before any user code runs.
 
 Two stages, both in the child (`code_runner.py`), using only the kernel (no installed tool):
-1. `enter_namespaces`: new PID, network, IPC, UTS (and, as root, mount) namespaces; root leaves
-   for user nobody, after making a Python installed in a private folder (pyenv in /root)
-   reachable by bind mounts on a tmpfs that hides the rest of that folder; then a user namespace
-   of its own. No network device but a loopback of its own; the code's processes see none of
-   ours, and when the first process of the PID namespace exits the kernel kills the rest.
+1. `enter_namespaces`: new PID, network, IPC, UTS and mount namespaces, and a root file system
+   of only the system and Python folders and the work folder (sandbox_root.py); root then
+   leaves for user nobody; a user namespace of its own (made by unprivileged users first, to
+   create the others). No network device but a loopback of its own; the code's processes see
+   none of ours, and when the first process of the PID namespace exits the kernel kills the rest.
 2. `confine` (in the forked first process of that namespace): resource limits (address space,
    CPU time, process count, file size), Landlock (only system and Python files readable, only the
    work folder writable, no TCP, no signals out), no capabilities, killed if its parent dies.
@@ -22,13 +22,13 @@ import sys
 import sysconfig
 
 if __package__:
-    from . import landlock
+    from . import landlock, sandbox_root
 else:  # run by the child as a plain module from this folder, without mini-n8n's package
     import landlock  # type: ignore[no-redef]
+    import sandbox_root  # type: ignore[no-redef]
 
 NOBODY = 65534
 CLONE_NEWNS = 0x00020000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 4096, 16384, 1 << 18
 CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -45,49 +45,12 @@ def _unshare(flags: int) -> None:
         raise OSError(err, os.strerror(err))
 
 
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
+def _write(proc_self: int, name: str, text: str) -> None:
+    fd = os.open(name, os.O_WRONLY, dir_fd=proc_self)
     try:
         os.write(fd, text.encode())
     finally:
         os.close(fd)
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    def raw(text: str | None) -> bytes | None:
-        return None if text is None else os.fsencode(text)
-
-    if _libc().mount(raw(source), raw(target), raw(fstype), ctypes.c_ulong(flags), raw(data)) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {target}: {os.strerror(err)}")
-
-
-def _closed_ancestor(path: str) -> str | None:
-    """The outermost folder above `path` that others may not enter (e.g. /root), if any."""
-    current = "/"
-    for part in path.strip("/").split("/")[:-1]:
-        current = os.path.join(current, part)
-        if not os.stat(current).st_mode & 0o001:
-            return current
-    return None
-
-
-def _expose_python(paths: list[str]) -> None:
-    """In this (private) mount namespace, let user nobody reach `paths` inside closed folders:
-    each closed folder is covered by an empty tmpfs, and the paths are bound back into it."""
-    tops = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
-    tops = [p for p in tops if not any(p != q and p.startswith(q + "/") for q in tops)]
-    by_cover: dict[str, list[tuple[str, int]]] = {}
-    for path in tops:
-        cover = _closed_ancestor(path)
-        if cover is not None:
-            by_cover.setdefault(cover, []).append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
-    for cover, held in by_cover.items():
-        _mount("tmpfs", cover, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=64k")
-        for path, fd in held:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-            os.close(fd)
 
 
 def _drop_to_nobody(workdir: str) -> None:
@@ -99,40 +62,50 @@ def _drop_to_nobody(workdir: str) -> None:
     _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # setuid cleared it; /proc/self/uid_map needs it
 
 
-def _own_user_namespace(flags: int) -> None:
+def _own_user_namespace(flags: int, proc_self: int) -> None:
     uid, gid = os.geteuid(), os.getegid()
     _unshare(CLONE_NEWUSER | flags)
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{NOBODY} {uid} 1")
-    _write("/proc/self/gid_map", f"{NOBODY} {gid} 1")
+    _write(proc_self, "setgroups", "deny")
+    _write(proc_self, "uid_map", f"{NOBODY} {uid} 1")
+    _write(proc_self, "gid_map", f"{NOBODY} {gid} 1")
 
 
-def enter_namespaces(workdir: str) -> list[str]:
-    """Stage 1, before the fork: the namespaces and the unprivileged user; what is missing."""
-    if not sys.platform.startswith("linux"):
-        return ["namespaces, Landlock and the process limit (they need Linux)"]
-    others = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    have_others, why_not = False, ""
-    if os.geteuid() == 0:
-        try:
-            _unshare(others | CLONE_NEWNS)  # root may create these itself, even where user namespaces are off
-        except OSError as exc:
-            return [f"namespaces ({exc.strerror}): no network isolation, spawned processes may outlive the call, the code runs as root"]
-        have_others = True
-        try:
-            _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the system's mounts
-            _expose_python(python_paths())
-        except OSError as exc:
-            return [f"a view of Python for user nobody ({exc.strerror or exc}): the code runs as root"]
-        _drop_to_nobody(workdir)
+def _own_root(workdir: str) -> list[str]:
     try:
-        _own_user_namespace(0 if have_others else others)  # the process limit then counts this sandbox only
+        sandbox_root.enter(SYSTEM_READ + python_paths(), workdir)
         return []
     except OSError as exc:
-        why_not = why_not or exc.strerror or str(exc)
-    if have_others:
-        return [f"a user namespace of its own ({why_not}): the process limit counts every process of user nobody"]
-    return [f"PID and network namespaces ({why_not}): no network isolation, spawned processes may outlive the call"]
+        return [f"a file system of its own ({exc.strerror or exc}): unix sockets on this machine can be reached"]
+
+
+def enter_namespaces() -> list[str]:
+    """Stage 1, before the fork, in the work folder: namespaces, own root, unprivileged user;
+    what is missing."""
+    if not sys.platform.startswith("linux"):
+        return ["namespaces, Landlock and the process limit (they need Linux)"]
+    workdir = os.getcwd()
+    # /proc/self by a handle: the user namespace's maps are written after /proc left the root
+    proc_self = os.open("/proc/self", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    others = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
+    if os.geteuid() != 0:
+        try:
+            _own_user_namespace(others, proc_self)
+        except OSError as exc:
+            return [f"PID and network namespaces ({exc.strerror}): no network isolation, spawned processes may outlive the call"]
+        return _own_root(workdir)
+    try:
+        _unshare(others)  # root may create these itself, even where user namespaces are off
+    except OSError as exc:
+        return [f"namespaces ({exc.strerror}): no network isolation, spawned processes may outlive the call, the code runs as root"]
+    missing = _own_root(workdir)
+    if missing:
+        return [*missing, "the code runs as root (its Python may be unreadable to user nobody)"]
+    _drop_to_nobody(".")
+    try:
+        _own_user_namespace(0, proc_self)  # the process limit then counts this sandbox only
+    except OSError as exc:
+        missing.append(f"a user namespace of its own ({exc.strerror}): the process limit counts every process of user nobody")
+    return missing
 
 
 def python_paths() -> list[str]:

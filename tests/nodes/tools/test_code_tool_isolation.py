@@ -131,6 +131,24 @@ def test_no_network_not_even_a_loopback_server_of_ours() -> None:
     assert accepted == []
 
 
+def test_no_unix_socket_of_this_machine_can_be_reached(open_folder: Path) -> None:
+    """Like a database's socket (PostgreSQL trusts local connections): anyone may connect to it."""
+    path = open_folder / ".s.PGSQL.5432"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    path.chmod(0o777)
+    server.listen()
+    code = (
+        "import socket\ntry:\n    socket.socket(socket.AF_UNIX).connect(query)\n    return 'connected'\n"
+        "except OSError as exc:\n    return 'blocked: ' + type(exc).__name__"
+    )
+    try:
+        result = run(code, str(path))
+    finally:
+        server.close()
+    assert result.startswith("blocked"), result
+
+
 def test_the_code_cannot_kill_the_process_that_runs_it() -> None:
     script = (
         "import asyncio\nfrom nodes.tools.code_tool import run_code\n"
