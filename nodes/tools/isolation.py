@@ -83,9 +83,15 @@ def enter_namespaces() -> list[str]:
     what is missing."""
     if not sys.platform.startswith("linux"):
         return ["namespaces, Landlock and the process limit (they need Linux)"]
-    workdir = os.getcwd()
     # /proc/self by a handle: the user namespace's maps are written after /proc left the root
     proc_self = os.open("/proc/self", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return _enter(os.getcwd(), proc_self)
+    finally:
+        os.close(proc_self)  # the code must not inherit a way back into /proc
+
+
+def _enter(workdir: str, proc_self: int) -> list[str]:
     others = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
     if os.geteuid() != 0:
         try:

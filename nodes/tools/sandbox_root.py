@@ -62,7 +62,7 @@ def enter(read_paths: list[str], workdir: str) -> None:
         raise OSError(0, f"pivot_root is not known on {platform.machine()}")
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the system's mounts
     held: dict[str, int | str] = {}
-    for path in outermost([p for p in read_paths if os.path.lexists(p)]) + DEVICES:
+    for path in outermost([p for p in read_paths + DEVICES if os.path.lexists(p)]):
         if os.path.islink(path):
             held[path] = os.readlink(path)
         elif os.path.exists(path):
