@@ -106,7 +106,10 @@ def _enter(workdir: str, proc_self: int) -> list[str]:
     missing = _own_root(workdir)
     if missing:
         return [*missing, "the code runs as root (its Python may be unreadable to user nobody)"]
-    _drop_to_nobody(".")
+    try:
+        _drop_to_nobody(".")
+    except OSError as exc:  # e.g. root of a container whose user namespace does not map nobody
+        return [f"user nobody ({exc.strerror}): the code runs as root"]
     try:
         _own_user_namespace(0, proc_self)  # the process limit then counts this sandbox only
     except OSError as exc:
