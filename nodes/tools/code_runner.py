@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sys
 import textwrap
@@ -100,6 +101,7 @@ def main() -> None:
     _, status = os.waitpid(pid, 0)
     # Report the sandbox's end as this process's own, so a kill by the CPU limit reads as one.
     if os.WIFSIGNALED(status):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the signal is news, not a crash to dump
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)

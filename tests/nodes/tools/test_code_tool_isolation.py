@@ -238,3 +238,4 @@ def test_this_machine_gives_every_protection() -> None:
     """Linux with user namespaces and Landlock (CI's kind): nothing is missing."""
     _, missing = asyncio.run(run_code("return 'x'", "", 10, 256))
     assert missing == []
+
