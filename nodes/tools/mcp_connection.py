@@ -176,7 +176,8 @@ async def with_session(server: McpServer, phase: str, action: Callable[["ClientS
         try:
             with anyio.fail_after(server.timeout_s):
                 async with _streams(server, errlog) as (read, write):
-                    async with ClientSession(read, write, message_handler=stray) as session:
+                    handler = stray if server.transport == "stdio" else None  # stdout lines are stdio's only
+                    async with ClientSession(read, write, message_handler=handler) as session:
                         await session.initialize()
                         current = phase
                         result = await action(session)
