@@ -28,7 +28,7 @@ class CalculatorParams(NodeParams):
 class Calculator(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolCalculator"
     display_name = "Calculator"
-    description = "Lets the agent do arithmetic exactly (+ - * / ** and a few functions)"
+    description = "Lets the agent do arithmetic exactly (+ - * / ^ and a few functions)"
     group = "Tools"
     icon = "calculator"
     inputs = ()

@@ -1,9 +1,10 @@
-"""The child process of the Code Tool: runs model-facing Python code under resource limits.
+"""The child process of the Code Tool: runs model-facing Python code in a sandbox.
 
-Started as `python -I code_runner.py`; reads one JSON request on stdin
-(`code`, `query`, `memoryLimitBytes`, `cpuSeconds`, `maxResultChars`), limits its own address
-space and CPU time, runs the code as the body of a function, and writes one JSON line
-(`{"ok": true, "result": "..."}` or `{"ok": false, "error": "..."}`) to stdout.
+Started as `python -I code_runner.py` in a fresh work folder with a minimal environment; reads
+one JSON request on stdin (`code`, `query`, `memoryLimitBytes`, `cpuSeconds`, `maxProcesses`,
+`maxResultChars`), enters the sandbox (isolation.py), forks the process that runs the code as
+the body of a function, and writes one JSON line (`{"ok": true, "result": "..."}` or
+`{"ok": false, "error": "..."}`, with `missing`: protections this machine could not give).
 Imports nothing from mini-n8n: it must start fast and carry no state of the editor.
 """
 
@@ -12,18 +13,16 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import sys
 import textwrap
 import traceback
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import isolation  # noqa: E402 - a sibling module, found through the line above
 
-def limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
-    """Cap this process's address space and CPU time; the kernel enforces both."""
-    if memory_bytes > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    if cpu_seconds > 0:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+WORKDIR = "."  # the work folder, by the handle we hold: a mount may cover its path, as nobody we may not walk it
 
 
 def as_function(code: str) -> str:
@@ -74,16 +73,38 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "result": result}
 
 
-def main() -> None:
-    request = json.loads(sys.stdin.read())
-    limit_resources(int(request.get("memoryLimitBytes", 0)), int(request.get("cpuSeconds", 0)))
+def sandboxed(request: dict[str, Any], missing: list[str], alive_fd: int) -> None:
+    """The first process of the sandbox: confine itself, run the code, write the answer, exit."""
+    missing = missing + isolation.confine(
+        WORKDIR, int(request.get("memoryLimitBytes", 0)), int(request.get("cpuSeconds", 0)),
+        int(request.get("maxProcesses", 0)), alive_fd,
+    )
     try:
         answer = run(request)
     except MemoryError:
         answer = {"ok": False, "error": "MemoryError: the code needed more than the memory limit"}
+    answer["missing"] = missing
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: the code may have left threads or huge objects
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    missing = isolation.enter_namespaces()
+    alive_read, alive_write = os.pipe()  # closes when this process dies: the sandbox then stops
+    pid = os.fork()
+    if pid == 0:
+        os.close(alive_write)
+        sandboxed(request, missing, alive_read)
+    os.close(alive_read)
+    _, status = os.waitpid(pid, 0)
+    # Report the sandbox's end as this process's own, so a kill by the CPU limit reads as one.
+    if os.WIFSIGNALED(status):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the signal is news, not a crash to dump
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
 if __name__ == "__main__":

@@ -2,17 +2,22 @@
 
 n8n's `toolCode` parameters. The code is the body of a function that gets `query` (the model's
 text, or its arguments as a dict when an input schema is declared) and returns text. It runs in
-`python -I code_runner.py` with a wall-clock time limit (the process is killed) and a memory
-limit (RLIMIT_AS in the child), so a runaway tool costs a tool error, not the editor.
+`python -I code_runner.py`, in a fresh work folder removed afterwards, with a minimal
+environment, and sandboxes itself (isolation.py: namespaces, Landlock, resource limits) before
+the code runs. A wall-clock time limit kills it; so a runaway or hostile tool costs a tool
+error, not the editor, the user's files or keys. Protections the machine lacks are logged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,11 +37,14 @@ from .naming import node_name_to_tool_name
 RUNNER = str(Path(__file__).with_name("code_runner.py"))
 MAX_RESULT_CHARS = 100_000
 DEFAULT_CODE = "# `query` holds the model's input; return text for the model\nreturn query.upper()\n"
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+log = logging.getLogger(__name__)
 
 
 class CodeToolOptions(NodeParams):
     timeLimit: float = Field(10, gt=0, le=600, title="Time Limit (s)", description="Wall-clock time before the code is stopped")
     memoryLimit: int = Field(256, ge=32, le=16384, title="Memory Limit (MB)", description="Address space the code may use")
+    processLimit: int = Field(16, ge=1, le=1024, title="Process Limit", description="Processes and threads the code may run at once")
 
 
 class CodeToolParams(NodeParams):
@@ -53,7 +61,28 @@ class CodeToolParams(NodeParams):
 
 
 class CodeToolError(Exception):
-    """Why the code gave no result; shown to the model as `There was an error: "..."`."""
+    """Why the code gave no result; shown to the model as `There was an error: "..."`.
+    `missing`: the protections the machine could not give the code, when it got that far."""
+
+    def __init__(self, message: str, missing: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing or []
+
+
+def sandbox_environment(workdir: str) -> dict[str, str]:
+    """All the code's process sees of ours: no keys, no HOME of the user, no proxies."""
+    return {"PATH": SANDBOX_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
+
+
+_warned: set[str] = set()
+
+
+def warn_missing(node: str, missing: list[str]) -> None:
+    """Say once per node and gap which protections this machine could not give the code."""
+    key = f"{node}\n{missing}"
+    if missing and key not in _warned:
+        _warned.add(key)
+        log.warning('Code Tool "%s" ran without: %s', node, "; ".join(missing))
 
 
 def schema_from_example(example: Any) -> dict[str, Any]:
@@ -112,14 +141,34 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
     return bytes(data)
 
 
-async def run_code(code: str, query: Any, time_limit: float, memory_mb: int) -> str:
-    """Run `code` in a fresh limited process; its result text, or a CodeToolError saying why not."""
+async def run_code(code: str, query: Any, time_limit: float, memory_mb: int, max_processes: int = 16) -> tuple[str, list[str]]:
+    """Run `code` in a fresh sandboxed process: its result text and the protections the machine
+    could not give, or a CodeToolError saying why there is no result."""
     request = json.dumps({
         "code": code, "query": query, "memoryLimitBytes": memory_mb * 1024 * 1024,
-        "cpuSeconds": int(time_limit) + 2, "maxResultChars": MAX_RESULT_CHARS,
+        "cpuSeconds": int(time_limit) + 2, "maxProcesses": max_processes, "maxResultChars": MAX_RESULT_CHARS,
     }).encode()
+    workdir = tempfile.mkdtemp(prefix="mini-n8n-code-")
+    try:
+        out, returncode = await _exchange(request, workdir, time_limit)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        answer = json.loads(out.decode("utf-8", errors="replace").strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            raise CodeToolError("the code used more CPU time than its limit and was stopped") from None
+        raise CodeToolError(f"the code process ended without an answer (exit code {returncode})") from None
+    missing = [str(m) for m in answer.get("missing", [])]
+    if not answer.get("ok"):
+        raise CodeToolError(str(answer.get("error", "unknown error")), missing)
+    return str(answer["result"]), missing
+
+
+async def _exchange(request: bytes, workdir: str, time_limit: float) -> tuple[bytes, int | None]:
+    """Start the runner in `workdir`, send the request, read its answer: (stdout, exit code)."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", RUNNER,
+        sys.executable, "-I", RUNNER, cwd=workdir, env=sandbox_environment(workdir),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         start_new_session=True,
     )
@@ -142,23 +191,14 @@ async def run_code(code: str, query: Any, time_limit: float, memory_mb: int) -> 
     finally:
         _kill(process)
         await process.wait()
-    try:
-        answer = json.loads(out.decode("utf-8", errors="replace").strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        code_ = process.returncode
-        if code_ in (-signal.SIGXCPU, -signal.SIGKILL):
-            raise CodeToolError("the code used more CPU time than its limit and was stopped") from None
-        raise CodeToolError(f"the code process ended without an answer (exit code {code_})") from None
-    if not answer.get("ok"):
-        raise CodeToolError(str(answer.get("error", "unknown error")))
-    return str(answer["result"])
+    return out, process.returncode
 
 
 class CodeTool(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolCode"
     version = 1.3
     display_name = "Code Tool"
-    description = "Python the agent can call; runs in a separate process with time and memory limits"
+    description = "Python the agent can call; runs in a sandbox without network, keys or your files"
     group = "Tools"
     icon = "code"
     default_name = "Code Tool"
@@ -183,9 +223,13 @@ class CodeTool(NodeType):
             args = dict(item.get("json", {}))
             query = args if params.specifyInputSchema else args.get("query", args.get("input", ""))
             try:
-                result = await run_code(params.pythonCode, query, params.options.timeLimit, params.options.memoryLimit)
+                result, missing = await run_code(
+                    params.pythonCode, query, params.options.timeLimit, params.options.memoryLimit, params.options.processLimit
+                )
             except CodeToolError as exc:
+                warn_missing(ctx.node.name, exc.missing)
                 raise NodeOperationError(f'There was an error: "{exc}"', node=ctx.node.name) from None
+            warn_missing(ctx.node.name, missing)
             out.append({"json": {"response": result}})
         return [out]
 

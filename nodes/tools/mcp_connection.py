@@ -3,6 +3,8 @@
 The stdio client and the SDK's anyio task groups are entered and left inside one call (one
 task), under one deadline, so a broken server can neither hang a run nor leak its process.
 Every failure comes out as an McpFailure whose message says what went wrong in user terms.
+A stdio server that writes lines other than JSON-RPC to its stdout gets one warning naming it
+(the SDK's traceback per line is silenced); the session goes on if real messages follow.
 The SDK is imported on first use: it takes about a second to import, and most runs need none.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import tempfile
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Literal, TypeVar
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Transport = Literal["stdio", "httpStreamable", "sse"]
 STDERR_TAIL = 500
+SHOWN_LINE = 120
+log = logging.getLogger(__name__)
 
 
 class McpFailure(Exception):
@@ -49,6 +54,56 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+class _StrayOutput:
+    """Lines of a server's stdout that were not JSON-RPC: how many, and the first one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = ""
+
+    async def __call__(self, message: Any) -> None:
+        """The session's message handler: the transport hands it each line it could not parse."""
+        if isinstance(message, Exception):
+            self.count += 1
+            if self.count == 1:
+                self.first = _bad_line(message)
+
+    def warn(self, server: "McpServer") -> None:
+        """When the protocol survived the stray lines: one warning per server and process."""
+        if self.count and server.describe() not in _warned:
+            _warned.add(server.describe())
+            log.warning("The MCP server (%s) answered, but %s; they were ignored", server.describe(), self.describe())
+
+    def describe(self) -> str:
+        first = f" (first: {self.first!r})" if self.first else ""
+        if self.count == 1:
+            return f"it wrote a line to stdout that is not an MCP (JSON-RPC) message{first}"
+        return f"it wrote {self.count} lines to stdout that are not MCP (JSON-RPC) messages{first}"
+
+
+def _bad_line(exc: Exception) -> str:
+    """The text of the stdout line a parse error is about (pydantic keeps it), shortened."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        for error in exc.errors():
+            if isinstance(error.get("input"), str):
+                text = error["input"]
+                return text if len(text) <= SHOWN_LINE else text[:SHOWN_LINE] + "…"
+    return ""
+
+
+class _QuietParseErrors(logging.Filter):
+    """Drops the SDK's traceback for each unparsable stdout line: the session reports them once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to parse JSONRPC message")
+
+
+_quiet = _QuietParseErrors()
+_warned: set[str] = set()
 
 
 def _stderr_tail(errlog: IO[str] | None) -> str:
@@ -81,12 +136,14 @@ async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
             yield streams[0], streams[1]
 
 
-def _explain(server: McpServer, exc: BaseException, phase: str, errlog: IO[str]) -> McpFailure:
+def _explain(server: McpServer, exc: BaseException, phase: str, errlog: IO[str], stray: _StrayOutput) -> McpFailure:
     from mcp import MCPError
 
     leaf = _leaf(exc)
     stderr = _stderr_tail(errlog)
     said = f"; it wrote: {stderr}" if stderr else ""
+    if stray.count:
+        said = f"; {stray.describe()}{said}"
     where = server.describe()
     if server.transport == "stdio" and isinstance(leaf, FileNotFoundError):
         return McpFailure(f"Could not start the MCP server: the command '{server.command}' was not found")
@@ -112,22 +169,29 @@ async def with_session(server: McpServer, phase: str, action: Callable[["ClientS
         raise McpFailure("No command is set to start the MCP server")
     if server.transport != "stdio" and not server.url.strip():
         raise McpFailure("No endpoint URL is set for the MCP server")
+    logging.getLogger("mcp.client.stdio").addFilter(_quiet)  # the same filter object is added once
     current = "starting"
+    stray = _StrayOutput()
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.fail_after(server.timeout_s):
                 async with _streams(server, errlog) as (read, write):
-                    async with ClientSession(read, write) as session:
+                    handler = stray if server.transport == "stdio" else None  # stdout lines are stdio's only
+                    async with ClientSession(read, write, message_handler=handler) as session:
                         await session.initialize()
                         current = phase
-                        return await action(session)
+                        result = await action(session)
         except McpFailure:
+            stray.warn(server)
             raise
         except Exception as exc:  # noqa: BLE001 - every transport/SDK failure becomes one clear message
             leaf = _leaf(exc)
             if isinstance(leaf, McpFailure):
+                stray.warn(server)
                 raise leaf from None
-            raise _explain(server, exc, current, errlog) from None
+            raise _explain(server, exc, current, errlog, stray) from None
+    stray.warn(server)
+    return result
 
 
 async def list_tools(server: McpServer) -> list["mcp_types.Tool"]:

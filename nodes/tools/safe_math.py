@@ -1,6 +1,10 @@
-"""Arithmetic by walking the AST: numbers, + - * / // % ** (and ^ as power), parentheses,
-unary minus, a few math functions and constants. No `eval`; work is bounded so that no
-expression can hang or exhaust memory.
+"""Arithmetic by walking the AST: numbers, + - * / // % ** and ^, parentheses, unary minus, a
+few math functions and constants. No `eval`; work is bounded so that no expression can hang or
+exhaust memory, and every refusal is a sentence, never a Python exception's text.
+
+`^` is power as in mathjs (n8n's Calculator): above * and /, right-associative, above unary
+minus on its left (2*3^2 = 18, 2^3^2 = 512, -2^2 = -4). It is read as `**`, which Python
+parses with exactly these rules.
 """
 
 from __future__ import annotations
@@ -33,8 +37,20 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
+MAX_RESULT_BITS = int(MAX_RESULT_DIGITS * math.log2(10)) - 1  # any int this wide has < 4300 digits
+
+
+_UNSUPPORTED: dict[type, str] = {
+    ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.MatMult: "@",
+}
+
+
+def _shown(args: list[Any]) -> str:
+    return ", ".join(format_number(a) for a in args)
+
+
 def _check_size(value: Any) -> Any:
-    if isinstance(value, int) and value.bit_length() > MAX_RESULT_DIGITS * 3.33:
+    if isinstance(value, int) and value.bit_length() > MAX_RESULT_BITS:
         raise MathError("the result is too large")
     if isinstance(value, float) and math.isinf(value):
         raise MathError("the result is too large")
@@ -49,6 +65,8 @@ def _power(base: Any, exponent: Any) -> Any:
         result = operator.pow(base, exponent)
     except OverflowError:
         raise MathError("the result is too large") from None
+    except ZeroDivisionError:
+        raise MathError("division by zero: 0 cannot be raised to a negative power") from None
     if isinstance(result, complex):
         raise MathError("the result is not a real number")
     return result
@@ -62,18 +80,19 @@ def _eval(node: ast.AST, depth: int) -> Any:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise MathError(f"'{node.value!r}' is not a number")
-        return node.value
+        return _check_size(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         value = _eval(node.operand, depth + 1)
         return -value if isinstance(node.op, ast.USub) else +value
     if isinstance(node, ast.BinOp):
         left = _eval(node.left, depth + 1)
         right = _eval(node.right, depth + 1)
-        if isinstance(node.op, (ast.Pow, ast.BitXor)):
+        if isinstance(node.op, ast.Pow):
             return _check_size(_power(left, right))
         op = _BINARY.get(type(node.op))
         if op is None:
-            raise MathError(f"the operator '{type(node.op).__name__}' is not supported")
+            symbol = _UNSUPPORTED.get(type(node.op), type(node.op).__name__)
+            raise MathError(f"the operator '{symbol}' is not supported")
         if isinstance(node.op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
             if left.bit_length() + right.bit_length() > MAX_RESULT_DIGITS * 3.33:
                 raise MathError("the result is too large")
@@ -81,6 +100,8 @@ def _eval(node: ast.AST, depth: int) -> Any:
             return _check_size(op(left, right))
         except ZeroDivisionError:
             raise MathError("division by zero") from None
+        except OverflowError:
+            raise MathError("the result is too large") from None
     if isinstance(node, ast.Name):
         if node.id in CONSTANTS:
             return CONSTANTS[node.id]
@@ -94,8 +115,12 @@ def _eval(node: ast.AST, depth: int) -> Any:
             raise MathError("the result is too large")
         try:
             return _check_size(func(*args))
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise MathError(f"{node.func.id}: {exc}") from None
+        except OverflowError:
+            raise MathError(f"{node.func.id}(): the number is too large") from None
+        except TypeError:
+            raise MathError(f"{node.func.id}() cannot be applied to ({_shown(args)})") from None
+        except ValueError:
+            raise MathError(f"{node.func.id}() is not defined for {_shown(args)}") from None
     raise MathError(f"'{ast.unparse(node)}' is not arithmetic")
 
 
@@ -107,7 +132,7 @@ def evaluate(expression: str) -> int | float:
     if len(text) > MAX_LENGTH:
         raise MathError(f"the expression is longer than {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(text.replace("×", "*").replace("÷", "/"), mode="eval")
+        tree = ast.parse(text.replace("×", "*").replace("÷", "/").replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError) as exc:
         raise MathError(f"'{text}' is not a valid expression ({exc.msg if isinstance(exc, SyntaxError) else exc})") from None
     except RecursionError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
+import secrets
 
 import pytest
 
@@ -12,6 +13,7 @@ from engine.abort import AbortSignal
 from engine.executor import Engine
 from tests.builders import agent_workflow, tool_call
 from tests.nodes.tools.agent_runs import observation, run_tool_once
+from tests.nodes.tools.processes import NAME_A_PROCESS, kill_all, processes_named
 
 CODE = "@n8n/n8n-nodes-langchain.toolCode"
 
@@ -98,25 +100,31 @@ async def test_javascript_is_refused_clearly(engine: Engine, params: dict) -> No
     assert "runs Python code only" in state.error.message
 
 
-async def test_stop_kills_the_code_process(engine: Engine, tmp_path) -> None:
-    pid_file = tmp_path / "pid"
-    code = "import os, time\nopen(query, 'w').write(str(os.getpid()))\ntime.sleep(60)"
+async def test_stop_kills_the_code_process_and_what_it_started(engine: Engine) -> None:
+    name = "stop" + secrets.token_hex(4)
+    code = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {NAME_A_PROCESS.format(name=name) + '; time.sleep(60)'!r}])\n"
+        "time.sleep(60)"
+    )
     wf = agent_workflow(
-        [{"text": "", "toolCalls": [tool_call("Tool", {"query": str(pid_file)}, "c1")]}, {"text": "done"}],
+        [{"text": "", "toolCalls": [tool_call("Tool", {"query": "q"}, "c1")]}, {"text": "done"}],
         tools=[("Tool", CODE, code_params(code, timeLimit=60))],
     )
     signal = AbortSignal()
     run = asyncio.create_task(engine.run(wf, items=[{"json": {"chatInput": "go"}}], signal=signal))
-    for _ in range(500):  # bounded wait for the child to announce itself
-        if pid_file.exists() and pid_file.read_text():
-            break
-        await asyncio.sleep(0.01)
-    child = int(pid_file.read_text())
-    signal.abort()
-    state = await run
-    assert state.status == "cancelled"
-    with pytest.raises(ProcessLookupError):
-        os.kill(child, 0)
+    try:
+        for _ in range(1000):  # bounded wait for the code's child to show up
+            if processes_named(name):
+                break
+            await asyncio.sleep(0.01)
+        assert processes_named(name), "the code's child never started"
+        signal.abort()
+        state = await run
+        assert state.status == "cancelled"
+        assert processes_named(name) == []
+    finally:
+        kill_all(processes_named(name))
 
 
 def test_schema_from_json_example_and_bad_json() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -169,3 +171,35 @@ async def test_stop_during_a_tool_call_ends_the_server_process(engine: Engine, t
     assert state.status == "cancelled"
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+NOISY = Path(__file__).with_name("mcp_noisy_server.py")
+
+
+async def test_stray_stdout_lines_give_one_warning_and_the_run_goes_on(engine: Engine, capfd, caplog) -> None:
+    params = {"serverTransport": "stdio", "command": sys.executable, "arguments": f"{NOISY} before", "options": {"timeout": 20000}}
+    with caplog.at_level(logging.WARNING):
+        state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")])
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["intermediateSteps"][0]["observation"] == "5"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    command = f"{sys.executable} {NOISY} before"
+    expected = (
+        f"The MCP server ({command}) answered, but it wrote 3 lines to stdout that are not MCP (JSON-RPC) messages"
+        " (first: 'Starting noisy server v1.0 ...'); they were ignored"
+    )
+    assert warnings == [expected]  # once, though the listing and the call each started the server
+    assert "Traceback" not in capfd.readouterr().err
+
+
+async def test_a_server_that_never_speaks_json_fails_clearly(engine: Engine, capfd, caplog) -> None:
+    params = {"serverTransport": "stdio", "command": sys.executable, "arguments": f"{NOISY} only", "options": {"timeout": 1500}}
+    with caplog.at_level(logging.WARNING):
+        state = await run(engine, params, [])
+    assert state.status == "error"
+    assert state.error.message.startswith(
+        f"The MCP server ({sys.executable} {NOISY} only) did not answer within 1.5 s while starting; it wrote a line to"
+        " stdout that is not an MCP (JSON-RPC) message (first: 'I do not speak JSON, you said "
+    ), state.error.message
+    assert "Traceback" not in capfd.readouterr().err
+    assert not [r for r in caplog.records if r.exc_info]
