@@ -177,29 +177,34 @@ class OpenAIChatModel(NodeType):
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
         except CredentialError as exc:  # an unreadable file or a malformed key: say which, never what is in it
             raise NodeOperationError(str(exc), node=ctx.node.name) from None
-        base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
-        key = cred.get("apiKey") or ""
-        if not key and base == OPENAI_API:
-            raise NodeOperationError(
-                f"No API key for {base}: add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY",
-                node=ctx.node.name,
-            )
-        headers = {"Accept": "application/json, text/event-stream"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        if cred.get("organizationId"):
-            headers["OpenAI-Organization"] = cred["organizationId"]
-        endpoint = Endpoint(
-            url=join_url(base, "chat/completions"),
-            base_url=base,
-            model=params.model,
-            node=ctx.node.name,
-            credential=describe_credential(CREDENTIAL_TYPE, ref) if ref else "the API key (openAiApi credential or OPENAI_API_KEY)",
-            headers=headers,
-            secret=key or None,
-            timeout_ms=params.options.timeout,
-            idle_ms=params.options.idleTimeout,
-            max_bytes=max_reply_bytes(),
-            max_retries=params.options.maxRetries,
+        return chat_model(params, cred, ref, ctx.node.name)
+
+
+def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] | None, node: str) -> OpenAIChat:
+    """The model object for these parameters and credential data (what the node supplies)."""
+    base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
+    key = cred.get("apiKey") or ""
+    if not key and base == OPENAI_API:
+        raise NodeOperationError(
+            f"No API key for {base}: add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY",
+            node=node,
         )
-        return OpenAIChat(params, endpoint)
+    headers = {"Accept": "application/json, text/event-stream"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    if cred.get("organizationId"):
+        headers["OpenAI-Organization"] = cred["organizationId"]
+    endpoint = Endpoint(
+        url=join_url(base, "chat/completions"),
+        base_url=base,
+        model=params.model,
+        node=node,
+        credential=describe_credential(CREDENTIAL_TYPE, ref) if ref else "the API key (openAiApi credential or OPENAI_API_KEY)",
+        headers=headers,
+        secret=key or None,
+        timeout_ms=params.options.timeout,
+        idle_ms=params.options.idleTimeout,
+        max_bytes=max_reply_bytes(),
+        max_retries=params.options.maxRetries,
+    )
+    return OpenAIChat(params, endpoint)

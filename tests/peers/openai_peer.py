@@ -145,12 +145,16 @@ class OpenAIPeer(PeerServer):
 
 
 def rounds_policy(rounds: int) -> Any:
-    """Calculator calls until the conversation holds `rounds` tool results, then an answer."""
+    """Calls of the first tool offered (a Calculator) until the conversation holds `rounds` tool
+    results, then an answer."""
 
     def policy(request: Request) -> Step:
-        done = sum(1 for m in request.json.get("messages", []) if m.get("role") == "tool")
+        body = request.json
+        done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+        tools = body.get("tools") or [{"function": {"name": "Calculator"}}]
+        name = tools[0]["function"]["name"]  # n8n names its Calculator tool "calculator"
         if done < rounds:
-            return Step(tool_calls=[{"id": f"call_{done + 1}", "name": "Calculator",
+            return Step(tool_calls=[{"id": f"call_{done + 1}", "name": name,
                                      "arguments": {"expression": f"{done + 1} * 2"}}], usage=(20, 5))
         return Step(text="All done.", usage=(30, 3))
 
