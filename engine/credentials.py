@@ -32,6 +32,7 @@ MIN_SCRUB_LENGTH = 4  # shorter values would scrub ordinary words
 
 log = logging.getLogger(__name__)
 _warned: set[tuple[object, ...]] = set()
+_loaded_secrets: set[str] = set()  # every key this process has loaded: errors are scrubbed of them
 
 
 def warn_once(key: tuple[object, ...], message: str) -> None:
@@ -57,6 +58,13 @@ def scrub_secret(text: str, secret: str | None) -> str:
         return text
     for form in secret_renderings(secret):
         text = text.replace(form, "***")
+    return text
+
+
+def scrub_known_secrets(text: str) -> str:
+    """`text` with every rendering of every key this process has loaded replaced by ***."""
+    for secret in _loaded_secrets:
+        text = scrub_secret(text, secret)
     return text
 
 
@@ -91,6 +99,7 @@ def clean_credential(data: dict[str, Any], where: str) -> dict[str, Any]:
             )
             cleaned[name] = stripped
         if name in SECRET_FIELDS and stripped:
+            _loaded_secrets.update({value, stripped} if len(stripped) >= MIN_SCRUB_LENGTH else ())
             problem = _problem_inside(stripped)
             if problem:
                 raise CredentialError(

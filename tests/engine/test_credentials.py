@@ -148,3 +148,15 @@ def test_every_rendering_of_a_key_is_scrubbed(text: str) -> None:
     scrubbed = scrub_secret(text, "sk-abc-secret\n")
     assert "sk-abc" not in scrubbed and "***" in scrubbed
     assert scrub_secret(text, "sk-abc-secret").count("sk-abc") == 0
+
+
+def test_errors_recorded_anywhere_are_scrubbed_of_every_loaded_key(tmp_path) -> None:
+    from engine.run_data import TaskError
+
+    path = tmp_path / "credentials.json"
+    write_entries(path, [{"id": "c1", "name": "Work", "type": "openAiApi", "data": {"apiKey": "sk-loaded-key-4242\n"}}])
+    FileCredentialStore(path).get("openAiApi", {"id": "c1"})
+    error = TaskError(message="a tool said: Bearer sk-loaded-key-4242", description="header b'Bearer sk-loaded-key-4242\\n'")
+    assert "sk-loaded" not in error.message + str(error.description)
+    stored = TaskError.model_validate_json(error.model_dump_json())
+    assert stored == error
