@@ -18,6 +18,7 @@ embedded model's latency, Stop. `--quick` (or $BENCH_QUICK=1) runs fewer repeats
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -112,7 +113,7 @@ async def http_layer(url: str) -> dict[str, list[float]]:
     import httpx
 
     messages = [ChatMessage(role="system", content="You are a helpful assistant"), ChatMessage(role="user", content="go")]
-    figures: dict[str, list[float]] = {key: [] for key in ("floor whole", "node whole", "floor streamed", "node streamed")}
+    figures: dict[str, list[float]] = {}
     nodes = {streaming: chat_model(OpenAIParams.model_validate({"model": "peer-model", "options": {"baseURL": url, "streaming": streaming}}),
                                    {}, None, "Model") for streaming in (False, True)}
     body = {"model": "peer-model", "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -137,17 +138,41 @@ async def http_layer(url: str) -> dict[str, list[float]]:
             await nodes[True].invoke(messages, [CALCULATOR], AbortSignal(), lambda _t: None)
 
         calls = {"floor whole": floor_whole, "node whole": node_whole, "floor streamed": floor_streamed, "node streamed": node_streamed}
-        for call in calls.values():  # warm up: connections, imports
-            for _ in range(10):
-                await call()
-        for _ in range(REPEATS):
-            for key, call in calls.items():
-                gc.collect()
-                cpu0 = time.process_time()
-                for _ in range(HTTP_CALLS):
+        async with contextlib.AsyncExitStack() as stack:
+            calls.update(await other_clients(stack, url, body))
+            for call in calls.values():  # warm up: connections, imports
+                for _ in range(10):
                     await call()
-                figures[key].append((time.process_time() - cpu0) * 1000.0 / HTTP_CALLS)
+            for _ in range(REPEATS):
+                for key, call in calls.items():
+                    gc.collect()
+                    cpu0 = time.process_time()
+                    for _ in range(HTTP_CALLS):
+                        await call()
+                    figures.setdefault(key, []).append((time.process_time() - cpu0) * 1000.0 / HTTP_CALLS)
     return figures
+
+
+async def other_clients(stack: contextlib.AsyncExitStack, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The same two calls with aiohttp, when it is installed: the figures behind keeping httpx or not."""
+    try:
+        import aiohttp
+    except ImportError:
+        return {}
+    session = await stack.enter_async_context(aiohttp.ClientSession())
+
+    async def whole() -> None:
+        async with session.post(url + "/chat/completions", json={**body, "stream": False}) as response:
+            json.loads(await response.read())
+
+    async def streamed() -> None:
+        async with session.post(url + "/chat/completions", json={**body, "stream": True, "stream_options": {"include_usage": True}}) as response:
+            async for raw in response.content:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    json.loads(line[6:])
+
+    return {"aiohttp whole": whole, "aiohttp streamed": streamed}
 
 
 def print_http_layer() -> None:
@@ -163,6 +188,10 @@ def print_http_layer() -> None:
         ratio = statistics.median(node) / statistics.median(floor)
         print(f"  {mode:8s}: bare httpx {spread(floor)} | OpenAI Chat Model node {spread(node)}"
               f" | ratio {ratio:.2f} (target <= {FLOOR_TARGET:g}, {ratio / FLOOR_TARGET:.2f} of target)")
+        other = figures.get(f"aiohttp {mode}")
+        if other:
+            print(f"  {'':8s}  bare aiohttp {spread(other)}: {statistics.median(other) / statistics.median(floor):.2f} of bare httpx"
+                  f" (the node is {statistics.median(node) / statistics.median(other):.2f}x bare aiohttp)")
 
 
 async def http_stop_latency() -> float:
