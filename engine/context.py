@@ -8,6 +8,8 @@ from pydantic import ValidationError
 
 from .abort import AbortSignal
 from . import from_ai
+from .chat import ChatMemory, ChatModel, ToolSpec
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL
 from .errors import NodeOperationError
 from .expressions import has_expressions, resolve_parameters
 from .node_type import NodeParams
@@ -26,6 +28,68 @@ def params_error(node: Node, exc: ValidationError) -> NodeOperationError:
         f"{'.'.join(str(p) for p in e['loc']) or 'parameters'}: {e['msg']}" for e in exc.errors()
     )
     return NodeOperationError(f'Node "{node.name}" has invalid parameters: {details}', node=node.name)
+
+
+_PORTS = {AI_LANGUAGE_MODEL: ("Chat Model", "a chat model"), AI_MEMORY: ("Memory", "a memory"), AI_TOOL: ("Tool", "a tool")}
+
+
+_KIND_OF_TYPE: dict[type, str] = {}  # isinstance against a Protocol is slow: once per class
+
+
+def _kind(cls: type, obj: Any) -> str:
+    kind = _KIND_OF_TYPE.get(cls)
+    if kind is None:
+        if isinstance(obj, ToolSpec):
+            kind = "a tool"
+        elif isinstance(obj, ChatModel):
+            kind = "a chat model"
+        elif isinstance(obj, ChatMemory):
+            kind = "a memory"
+        else:
+            kind = "nothing a sub-node port can use"
+        _KIND_OF_TYPE[cls] = kind
+    return kind
+
+
+def _supplies(data: Any) -> str:
+    if isinstance(data, list):
+        kinds = {_kind(type(item), item) for item in data}
+        return kinds.pop() if len(kinds) == 1 else "nothing a sub-node port can use"
+    return _kind(type(data), data)
+
+
+def check_supplied(conn_type: str, sub: Node, parent: str, data: Any) -> None:
+    """A sub-node wired into a port it does not serve (a chat model into Memory) is an error
+    naming both nodes, instead of an AttributeError deep in the parent."""
+    port = _PORTS.get(conn_type)
+    if port is None:
+        return
+    label, needed = port
+    if _supplies(data) != needed and not (conn_type == AI_TOOL and data == []):
+        raise NodeOperationError(
+            f'Node "{sub.name}" is connected to the {label} input of "{parent}", but it supplies {_supplies(data)}, '
+            f"not {needed}",
+            node=sub.name,
+            description=f"Connect {needed} node to that input",
+        )
+
+
+def pinned_items(node: str, pinned: Any) -> list[Item]:
+    """A node's pinData as items: a list of `{"json": {...}}` (or of plain objects, as n8n accepts)."""
+    if not isinstance(pinned, list):
+        raise NodeOperationError(f'The pinned data of node "{node}" is not a list of items', node=node)
+    items: list[Item] = []
+    for index, entry in enumerate(pinned):
+        item = entry if isinstance(entry, dict) and "json" in entry else {"json": entry}
+        if not isinstance(item["json"], dict):
+            shown = "null" if item["json"] is None else type(item["json"]).__name__
+            raise NodeOperationError(
+                f'The pinned data of node "{node}" has an item {index} whose json is {shown}, not an object',
+                node=node,
+                description='Each pinned item is {"json": {...}}: unpin the data or fix that item',
+            )
+        items.append(item)
+    return items
 
 
 class _ContextBase:

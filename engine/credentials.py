@@ -3,12 +3,20 @@
 A workflow node keeps n8n's reference `{"openAiApi": {"id": ..., "name": ...}}`; the secret
 itself lives in `credentials.json` under the user's config folder (mode 0600) or comes from an
 environment variable such as OPENAI_API_KEY. Nothing here ever logs or formats a secret.
+
+Values are checked as they are loaded: stray whitespace around a value (a key pasted with its
+line break) is removed with a warning that names the credential; a key with a line break,
+space or non-ASCII text inside is refused. A credential file others can read is used with a
+warning. Every form a key can take in an error text (as is, Python- or JSON-escaped) is
+scrubbed by `scrub_secret`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -19,6 +27,85 @@ from .errors import MiniN8nError
 
 CREDENTIALS_FILE_ENV = "MINI_N8N_CREDENTIALS"
 HOME_ENV = "MINI_N8N_HOME"
+SECRET_FIELDS = frozenset({"apiKey", "password", "token", "accessToken", "secret"})
+MIN_SCRUB_LENGTH = 4  # shorter values would scrub ordinary words
+
+log = logging.getLogger(__name__)
+_warned: set[tuple[object, ...]] = set()
+_loaded_secrets: set[str] = set()  # every key this process has loaded: errors are scrubbed of them
+
+
+def warn_once(key: tuple[object, ...], message: str) -> None:
+    """A warning said once per process for one fact (a credential is read at every model call)."""
+    if key not in _warned:
+        _warned.add(key)
+        log.warning(message)
+
+
+def secret_renderings(secret: str) -> list[str]:
+    """The texts a secret can appear as in an error: itself, Python- and JSON-escaped, as bytes;
+    longest first, so a longer form is replaced before a shorter one inside it."""
+    forms = {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], repr(secret.encode("utf-8", "replace"))[2:-1]}
+    stripped = secret.strip()
+    if stripped != secret:
+        forms.add(stripped)
+    return sorted((f for f in forms if len(f) >= MIN_SCRUB_LENGTH), key=len, reverse=True)
+
+
+def scrub_secret(text: str, secret: str | None) -> str:
+    """`text` with every rendering of `secret` replaced by ***."""
+    if not secret or len(secret.strip()) < MIN_SCRUB_LENGTH:
+        return text
+    for form in secret_renderings(secret):
+        text = text.replace(form, "***")
+    return text
+
+
+def scrub_known_secrets(text: str) -> str:
+    """`text` with every rendering of every key this process has loaded replaced by ***."""
+    for secret in _loaded_secrets:
+        text = scrub_secret(text, secret)
+    return text
+
+
+def _problem_inside(value: str) -> str | None:
+    """What makes a (stripped) secret unusable in an HTTP header, if anything."""
+    for ch in value:
+        if ch in "\r\n":
+            return "a line break"
+        if ch.isspace():
+            return "a space"
+        if ord(ch) < 32 or ord(ch) == 127:
+            return "a control character"
+        if ord(ch) > 126:
+            return "a non-ASCII character"
+    return None
+
+
+def clean_credential(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """The credential's data with whitespace around each text value removed (with a warning
+    naming `where` and the field); a secret with a line break, space or non-ASCII text inside
+    is a CredentialError. Never shows the value."""
+    cleaned = dict(data)
+    for name, value in data.items():
+        if not isinstance(value, str):
+            continue
+        stripped = value.strip()
+        if stripped != value:
+            what = "a line break" if any(c in "\r\n" for c in value) else "whitespace"
+            warn_once(
+                ("strip", where, name),
+                f"{where}: {name} had {what} around it; it was removed (fix the stored value to silence this)",
+            )
+            cleaned[name] = stripped
+        if name in SECRET_FIELDS and stripped:
+            _loaded_secrets.update({value, stripped} if len(stripped) >= MIN_SCRUB_LENGTH else ())
+            problem = _problem_inside(stripped)
+            if problem:
+                raise CredentialError(
+                    f"{where}: {name} contains {problem}; an API key is one word of printable ASCII characters"
+                )
+    return cleaned
 
 
 class CredentialError(MiniN8nError):
@@ -85,19 +172,36 @@ class FileCredentialStore:
         return self._path if self._path is not None else default_credentials_path()
 
     def _read(self) -> list[dict[str, Any]]:
+        path = self.path
         try:
-            text = self.path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
+            mode = path.stat().st_mode
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise CredentialError(f"cannot read the credential file {self.path}: {exc.strerror}") from None
+            raise CredentialError(f"cannot read the credential file {path}: {exc.strerror}") from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            warn_once(
+                ("mode", str(path), mode),
+                f"the credential file {path} can be read or changed by other users (mode {stat.S_IMODE(mode):04o}); "
+                f"it is used anyway. Make it yours only: chmod 600 {path}",
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CredentialError(
+                f"the credential file {path} is not text (byte {exc.start} is not UTF-8); it must hold JSON: "
+                '{"credentials": [...]}'
+            ) from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise CredentialError(f"the credential file {self.path} is not valid JSON (line {exc.lineno})") from None
+            raise CredentialError(f"the credential file {path} is not valid JSON (line {exc.lineno})") from None
+        except RecursionError:
+            raise CredentialError(f"the credential file {path} is nested too deeply to be a credential file") from None
         entries = doc.get("credentials") if isinstance(doc, dict) else None
         if not isinstance(entries, list):
-            raise CredentialError(f'the credential file {self.path} has no "credentials" list')
+            raise CredentialError(f'the credential file {path} has no "credentials" list')
         return [e for e in entries if isinstance(e, dict) and isinstance(e.get("data"), dict)]
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
@@ -128,9 +232,13 @@ class FileCredentialStore:
                 if wanted:
                     for entry in entries:
                         if str(entry.get(key)) == str(wanted):
-                            return dict(entry["data"])
+                            return self._cleaned(entry, cred_type)
             return None
-        return dict(entries[0]["data"]) if len(entries) == 1 else None
+        return self._cleaned(entries[0], cred_type) if len(entries) == 1 else None
+
+    def _cleaned(self, entry: dict[str, Any], cred_type: str) -> dict[str, Any]:
+        where = describe_credential(cred_type, {"id": entry.get("id"), "name": entry.get("name")})
+        return clean_credential(entry["data"], f"{where} in {self.path}")
 
     def save(self, cred_type: str, name: str, data: dict[str, str], cred_id: str | None = None) -> CredentialInfo:
         """Add or replace a credential; returns what a node's reference needs."""
@@ -157,11 +265,14 @@ class EnvCredentialStore:
         "openAiApi": {"apiKey": "OPENAI_API_KEY", "url": "OPENAI_BASE_URL"},
         "ollamaApi": {"baseUrl": "OLLAMA_HOST", "apiKey": "OLLAMA_API_KEY"},
     }
-    SECRET_FIELDS = {"apiKey"}
 
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
         names = self.ENV.get(cred_type, {})
-        found = {k: os.environ[v] for k, v in names.items() if os.environ.get(v)}
+        found = {}
+        for field_name, variable in names.items():
+            value = os.environ.get(variable)
+            if value:
+                found.update(clean_credential({field_name: value}, f"${variable}"))
         return found or None
 
     def list(self, cred_type: str | None = None) -> list[CredentialInfo]:

@@ -16,7 +16,7 @@ from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
-from .context import NodeContext, SupplyContext
+from .context import NodeContext, SupplyContext, check_supplied, pinned_items
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
 from .debugger import Debugger, PausePoint
 from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
@@ -385,7 +385,7 @@ class Execution:
                 return [entry.input]
             pinned = self.state.workflow.pinData.get(node.name)
             if pinned is not None:
-                return [[p if isinstance(p, dict) and "json" in p else {"json": p} for p in pinned]]
+                return [pinned_items(node.name, pinned)]
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
         elif self.replay is not None:
@@ -533,6 +533,7 @@ class Execution:
             except NodeOperationError as exc:
                 exc.node = exc.node or sub.name
                 raise
+            check_supplied(conn_type, sub, ctx.node.name, data)
             if conn_type == AI_LANGUAGE_MODEL:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
             elif conn_type == AI_MEMORY:

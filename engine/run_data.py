@@ -9,7 +9,9 @@ import time
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .credentials import scrub_known_secrets
 
 from .requests import Action, ActionResponse, EngineRequest
 from .workflow import Workflow
@@ -30,6 +32,12 @@ class TaskError(BaseModel):
     message: str
     description: str | None = None
     node: str | None = None
+
+    @field_validator("message", "description")
+    @classmethod
+    def _no_keys(cls, text: str | None) -> str | None:
+        """An error is shown and stored: no key loaded by this process survives in it, in any form."""
+        return scrub_known_secrets(text) if text else text
 
 
 class SourceRef(BaseModel):

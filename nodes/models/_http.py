@@ -1,13 +1,15 @@
-"""HTTP to model servers: one pooled httpx client per event loop, retries, errors in the user's terms.
+"""HTTP to model servers: one pooled httpx client per event loop, retries, limits, errors in the user's terms.
 
 Every failure becomes a NodeOperationError that names the server, the model or the credential
 (never the key): unreachable, refused credential, unknown model, rate limit or server error after
-the retries, a timeout, a stream cut mid-reply, a body that is not JSON.
+the retries, the call's deadline, a stream that went idle, a reply over the size cap, a stream
+cut mid-reply, a body that is not JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import weakref
 from dataclasses import dataclass, field
@@ -15,30 +17,38 @@ from typing import Any, AsyncIterator
 
 import httpx
 
+from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, max_reply_bytes
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
 LIMITS = httpx.Limits(max_keepalive_connections=8)
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+ERROR_BODY_BYTES = 64 * 1024  # of a refused request's body: enough for the server's message
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]" = weakref.WeakKeyDictionary()
 
 
 def shared_client() -> httpx.AsyncClient:
-    """The keep-alive client of the running loop: an agent iteration must not pay a TLS setup."""
+    """The keep-alive client of the running loop: an agent iteration must not pay a connection setup.
+
+    TLS is set up only for https URLs, with one certificate store per process (see _transport).
+    """
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        direct = httpx.AsyncHTTPTransport(limits=LIMITS)  # a proxy from the environment never sees loopback
-        client = httpx.AsyncClient(limits=LIMITS, mounts={f"all://{host}": direct for host in LOOPBACK})
+        client = LazyTLSTransport.client(LIMITS)
         _clients[loop] = client
     return client
 
 
 @dataclass
 class Endpoint:
-    """Where and how one model call goes; `secret` is kept only to scrub it from messages."""
+    """Where and how one model call goes; `secret` is kept only to scrub it from messages.
+
+    `timeout_ms` is the deadline of the whole call (retries included); `idle_ms` how long a reply
+    that has begun may pause; `max_bytes` the size cap of a reply.
+    """
 
     url: str
     base_url: str
@@ -48,19 +58,15 @@ class Endpoint:
     headers: dict[str, str] = field(default_factory=dict)
     secret: str | None = None
     timeout_ms: float = 60000
+    idle_ms: float = 30000
+    max_bytes: int = DEFAULT_MAX_REPLY_BYTES
     max_retries: int = 2
 
     def error(self, message: str, description: str | None = None) -> NodeOperationError:
         return NodeOperationError(self.scrub(message), node=self.node, description=self.scrub(description) if description else None)
 
     def scrub(self, text: str) -> str:
-        if self.secret and len(self.secret) >= 4:
-            text = text.replace(self.secret, "***")
-        return text
-
-    @property
-    def timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(max(self.timeout_ms, 1) / 1000.0)
+        return scrub_secret(text, self.secret)
 
 
 def server_message(body: bytes) -> str:
@@ -68,7 +74,7 @@ def server_message(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text[:300]
     if isinstance(doc, dict):
         err = doc.get("error", doc.get("detail", doc.get("message")))
@@ -109,25 +115,43 @@ def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: i
     return ep.error(f"the model server at {ep.base_url} rejected the request ({code}){said}")
 
 
+def deadline_error(ep: Endpoint) -> NodeOperationError:
+    return ep.error(
+        f"the model server at {ep.base_url} did not finish its reply within {ep.timeout_ms:g} ms",
+        "The node's Timeout option is the deadline of the whole call, retries included",
+    )
+
+
 def transport_error(ep: Endpoint, exc: httpx.HTTPError) -> NodeOperationError:
     if isinstance(exc, httpx.TimeoutException):
-        return ep.error(f"the model server at {ep.base_url} did not answer within {ep.timeout_ms:g} ms")
+        return deadline_error(ep)
     if isinstance(exc, httpx.RemoteProtocolError):
         return ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
     reason = str(exc) or type(exc).__name__
     return ep.error(f"cannot reach the model server at {ep.base_url}: {reason}")
 
 
+@contextlib.asynccontextmanager
+async def within_deadline(ep: Endpoint) -> AsyncIterator[None]:
+    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins."""
+    try:
+        async with asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0):
+            yield
+    except TimeoutError:
+        raise deadline_error(ep) from None
+
+
 async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
     """POST `body` and return the (streaming) response once its status is OK, retrying 429/5xx.
 
     The caller must `aclose()` the response; a cancelled caller closes the connection that way.
+    Run it inside `within_deadline`: httpx's own per-read timeouts are off, the deadline rules.
     """
     client = shared_client()
     attempt = 0
     while True:
         try:
-            request = client.build_request("POST", ep.url, json=body, headers=ep.headers, timeout=ep.timeout)
+            request = client.build_request("POST", ep.url, json=body, headers=ep.headers, timeout=None)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol):
             raise ep.error(f"the model server URL {ep.base_url} is not a valid http(s) URL") from None
         try:
@@ -139,7 +163,7 @@ async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
         if response.status_code < 400:
             return response
         try:
-            payload = await response.aread()
+            payload = await read_capped(response, ERROR_BODY_BYTES)
         except httpx.HTTPError:
             payload = b""
         finally:
@@ -151,31 +175,79 @@ async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
         raise status_error(ep, response.status_code, response.reason_phrase, payload, attempt)
 
 
-async def read_json(ep: Endpoint, response: httpx.Response) -> Any:
-    """The whole body of a non-streamed reply, parsed."""
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """At most `limit` bytes of a body (an error body is for its message only)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(chunks)[:limit]
+
+
+async def body_chunks(ep: Endpoint, response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body chunk by chunk: a pause longer than the idle limit and a body over the size cap
+    end the call with an error; transport failures become the user's errors."""
+    idle_s = max(ep.idle_ms, 1) / 1000.0
+    size = 0
+    chunks = response.aiter_bytes()
     try:
-        payload = await response.aread()
+        while True:
+            try:
+                async with asyncio.timeout(idle_s):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise ep.error(
+                    f"the model server at {ep.base_url} sent nothing for {ep.idle_ms:g} ms in the middle of its reply",
+                    "The node's Idle Timeout option is how long a reply that has begun may pause",
+                ) from None
+            size += len(chunk)
+            if size > ep.max_bytes:
+                raise ep.error(
+                    f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
+                    f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
+                )
+            yield chunk
     except httpx.HTTPError as exc:
         raise transport_error(ep, exc) from None
-    return parse_json(ep, payload)
+    finally:
+        await chunks.aclose()
+
+
+async def read_json(ep: Endpoint, response: httpx.Response) -> Any:
+    """The whole body of a non-streamed reply, parsed."""
+    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
+        parts = [chunk async for chunk in chunks]
+    return parse_json(ep, b"".join(parts))
 
 
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
     try:
         return json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         snippet = text.strip()[:120]
         raise ep.error(f"the model server at {ep.base_url} answered with text that is not JSON: {snippet!r}") from None
 
 
 async def lines(ep: Endpoint, response: httpx.Response) -> AsyncIterator[str]:
-    """The lines of a streamed body; transport failures become the user's errors."""
-    try:
-        async for line in response.aiter_lines():
-            yield line
-    except httpx.HTTPError as exc:
-        raise transport_error(ep, exc) from None
+    """The lines of a streamed body (LF or CRLF ends), within the idle limit and the size cap."""
+    parts: list[bytes] = []  # of a line not yet ended
+    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
+        async for chunk in chunks:
+            parts.append(chunk)
+            if b"\n" not in chunk:
+                continue
+            *complete, rest = b"".join(parts).split(b"\n")
+            parts = [rest] if rest else []
+            for raw in complete:
+                yield raw.removesuffix(b"\r").decode("utf-8", "replace")
+    if parts:
+        yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
 
 
 async def drain(stream: AsyncIterator[str], limit_s: float = 1.0) -> None:

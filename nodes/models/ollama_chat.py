@@ -16,12 +16,12 @@ from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
 from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
 from engine.context import SupplyContext
-from engine.credentials import credential_ref, describe_credential
+from engine.credentials import CredentialError, credential_ref, describe_credential
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json
+from ._http import Endpoint, drain, join_url, lines, max_reply_bytes, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import decode_args, to_wire_tools
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
@@ -34,7 +34,10 @@ class OllamaOptions(NodeParams):
     numCtx: int = Field(2048, ge=1, title="Context Length")
     keepAlive: str = Field("5m", title="Keep Alive", description="How long the model stays loaded, e.g. 5m, 1h, -1")
     format: Literal["default", "json"] = Field("default", title="Output Format")
-    timeout: int = Field(300000, ge=1, title="Timeout (ms)", description="Loading a model can take a while")
+    timeout: int = Field(
+        300000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included; loading a model can take a while",
+    )
+    idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
 
 
@@ -131,22 +134,24 @@ class OllamaChat:
         ep = self.endpoint
         stream = on_token is not None
         reply = _Reply()
+        body = request_body(self.params, messages, tools, stream)
         with cancel_on_abort(signal):
-            response = await open_response(ep, request_body(self.params, messages, tools, stream))
-            try:
-                if not stream:
-                    self._feed(reply, await read_json(ep, response), None)
-                else:
-                    async with aclosing(lines(ep, response)) as stream:
-                        async for line in stream:
-                            if line.strip():
-                                self._feed(reply, parse_json(ep, line), on_token)
-                                if reply.done:
-                                    break
-                        if reply.done:
-                            await drain(stream)
-            finally:
-                await response.aclose()
+            async with within_deadline(ep):
+                response = await open_response(ep, body)
+                try:
+                    if not stream:
+                        self._feed(reply, await read_json(ep, response), None)
+                    else:
+                        async with aclosing(lines(ep, response)) as body_lines:
+                            async for line in body_lines:
+                                if line.strip():
+                                    self._feed(reply, parse_json(ep, line), on_token)
+                                    if reply.done:
+                                        break
+                            if reply.done:
+                                await drain(body_lines)
+                finally:
+                    await response.aclose()
         if not reply.done:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         return reply.reply()
@@ -177,7 +182,7 @@ class OllamaChatModel(NodeType):
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
         try:
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
-        except Exception as exc:
+        except CredentialError as exc:
             raise NodeOperationError(str(exc), node=ctx.node.name) from None
         base = (params.baseUrl or params.options.baseUrl or cred.get("baseUrl") or OLLAMA_DEFAULT).rstrip("/")
         if "://" not in base:
@@ -193,6 +198,8 @@ class OllamaChatModel(NodeType):
             headers=headers,
             secret=key or None,
             timeout_ms=params.options.timeout,
+            idle_ms=params.options.idleTimeout,
+            max_bytes=max_reply_bytes(),
             max_retries=params.options.maxRetries,
         )
         return OllamaChat(params, endpoint)

@@ -17,12 +17,12 @@ from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolSpec
 from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
 from engine.context import SupplyContext
-from engine.credentials import credential_ref, describe_credential
+from engine.credentials import CredentialError, credential_ref, describe_credential
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json
+from ._http import Endpoint, drain, join_url, lines, max_reply_bytes, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion, to_wire_messages, to_wire_tools
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -37,7 +37,8 @@ class OpenAIOptions(NodeParams):
     frequencyPenalty: float = Field(0, ge=-2, le=2, title="Frequency Penalty")
     presencePenalty: float = Field(0, ge=-2, le=2, title="Presence Penalty")
     responseFormat: Literal["text", "json_object"] = Field("text", title="Response Format")
-    timeout: int = Field(60000, ge=1, title="Timeout (ms)")
+    timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included")
+    idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
     streaming: bool = Field(
         True, title="Stream Tokens",
@@ -93,15 +94,16 @@ class OpenAIChat:
     ) -> ModelReply:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
+        body = request_body(self.params, messages, tools, stream)
         with cancel_on_abort(signal):
-            body = request_body(self.params, messages, tools, stream)
-            response = await open_response(ep, body)
-            try:
-                if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                    return await self._read_stream(response, on_token, estimate_prompt_tokens(body))
-                doc = await read_json(ep, response)
-            finally:
-                await response.aclose()
+            async with within_deadline(ep):
+                response = await open_response(ep, body)
+                try:
+                    if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                        return await self._read_stream(response, on_token, estimate_prompt_tokens(body))
+                    doc = await read_json(ep, response)
+                finally:
+                    await response.aclose()
         return self._reply(doc, on_token)
 
     def _reply(self, doc: Any, on_token: TokenCallback | None) -> ModelReply:
@@ -173,29 +175,36 @@ class OpenAIChatModel(NodeType):
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
         try:
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
-        except Exception as exc:  # an unreadable credential file: say which, never what is in it
+        except CredentialError as exc:  # an unreadable file or a malformed key: say which, never what is in it
             raise NodeOperationError(str(exc), node=ctx.node.name) from None
-        base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
-        key = cred.get("apiKey") or ""
-        if not key and base == OPENAI_API:
-            raise NodeOperationError(
-                f"No API key for {base}: add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY",
-                node=ctx.node.name,
-            )
-        headers = {"Accept": "application/json, text/event-stream"}
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        if cred.get("organizationId"):
-            headers["OpenAI-Organization"] = cred["organizationId"]
-        endpoint = Endpoint(
-            url=join_url(base, "chat/completions"),
-            base_url=base,
-            model=params.model,
-            node=ctx.node.name,
-            credential=describe_credential(CREDENTIAL_TYPE, ref) if ref else "the API key (openAiApi credential or OPENAI_API_KEY)",
-            headers=headers,
-            secret=key or None,
-            timeout_ms=params.options.timeout,
-            max_retries=params.options.maxRetries,
+        return chat_model(params, cred, ref, ctx.node.name)
+
+
+def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] | None, node: str) -> OpenAIChat:
+    """The model object for these parameters and credential data (what the node supplies)."""
+    base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
+    key = cred.get("apiKey") or ""
+    if not key and base == OPENAI_API:
+        raise NodeOperationError(
+            f"No API key for {base}: add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY",
+            node=node,
         )
-        return OpenAIChat(params, endpoint)
+    headers = {"Accept": "application/json, text/event-stream"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    if cred.get("organizationId"):
+        headers["OpenAI-Organization"] = cred["organizationId"]
+    endpoint = Endpoint(
+        url=join_url(base, "chat/completions"),
+        base_url=base,
+        model=params.model,
+        node=node,
+        credential=describe_credential(CREDENTIAL_TYPE, ref) if ref else "the API key (openAiApi credential or OPENAI_API_KEY)",
+        headers=headers,
+        secret=key or None,
+        timeout_ms=params.options.timeout,
+        idle_ms=params.options.idleTimeout,
+        max_bytes=max_reply_bytes(),
+        max_retries=params.options.maxRetries,
+    )
+    return OpenAIChat(params, endpoint)

@@ -1,17 +1,23 @@
 """HTTP Request Tool: one HTTP call the model may make, with `{placeholders}` the model fills in.
 
 n8n's `toolHttpRequest` parameters. Only http and https URLs are fetched; the response is read
-up to a size limit and cut before it reaches the model; a non-2xx answer is a tool error.
+up to a size limit and cut before it reaches the model; a non-2xx answer is a tool error. The
+Timeout option is the deadline of the whole call (connection, redirects, body); n8n's SSRF
+settings (ssrf_guard) can refuse private and link-local addresses.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import weakref
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import Field
+
+from nodes.http_transport import MAX_REPLY_ENV, LazyTLSTransport, max_reply_bytes
 
 from engine.chat import ToolSpec
 from engine.connection_types import AI_TOOL, PortSpec
@@ -23,9 +29,25 @@ from engine.run_data import Item
 
 from .http_placeholders import PlaceholderError, fill_json, fill_text, fill_url, names_in, schema_entry, unused
 from .naming import node_name_to_tool_name
+from .ssrf_guard import GuardedBackend, SsrfBlocked, SsrfPolicy
 
 ALLOWED_SCHEMES = ("http", "https")
 ERROR_BODY_CHARS = 300
+LIMITS = httpx.Limits(max_keepalive_connections=8)
+
+_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[SsrfPolicy | None, httpx.AsyncClient]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client(policy: SsrfPolicy | None) -> httpx.AsyncClient:
+    """The keep-alive client of the running loop for this SSRF policy (None: protection off)."""
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    client = per_loop.get(policy)
+    if client is None or client.is_closed:
+        backend = GuardedBackend(policy) if policy is not None else None
+        client = per_loop[policy] = LazyTLSTransport.client(LIMITS, network_backend=backend, follow_redirects=True)
+    return client
 
 
 class Parameter(NodeParams):
@@ -49,7 +71,9 @@ class PlaceholderList(NodeParams):
 
 
 class HttpToolOptions(NodeParams):
-    timeout: int = Field(30000, ge=1, title="Timeout (ms)", description="Give up when the server has not answered by then")
+    timeout: int = Field(
+        30000, ge=1, title="Timeout (ms)", description="Deadline of the whole call: connecting, redirects and the body",
+    )
     maxResponseLength: int = Field(
         20000, ge=1, title="Max Response Length",
         description="Characters of the response the model gets; the rest is cut off",
@@ -181,9 +205,10 @@ def checked_url(url: str) -> str:
     return url
 
 
-async def read_capped(response: httpx.Response, max_chars: int) -> tuple[str, bool]:
-    """At most about `max_chars` characters of the body, and whether more was left unread."""
-    limit = max_chars * 4 + 4  # UTF-8 needs at most 4 bytes a character
+async def read_capped(response: httpx.Response, max_chars: int, max_bytes: int) -> tuple[str, bool]:
+    """At most about `max_chars` characters (and `max_bytes` bytes) of the body, and whether more
+    was left unread; reading stops there, so a huge body is never downloaded whole."""
+    limit = min(max_chars * 4 + 4, max_bytes)  # UTF-8 needs at most 4 bytes a character
     chunks: list[bytes] = []
     size = 0
     cut = False
@@ -193,7 +218,7 @@ async def read_capped(response: httpx.Response, max_chars: int) -> tuple[str, bo
         if size > limit:
             cut = True
             break
-    text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+    text = b"".join(chunks)[:limit].decode(response.encoding or "utf-8", errors="replace")
     if len(text) > max_chars:
         text, cut = text[:max_chars], True
     return text, cut
@@ -239,17 +264,24 @@ class HttpRequestTool(NodeType):
             raise NodeOperationError(f"Cannot build the request: {exc}", node=node) from None
         timeout_s = params.options.timeout / 1000.0
         max_chars = params.options.maxResponseLength
+        max_bytes = max_reply_bytes()
         request_headers = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (headers or {}).items()}
         query_params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (query or {}).items()}
+        client = shared_client(SsrfPolicy.from_env())
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), follow_redirects=True) as client:
+            async with asyncio.timeout(timeout_s):
                 async with client.stream(
                     params.method, url, params=query_params or None, headers=request_headers or None,
-                    json=body if body is not None else None,
+                    json=body if body is not None else None, timeout=None,
                 ) as answer:
-                    text, cut = await read_capped(answer, max_chars)
-        except httpx.TimeoutException:
-            raise NodeOperationError(f"The request to {url} timed out after {timeout_s:g} s", node=node) from None
+                    text, cut = await read_capped(answer, max_chars, max_bytes)
+        except TimeoutError:
+            raise NodeOperationError(
+                f"The request to {url} timed out after {timeout_s:g} s", node=node,
+                description="The Timeout option is the deadline of the whole call: connecting, redirects and the body",
+            ) from None
+        except SsrfBlocked as exc:
+            raise NodeOperationError(str(exc), node=node, description=exc.description) from None
         except httpx.HTTPError as exc:
             raise NodeOperationError(f"The request to {url} failed: {exc or type(exc).__name__}", node=node) from None
         if not answer.is_success:
@@ -259,5 +291,7 @@ class HttpRequestTool(NodeType):
                 node=node,
             )
         if cut:
-            text += f"\n[response cut: only the first {max_chars} characters are shown]"
+            shown = len(text)
+            why = "characters are shown" if shown >= max_chars else f"characters are shown (${MAX_REPLY_ENV} caps the bytes read)"
+            text += f"\n[response cut: only the first {shown} {why}]"
         return text

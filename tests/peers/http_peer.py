@@ -12,6 +12,7 @@ import json
 import socket
 import socketserver
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -34,7 +35,11 @@ class Request:
 
 @dataclass
 class Step:
-    """One scripted response. kind: reply | status | hang | cut | garbage."""
+    """One scripted response. kind: reply | status | hang | cut | garbage | trickle | drip | huge.
+
+    drip: the response begins, then one byte every `interval` seconds, forever.
+    huge: a well-formed reply whose text is `size` bytes long.
+    """
 
     kind: str = "reply"
     text: str = ""
@@ -43,6 +48,11 @@ class Step:
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    interval: float = 0.0
+    size: int = 0
+
+
+FILL = 65536  # bytes of text per piece of a huge reply
 
 
 class Connection:
@@ -70,6 +80,32 @@ class Connection:
 
     def end_chunks(self) -> None:
         self.sock.sendall(b"0\r\n\r\n")
+
+    def drip(self, content_type: str, interval: float, started: threading.Event) -> None:
+        """A chunked response that sends one byte every `interval` seconds until the client leaves."""
+        self.head(200, {"Content-Type": content_type, "Transfer-Encoding": "chunked"})
+        started.set()
+        while True:
+            self.chunk(b" ")
+            time.sleep(interval)
+
+    def endless(self, content_type: str, prefix: bytes, piece: bytes, interval: float, started: threading.Event) -> None:
+        """A chunked response that begins with `prefix`, then repeats `piece` until the client leaves."""
+        self.head(200, {"Content-Type": content_type, "Transfer-Encoding": "chunked"})
+        started.set()
+        self.chunk(prefix)
+        while True:
+            self.chunk(piece)
+            time.sleep(interval)
+
+    def whole_huge(self, content_type: str, prefix: bytes, size: int, suffix: bytes) -> None:
+        """One response with a Content-Length whose middle is `size` bytes of text, sent in pieces."""
+        self.head(200, {"Content-Type": content_type, "Content-Length": str(len(prefix) + size + len(suffix))})
+        self.sock.sendall(prefix)
+        piece = b"x" * FILL
+        for start in range(0, size, FILL):
+            self.sock.sendall(piece[: min(FILL, size - start)])
+        self.sock.sendall(suffix)
 
 
 class PeerServer:

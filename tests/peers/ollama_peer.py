@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .http_peer import Connection, PeerServer, Request, Step
+from .http_peer import FILL, Connection, PeerServer, Request, Step
 
 CREATED_AT = "2025-01-01T00:00:00.000000Z"
 
@@ -36,8 +36,16 @@ class OllamaPeer(PeerServer):
         if step.kind == "garbage":
             conn.whole(200, "application/json; charset=utf-8", b"Internal proxy failure")
             return True
+        if step.kind == "drip":
+            conn.drip("application/x-ndjson" if body.get("stream", True) else "application/json", step.interval, self.answering)
         if body.get("stream", True):
             return self._stream(conn, body, step)
+        prefix, suffix = self.json_bytes(self.whole_reply(body, Step(text="\0"))).split(b"\\u0000")
+        if step.kind == "huge":
+            conn.whole_huge("application/json; charset=utf-8", prefix, step.size, suffix)
+            return True
+        if step.kind == "trickle":  # a JSON body that never ends
+            conn.endless("application/json; charset=utf-8", prefix, b"la ", 0.01, self.answering)
         conn.whole(200, "application/json; charset=utf-8", self.json_bytes(self.whole_reply(body, step)))
         return True
 
@@ -76,6 +84,14 @@ class OllamaPeer(PeerServer):
                 line = {"model": self.model, "created_at": CREATED_AT, "message": self._message("la "), "done": False}
                 conn.chunk(self.json_bytes(line) + b"\n")
                 time.sleep(0.01)
+        if step.kind == "huge":  # one line of `size` bytes of text, then the final line
+            line = {"model": self.model, "created_at": CREATED_AT, "message": self._message("\0"), "done": False}
+            prefix, suffix = self.json_bytes(line).split(b"\\u0000")
+            conn.sock.sendall(f"{len(prefix) + step.size + len(suffix) + 1:x}\r\n".encode() + prefix)
+            for start in range(0, step.size, FILL):
+                conn.sock.sendall(b"x" * min(FILL, step.size - start))
+            conn.sock.sendall(suffix + b"\n\r\n")
+            step = Step(usage=step.usage)
         lines = self.lines(body, step)
         if step.kind == "cut":
             for data in lines[: max(1, len(lines) - 1)]:

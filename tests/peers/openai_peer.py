@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from .http_peer import Connection, PeerServer, Request, Step
+from .http_peer import FILL, Connection, PeerServer, Request, Step
 
 CREATED = 1_700_000_000
 
@@ -59,8 +59,16 @@ class OpenAIPeer(PeerServer):
         if step.kind == "garbage":
             conn.whole(200, "application/json", b"<html>502 proxy error</html>")
             return True
+        if step.kind == "drip":
+            conn.drip("text/event-stream" if body.get("stream") else "application/json", step.interval, self.answering)
         if body.get("stream"):
             return self._stream(conn, body, step)
+        prefix, suffix = self.json_bytes(self.completion(body, Step(text="\0"))).split(b"\\u0000")
+        if step.kind == "huge":
+            conn.whole_huge("application/json", prefix, step.size, suffix)
+            return True
+        if step.kind == "trickle":  # a JSON body that never ends
+            conn.endless("application/json", prefix, b"la ", 0.01, self.answering)
         conn.whole(200, "application/json", self.json_bytes(self.completion(body, step)))
         return True
 
@@ -114,6 +122,12 @@ class OpenAIPeer(PeerServer):
                         "Cache-Control": "no-cache"})
         self.answering.set()
         chunks = self.chunks(body, step)
+        if step.kind == "huge":  # `size` bytes of text in 64 KiB deltas, then a proper end
+            conn.chunk(chunks[0])
+            piece = "x" * FILL
+            for start in range(0, step.size, FILL):
+                conn.chunk(self._chunk([{"index": 0, "delta": {"content": piece[: step.size - start]}, "finish_reason": None}]))
+            chunks = chunks[1:]
         if step.kind == "trickle":  # a reply that never ends: tokens until the client goes away
             while True:
                 conn.chunk(self._chunk([{"index": 0, "delta": {"content": "la "}, "finish_reason": None}]))
@@ -131,12 +145,16 @@ class OpenAIPeer(PeerServer):
 
 
 def rounds_policy(rounds: int) -> Any:
-    """Calculator calls until the conversation holds `rounds` tool results, then an answer."""
+    """Calls of the first tool offered (a Calculator) until the conversation holds `rounds` tool
+    results, then an answer."""
 
     def policy(request: Request) -> Step:
-        done = sum(1 for m in request.json.get("messages", []) if m.get("role") == "tool")
+        body = request.json
+        done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+        tools = body.get("tools") or [{"function": {"name": "Calculator"}}]
+        name = tools[0]["function"]["name"]  # n8n names its Calculator tool "calculator"
         if done < rounds:
-            return Step(tool_calls=[{"id": f"call_{done + 1}", "name": "Calculator",
+            return Step(tool_calls=[{"id": f"call_{done + 1}", "name": name,
                                      "arguments": {"expression": f"{done + 1} * 2"}}], usage=(20, 5))
         return Step(text="All done.", usage=(30, 3))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -132,3 +133,42 @@ async def test_base_url_and_key_from_an_ollama_credential(registry: Registry, tm
         state = await chat(engine, wf, "hello")
     assert state.status == "success", state.error
     assert peer.requests[0].headers["authorization"] == "Bearer ollama-key-42"
+
+
+@pytest.mark.parametrize("kind", ["trickle", "drip"])
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_deadline_ends_a_reply_that_never_ends(engine: Engine, kind: str, streaming: bool) -> None:
+    with OllamaPeer([Step(kind, interval=0.2)]) as peer:
+        wf = with_model(OLLAMA, ollama_params(peer, timeout=800), tools=[])
+        tokens = TokenLog() if streaming else None
+        started = time.perf_counter()
+        state = await asyncio.wait_for(chat(engine, wf, "hi", tokens), 15)
+        elapsed = time.perf_counter() - started
+    assert state.status == "error" and state.error.node == "Model"
+    assert state.error.message == f"the model server at {peer.url} did not finish its reply within 800 ms"
+    assert 0.7 < elapsed < 5
+
+
+async def test_idle_limit_ends_a_reply_that_pauses(engine: Engine) -> None:
+    with OllamaPeer([Step("drip", interval=30)]) as peer:
+        wf = with_model(OLLAMA, ollama_params(peer, idleTimeout=300), tools=[])
+        state = await asyncio.wait_for(chat(engine, wf, "hi", TokenLog()), 15)
+    assert state.status == "error"
+    assert state.error.message == f"the model server at {peer.url} sent nothing for 300 ms in the middle of its reply"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_50_mb_reply_is_refused(engine: Engine, streaming: bool) -> None:
+    with OllamaPeer([Step("huge", size=50 * 1024 * 1024)]) as peer:
+        wf = with_model(OLLAMA, ollama_params(peer), tools=[])
+        state = await asyncio.wait_for(chat(engine, wf, "hi", TokenLog() if streaming else None), 30)
+    assert state.status == "error"
+    assert "sent a reply larger than 16,777,216 bytes" in state.error.message
+
+
+async def test_a_reply_under_the_cap_streams_whole(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINI_N8N_MAX_REPLY_BYTES", "1000000")
+    with OllamaPeer([Step("huge", size=300_000)]) as peer:
+        state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi", TokenLog())
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "x" * 300_000

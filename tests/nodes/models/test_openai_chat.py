@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 
@@ -207,7 +208,7 @@ async def test_timeout(engine: Engine, no_env_key: None) -> None:
     with OpenAIPeer([Step("hang")]) as peer:
         state = await chat(engine, with_model(OPENAI, openai_params(peer, timeout=200, maxRetries=0), tools=[]), "hi")
     assert state.status == "error"
-    assert state.error.message == f"the model server at {peer.base_url} did not answer within 200 ms"
+    assert state.error.message == f"the model server at {peer.base_url} did not finish its reply within 200 ms"
 
 
 async def test_stream_cut_mid_reply(engine: Engine, no_env_key: None) -> None:
@@ -246,3 +247,96 @@ async def test_loopback_servers_bypass_a_proxy_from_the_environment(engine: Engi
     with OpenAIPeer([Step(text="direct")]) as peer:
         state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
     assert state.status == "success", state.error
+
+
+async def run_bounded(engine: Engine, wf, message: str = "hi", within_s: float = 15.0):
+    """The chat run and its wall time; a run that would hang fails the test instead."""
+    started = time.perf_counter()
+    state = await asyncio.wait_for(chat(engine, wf, message), within_s)
+    return state, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("kind", ["trickle", "drip"])
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_deadline_ends_a_reply_that_never_ends(engine: Engine, no_env_key: None, kind: str, streaming: bool) -> None:
+    """A server that keeps streaming tokens, or sends a byte every 0.2 s, is cut at the Timeout."""
+    with OpenAIPeer([Step(kind, interval=0.2)]) as peer:
+        wf = with_model(OPENAI, openai_params(peer, timeout=800, streaming=streaming), tools=[])
+        state, elapsed = await run_bounded(engine, wf)
+        closed = await asyncio.get_running_loop().run_in_executor(None, peer.closed.wait, 5)
+    assert state.status == "error"
+    assert state.error.node == "Model"
+    assert state.error.message == f"the model server at {peer.base_url} did not finish its reply within 800 ms"
+    assert "Timeout option" in state.error.description
+    assert 0.7 < elapsed < 5
+    assert closed, "the connection was left open"
+
+
+async def test_idle_limit_ends_a_reply_that_pauses(engine: Engine, no_env_key: None) -> None:
+    with OpenAIPeer([Step("drip", interval=30)]) as peer:  # one byte, then silence
+        wf = with_model(OPENAI, openai_params(peer, idleTimeout=300), tools=[])
+        state, elapsed = await run_bounded(engine, wf)
+    assert state.status == "error"
+    assert state.error.message == f"the model server at {peer.base_url} sent nothing for 300 ms in the middle of its reply"
+    assert "Idle Timeout" in state.error.description
+    assert elapsed < 5
+
+
+async def test_stop_wins_over_the_deadline(registry: Registry, no_env_key: None) -> None:
+    signal = AbortSignal()
+    with OpenAIPeer([Step("drip", interval=0.2)]) as peer:
+        wf = with_model(OPENAI, openai_params(peer, timeout=60000), tools=[])
+        execution = Engine(registry).create(wf, start="Chat", items=[chat_item("hi", "s")], signal=signal)
+        task = asyncio.create_task(execution.run())
+        await asyncio.get_running_loop().run_in_executor(None, peer.answering.wait, 5)
+        signal.abort()
+        state = await asyncio.wait_for(task, 5)
+    assert state.status == "cancelled"
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_a_50_mb_reply_is_refused(engine: Engine, no_env_key: None, streaming: bool) -> None:
+    with OpenAIPeer([Step("huge", size=50 * 1024 * 1024)]) as peer:
+        wf = with_model(OPENAI, openai_params(peer, streaming=streaming), tools=[])
+        state, _elapsed = await run_bounded(engine, wf)
+    assert state.status == "error"
+    assert state.error.message == (
+        f"the model server at {peer.base_url} sent a reply larger than 16,777,216 bytes; it was refused")
+    assert "MINI_N8N_MAX_REPLY_BYTES" in state.error.description
+    assert len(json.dumps(state.to_json())) < 100_000  # nothing of the reply is kept
+
+
+async def test_the_reply_cap_is_configurable(engine: Engine, no_env_key: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINI_N8N_MAX_REPLY_BYTES", "100000")
+    with OpenAIPeer([Step("huge", size=200_000), Step("huge", size=50_000)]) as peer:
+        state, _ = await run_bounded(engine, with_model(OPENAI, openai_params(peer), tools=[]))
+        assert state.status == "error" and "larger than 100,000 bytes" in state.error.message
+        state, _ = await run_bounded(engine, with_model(OPENAI, openai_params(peer), tools=[]))
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "x" * 50_000
+
+
+async def test_a_key_ending_in_a_newline_is_cleaned_and_never_shown(engine: Engine, tmp_path, monkeypatch, caplog) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    store = FileCredentialStore(tmp_path / "credentials.json")
+    info = store.save("openAiApi", "Pasted key", {"apiKey": "sk-pasted-secret-77\n"})
+    eng = Engine(engine.registry, Services(credentials=ChainedCredentialStore(store, EnvCredentialStore())))
+    with OpenAIPeer([Step(text="hi")], api_key="sk-pasted-secret-77") as peer:
+        state = await chat(eng, with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[]), "hello")
+    assert state.status == "success", state.error
+    assert peer.requests[0].headers["authorization"] == "Bearer sk-pasted-secret-77"
+    assert 'credential "Pasted key" (openAiApi)' in caplog.text and "line break" in caplog.text
+    assert "sk-pasted-secret-77" not in caplog.text + json.dumps(state.to_json())
+
+
+async def test_a_key_with_a_line_break_inside_is_a_clear_error(engine: Engine, tmp_path, monkeypatch) -> None:
+    store = FileCredentialStore(tmp_path / "credentials.json")
+    info = store.save("openAiApi", "Broken key", {"apiKey": "sk-broken\nsecret-88"})
+    eng = Engine(engine.registry, Services(credentials=ChainedCredentialStore(store, EnvCredentialStore())))
+    with OpenAIPeer([Step(text="never")]) as peer:
+        state = await chat(eng, with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[]), "hi")
+    assert state.status == "error" and state.error.node == "Model"
+    assert 'credential "Broken key" (openAiApi)' in state.error.message and "line break" in state.error.message
+    saved = json.dumps(state.to_json())
+    assert "sk-broken" not in saved and "secret-88" not in saved
+    assert peer.requests == []

@@ -1,4 +1,4 @@
-"""A loopback HTTP server for the HTTP Request Tool tests: echo, slow, error and huge answers."""
+"""A loopback HTTP server for the HTTP Request Tool tests: echo, slow, error, huge, endless and redirecting answers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import contextlib
 
 HUGE_BYTES = 5 * 1024 * 1024
+BIG_BYTES = 50 * 1024 * 1024
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -37,17 +38,37 @@ class Handler(BaseHTTPRequestHandler):
         elif parts.path.startswith("/status/"):
             code = int(parts.path.rsplit("/", 1)[1])
             self._send(code, b"the thing you asked for is not here " + b"x" * 2000, "text/plain")
-        elif parts.path.startswith("/huge"):
+        elif parts.path.startswith("/huge") or parts.path.startswith("/big"):
+            size = BIG_BYTES if parts.path.startswith("/big") else HUGE_BYTES
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(HUGE_BYTES))
+            self.send_header("Content-Length", str(size))
             self.end_headers()
             chunk = b"y" * 65536
             try:
-                for _ in range(HUGE_BYTES // len(chunk)):
+                for _ in range(size // len(chunk)):
                     self.wfile.write(chunk)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client stopped reading, as it should
+        elif parts.path.startswith("/drip") or parts.path.startswith("/endless"):
+            # /drip: one byte every 0.2 s; /endless: a body that streams without end
+            pause, piece = (0.2, b"z") if parts.path.startswith("/drip") else (0.005, b"z" * 1024)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+        elif parts.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("Location", parse_qs(parts.query)["to"][0])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         else:
             echo = {
                 "method": self.command,

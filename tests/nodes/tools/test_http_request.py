@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Iterator
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from engine.errors import NodeOperationError
 from engine.executor import Engine
 from nodes.tools.http_request import HttpToolParams, tool_schema
+from nodes.tools.ssrf_guard import SsrfBlocked, SsrfPolicy, _networks
 from tests.builders import agent_workflow
 from tests.nodes.tools.agent_runs import observation, run_tool_once
 from tests.nodes.tools.loopback_http import serve
@@ -114,3 +117,93 @@ async def test_tool_without_url_fails_the_agent_clearly(engine: Engine) -> None:
     state = await engine.run(wf, items=[{"json": {"chatInput": "hi"}}])
     assert state.status == "error"
     assert state.error.message == 'Node "Fetch" has no URL'
+
+
+@pytest.mark.parametrize("path", ["/drip", "/endless"])
+async def test_deadline_ends_a_body_that_never_ends(engine: Engine, base: str, path: str) -> None:
+    """A body trickling a byte every 0.2 s, or streaming forever, ends at the Timeout."""
+    params = {"url": base + path, "options": {"timeout": 800, "maxResponseLength": 10**9}}
+    started = time.perf_counter()
+    state = await asyncio.wait_for(run_tool_once(engine, HTTP, params, {}), 15)
+    assert time.perf_counter() - started < 5
+    assert observation(state) == f"Error: The request to {base}{path} timed out after 0.8 s"
+    run = state.run_data["Tool"][0]
+    assert run.error.node == "Tool" and "deadline of the whole call" in run.error.description
+
+
+async def test_a_50_mb_body_is_cut_by_the_byte_cap(engine: Engine, base: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINI_N8N_MAX_REPLY_BYTES", "100000")
+    params = {"url": base + "/big", "options": {"maxResponseLength": 10**9}}
+    state = await asyncio.wait_for(run_tool_once(engine, HTTP, params, {}), 15)
+    text = observation(state)
+    assert text.startswith("y" * 100_000)
+    assert text.endswith("[response cut: only the first 100000 characters are shown ($MINI_N8N_MAX_REPLY_BYTES caps the bytes read)]")
+
+
+# ----- n8n's SSRF protection ---------------------------------------------------------------------
+
+@pytest.fixture
+def ssrf_on(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("N8N_SSRF_BLOCKED_IP_RANGES", "N8N_SSRF_ALLOWED_IP_RANGES", "N8N_SSRF_ALLOWED_HOSTNAMES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("N8N_SSRF_PROTECTION_ENABLED", "true")
+    return monkeypatch
+
+
+async def test_private_addresses_are_allowed_by_default_as_in_n8n(engine: Engine, base: str, monkeypatch) -> None:
+    monkeypatch.delenv("N8N_SSRF_PROTECTION_ENABLED", raising=False)
+    state = await run_tool_once(engine, HTTP, {"url": base + "/x"}, {})
+    assert json.loads(observation(state))["path"] == "/x"
+
+
+async def test_protection_refuses_loopback(engine: Engine, base: str, ssrf_on) -> None:
+    state = await run_tool_once(engine, HTTP, {"url": base + "/x"}, {})
+    assert observation(state) == "Error: The request was blocked because it resolves to a restricted IP address"
+    description = state.run_data["Tool"][0].error.description
+    assert "The target 127.0.0.1 is not allowed" in description and "N8N_SSRF_ALLOWED_HOSTNAMES" in description
+
+
+async def test_a_name_is_checked_on_the_address_it_resolves_to(engine: Engine, base: str, ssrf_on) -> None:
+    url = base.replace("127.0.0.1", "localhost") + "/x"
+    state = await run_tool_once(engine, HTTP, {"url": url}, {})
+    assert observation(state).startswith("Error: The request was blocked")
+    assert "The target 'localhost' (127.0.0.1) is not allowed" in state.run_data["Tool"][0].error.description
+
+
+async def test_a_redirect_to_a_private_address_is_refused(engine: Engine, base: str, ssrf_on) -> None:
+    ssrf_on.setenv("N8N_SSRF_ALLOWED_HOSTNAMES", "localhost")
+    start = base.replace("127.0.0.1", "localhost")
+    state = await run_tool_once(engine, HTTP, {"url": f"{start}/redirect?to={base}/secret"}, {})
+    assert observation(state).startswith("Error: The request was blocked")
+    ssrf_on.setenv("N8N_SSRF_ALLOWED_HOSTNAMES", "*host")  # a wildcard pattern
+    state = await run_tool_once(engine, HTTP, {"url": f"{start}/redirect?to={start}/fine"}, {})
+    assert json.loads(observation(state))["path"] == "/fine"
+
+
+async def test_allowed_ranges_take_precedence(engine: Engine, base: str, ssrf_on) -> None:
+    ssrf_on.setenv("N8N_SSRF_ALLOWED_IP_RANGES", "127.0.0.0/8")
+    state = await run_tool_once(engine, HTTP, {"url": base + "/x"}, {})
+    assert json.loads(observation(state))["path"] == "/x"
+
+
+@pytest.mark.parametrize("address", [
+    "127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+    "::1", "fc00::1", "fd12::1", "fe80::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
+])
+def test_default_blocked_ranges(address: str) -> None:
+    policy = SsrfPolicy(blocked=tuple(_networks("N8N_SSRF_BLOCKED_IP_RANGES", "default")))
+    with pytest.raises(SsrfBlocked):
+        policy.check("host", [address])
+
+
+@pytest.mark.parametrize("address", ["8.8.8.8", "172.32.0.1", "2606:4700::1111", "192.169.0.1"])
+def test_public_addresses_pass(address: str) -> None:
+    SsrfPolicy(blocked=tuple(_networks("N8N_SSRF_BLOCKED_IP_RANGES", "default"))).check("host", [address])
+
+
+def test_custom_ranges_and_a_bad_entry(caplog: pytest.LogCaptureFixture) -> None:
+    networks = _networks("N8N_SSRF_BLOCKED_IP_RANGES", "default, 100.0.0.0/8, not-a-range")
+    policy = SsrfPolicy(blocked=tuple(networks))
+    with pytest.raises(SsrfBlocked):
+        policy.check("h", ["100.1.1.1"])
+    assert "Invalid value 'not-a-range' in N8N_SSRF_BLOCKED_IP_RANGES" in caplog.text
