@@ -6,9 +6,8 @@ sub-node's name (input, output, usage, latency) and its own node_before / node_a
 
 from __future__ import annotations
 
-import operator
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
 from .abort import AbortSignal
 from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, TokenCallback, ToolSpec
@@ -17,6 +16,7 @@ from .debugger import PausePoint
 from .errors import NodeOperationError
 from .hooks import NodeAfter, NodeBefore, TokenEvent
 from .run_data import TaskData, TaskError, now_ms
+from .shared_log import LogWindow, plain
 
 if TYPE_CHECKING:
     from .executor import Execution
@@ -85,26 +85,18 @@ class RecordedChatModel(_Recorder):
         self.inner = inner
         self._on_usage = on_usage
 
-    def _messages_json(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
-        """JSON of the messages; the part that repeats last call's messages (an agent's growing
-        scratchpad) is copied from last call's list instead of being made again."""
-        memo = self._execution.memo.setdefault(("recorded-messages", self._node), {})
-        scope = (self._parent.get("node"), self._parent.get("runIndex"), self._parent.get("itemIndex"))
-        last = memo.get(scope)
-        out: list[dict[str, Any]]
-        if last is not None:
-            last_messages, last_json = last
-            same = list(map(operator.is_, messages, last_messages))  # compared in C: runs grow long
-            n = same.index(False) if False in same else len(same)
-            out = last_json[:n] + [m.to_json() for m in messages[n:]]
-        else:
-            out = [m.to_json() for m in messages]
-        memo[scope] = (messages, out)
-        return out
+    @staticmethod
+    def _messages_json(messages: Sequence[ChatMessage]) -> Sequence[dict[str, Any]]:
+        """JSON of the messages. An agent passes a window on its append-only message log; the
+        JSON of each message is then made once, in a log parallel to it, and every recorded run
+        keeps a window on that (shared, not copied; written out as a list by `plain`)."""
+        if isinstance(messages, LogWindow):
+            return messages.mapped("json", ChatMessage.to_json)
+        return [m.to_json() for m in messages]
 
     async def invoke(
         self,
-        messages: list[ChatMessage],
+        messages: Sequence[ChatMessage],
         tools: list[ToolSpec],
         signal: AbortSignal,
         on_token: TokenCallback | None = None,
@@ -115,14 +107,14 @@ class RecordedChatModel(_Recorder):
         input_json = {"messages": self._messages_json(messages), "tools": [t.name for t in tools]}
         where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
         if ex.may_pause:
-            await ex.pause_at(PausePoint(kind="before_model", payload=input_json, **where))
+            await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **where))
 
         def token(text: str) -> None:
             ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, parent))
             if on_token is not None:
                 on_token(text)
 
-        recorded = ex.replay.model_reply(self._node, parent, input_json) if ex.replay is not None else None
+        recorded = ex.replay.model_reply(self._node, parent, plain(input_json)) if ex.replay is not None else None
         t0 = time.perf_counter()
 
         def metadata(reply: ModelReply) -> dict[str, Any]:

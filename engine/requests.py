@@ -2,14 +2,17 @@
 
 A node (the Agent) returns an EngineRequest instead of items; the engine runs each action's
 node as an ordinary node run, then calls the node again with an EngineResponse. Everything
-here is plain JSON so that a paused execution can be stored and resumed in another process.
+here is plain JSON so that a paused execution can be stored and resumed in another process
+(an agent's steps in metadata are, in memory, a window on a shared log: a list once dumped).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from .shared_log import plain
 
 
 class Action(BaseModel):
@@ -33,6 +36,10 @@ class EngineRequest(BaseModel):
     actions: list[Action] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @field_serializer("metadata")
+    def _plain_metadata(self, value: dict[str, Any]) -> dict[str, Any]:
+        return plain(value)  # an agent's steps are a window on its log in memory, a list in JSON
+
 
 class ActionResponse(BaseModel):
     """One action and the run data of the node run that answered it (a TaskData as JSON)."""
@@ -50,3 +57,7 @@ class EngineResponse(BaseModel):
 
     action_responses: list[ActionResponse] = Field(default_factory=list, alias="actionResponses")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_serializer("metadata")
+    def _plain_metadata(self, value: dict[str, Any]) -> dict[str, Any]:
+        return plain(value)

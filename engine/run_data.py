@@ -9,11 +9,13 @@ import time
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from .credentials import scrub_known_secrets
 
+from .connection_types import MAIN
 from .requests import Action, ActionResponse, EngineRequest
+from .shared_log import plain
 from .workflow import Workflow
 
 Item = dict[str, Any]  # {"json": {...}} as in n8n's INodeExecutionData
@@ -64,11 +66,29 @@ class TaskData(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The run as JSON. `input` and `data` are JSON already and are shared, not copied:
-        long agent runs record large message lists, and the store writes what repeats once."""
+        long agent runs record large message lists, and the store writes what repeats once.
+        A model run's messages are a window on the agent's message log, written as a list."""
         out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "data"})
-        out["input"] = self.input
+        out["input"] = plain_input(self.input)
         out["data"] = self.data
         return out
+
+    @field_serializer("input")
+    def _plain_input(self, value: dict[str, list[list[Item]]]) -> dict[str, list[list[Item]]]:
+        return plain_input(value)
+
+
+def plain_input(value: dict[str, list[list[Item]]]) -> dict[str, list[list[Item]]]:
+    """A run's input with its message windows as lists (main inputs, possibly many items, hold none)."""
+    out = value
+    for conn, runs in value.items():
+        if conn != MAIN:
+            converted = plain(runs)
+            if converted is not runs:
+                if out is value:
+                    out = dict(value)
+                out[conn] = converted
+    return out
 
 
 class PendingRequest(BaseModel):
@@ -105,14 +125,15 @@ class StackEntry(BaseModel):
     replayed: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as JSON, sharing (not copying) its items and its request's metadata."""
+        """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
+        step windows become lists of the same step objects)."""
         out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "pending"})
         out["input"] = self.input
         if self.pending is not None:
             request = self.pending.request
             out["pending"] = {
                 "request": {"actions": [a.model_dump(mode="json", by_alias=True) for a in request.actions],
-                            "metadata": request.metadata},
+                            "metadata": plain(request.metadata)},
                 "responses": [{"action": r.action.model_dump(mode="json", by_alias=True), "data": r.data}
                               for r in self.pending.responses],
             }

@@ -1,18 +1,24 @@
 """The Agent's scratchpad: steps rebuilt from an EngineResponse, and steps turned into messages.
 
 All state between rounds is in the request metadata (plain JSON), keyed by item index as a
-string so that a JSON round trip gives back the same dict.
+string so that a JSON round trip gives back the same dict. Within a process the steps of one
+item are a window on an append-only log (engine.shared_log): a round adds its new steps and
+their messages without copying or rebuilding the earlier ones, and every earlier request keeps
+the window it was made with. After a resume the stored list becomes a new log once.
 """
 
 from __future__ import annotations
 
-import operator
-from operator import itemgetter
-from typing import Any
+import weakref
+from typing import Any, Iterable
 
 from engine.chat import ChatMessage, ToolCall
 from engine.observation import observation
 from engine.requests import EngineResponse
+from engine.shared_log import LogWindow, SharedLog
+
+# per steps log: how many of its steps are indexed, and the first position of each toolCallId
+_CALL_IDS: "weakref.WeakKeyDictionary[SharedLog, tuple[int, dict[str, int]]]" = weakref.WeakKeyDictionary()
 
 
 def make_step(tool_call_id: str, tool: str, tool_input: Any, observed: str, log: str = "", error: bool = False) -> dict[str, Any]:
@@ -23,28 +29,48 @@ def make_step(tool_call_id: str, tool: str, tool_input: Any, observed: str, log:
     return step
 
 
-def build_steps(response: EngineResponse | None, item_index: int) -> list[dict[str, Any]]:
-    """Steps of earlier rounds from the metadata, plus the tool results that just arrived."""
+def _has_call(steps: LogWindow, tool_call_id: str) -> bool:
+    """Whether `steps` holds a step for `tool_call_id` (an index per log, kept up to date)."""
+    log = steps.log
+    indexed, ids = _CALL_IDS.get(log, (0, {}))
+    items = log.items
+    if indexed < len(items):
+        for position in range(indexed, len(items)):
+            ids.setdefault(items[position]["toolCallId"], position)
+        _CALL_IDS[log] = (len(items), ids)
+    return ids.get(tool_call_id, steps.length) < steps.length
+
+
+def earlier_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
+    """The steps of earlier rounds as the last request carried them (a window, or a stored list)."""
     if response is None:
-        return []
-    key = str(item_index)
-    steps = list((response.metadata.get("previousRequests") or {}).get(key, []))
-    known = set(map(itemgetter("toolCallId"), steps))
+        return LogWindow.of(())
+    found = (response.metadata.get("previousRequests") or {}).get(str(item_index), ())
+    return found if isinstance(found, LogWindow) else LogWindow.of(found)
+
+
+def build_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
+    """Steps of earlier rounds from the metadata, plus the tool results that just arrived."""
+    steps = earlier_steps(response, item_index)
+    if response is None:
+        return steps
+    new: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for answer in response.action_responses:
         action = answer.action
-        if action.metadata.get("itemIndex") != item_index or action.id in known:
+        if action.metadata.get("itemIndex") != item_index or action.id in seen or _has_call(steps, action.id):
             continue
         text, failed = observation(answer.data)
         tool_input = {k: v for k, v in action.input.items() if not (k == "tool" and action.metadata.get("isFromToolkit"))}
-        steps.append(
+        new.append(
             make_step(action.id, str(action.metadata.get("toolName", action.node_name)), tool_input, text,
                       action.metadata.get("log", ""), failed)
         )
-        known.add(action.id)
-    return steps
+        seen.add(action.id)
+    return steps.extended(new) if new else steps
 
 
-def _pairs(steps: list[dict[str, Any]]) -> list[ChatMessage]:
+def _pairs(steps: Iterable[dict[str, Any]]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for step in steps:
         key = step["toolCallId"]
@@ -53,23 +79,27 @@ def _pairs(steps: list[dict[str, Any]]) -> list[ChatMessage]:
     return out
 
 
-def steps_to_messages(steps: list[dict[str, Any]], memo: dict[str, Any] | None = None) -> list[ChatMessage]:
-    """Each step becomes an assistant message with the call and a tool message with the result.
+def _same_head(a: list[ChatMessage], b: list[ChatMessage]) -> bool:
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))
 
-    The scratchpad is rebuilt every round from the metadata, so `memo` (an execution-wide cache
-    of derived data) keeps the last round's messages: when this round's steps extend that
-    round's (the same step objects), only the new steps are built.
-    """
-    if memo is None:
-        return _pairs(steps)
-    last_steps, last_messages = memo.get("last", ((), []))
-    n = len(last_steps)
-    if n and len(steps) >= n and all(map(operator.is_, steps, last_steps)):
-        out = last_messages + _pairs(steps[n:])
-    else:
-        out = _pairs(steps)
-    memo["last"] = (list(steps), out)
-    return out
+
+def scratchpad_messages(head: list[ChatMessage], steps: LogWindow, memo: dict[str, Any]) -> LogWindow:
+    """`head` (system, history, user) then each step as an assistant message with the call and a
+    tool message with the result: a window on a log of messages kept in `memo` (an execution-wide
+    cache), so a round builds the messages of its new steps only."""
+    cached = memo.get("log")
+    messages: SharedLog | None = None
+    if cached is not None:
+        cached_head, steps_log, messages = cached
+        done = (len(messages.items) - len(head)) // 2
+        if steps_log is not steps.log or not _same_head(cached_head, head) or len(messages.items) != len(head) + 2 * done:
+            messages = None
+    if messages is None:
+        messages, done = SharedLog(head), 0
+        memo["log"] = (list(head), steps.log, messages)
+    if done < steps.length:
+        messages.items.extend(_pairs(steps.log.items[done:steps.length]))
+    return LogWindow(messages, len(head) + 2 * steps.length)
 
 
 def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage:
@@ -80,7 +110,7 @@ def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage
     return found
 
 
-def intermediate_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def intermediate_steps(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """n8n's `intermediateSteps` shape: {action: {tool, toolInput, toolCallId, log}, observation}."""
     return [
         {

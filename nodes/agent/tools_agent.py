@@ -21,7 +21,7 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from .steps import build_steps, cached_message, intermediate_steps, make_step, steps_to_messages
+from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
 
@@ -122,12 +122,12 @@ class ToolsAgent(NodeType):
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
-            messages = [
+            head = [
                 cached_message(fixed, "system", params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
                 *history,
                 cached_message(fixed, "user", prompt),
-                *steps_to_messages(steps, ctx.memo(f"scratchpad:{i}")),
             ]
+            messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
             answer = await model.invoke(messages, tools, ctx.signal)
 
             calls = [c for c in answer.tool_calls if c.name in by_name]
@@ -138,7 +138,7 @@ class ToolsAgent(NodeType):
                     problem = self._argument_problem(call.args, tool)
                     if problem is not None:
                         # Never sent to the tool: the model reads the error on its next round.
-                        steps.append(make_step(call.id, call.name, call.args, f"Error: {problem}", log, True))
+                        steps = steps.extended([make_step(call.id, call.name, call.args, f"Error: {problem}", log, True)])
                         continue
                     args = dict(call.args)  # type: ignore[arg-type]
                     actions.append(

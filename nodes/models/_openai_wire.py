@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
+from engine.shared_log import LogWindow
 
 
 def encode_args(args: dict[str, Any] | str) -> str:
@@ -31,23 +32,27 @@ def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
     return parsed if isinstance(parsed, dict) else raw
 
 
-def to_wire_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "assistant" and m.tool_calls:
-            out.append({
-                "role": "assistant",
-                "content": m.content,  # a string even when empty: some servers reject null
-                "tool_calls": [
-                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_args(c.args)}}
-                    for c in m.tool_calls
-                ],
-            })
-        elif m.role == "tool":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
-        else:
-            out.append({"role": m.role, "content": m.content})
-    return out
+def to_wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """The messages in the wire format. An agent passes a window on its append-only message log:
+    each message's wire form (its tool calls' JSON arguments) is then made once for all requests."""
+    if isinstance(messages, LogWindow):
+        return messages.mapped("openai-wire", wire_message).to_list()
+    return [wire_message(m) for m in messages]
+
+
+def wire_message(m: ChatMessage) -> dict[str, Any]:
+    if m.role == "assistant" and m.tool_calls:
+        return {
+            "role": "assistant",
+            "content": m.content,  # a string even when empty: some servers reject null
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_args(c.args)}}
+                for c in m.tool_calls
+            ],
+        }
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    return {"role": m.role, "content": m.content}
 
 
 def to_wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

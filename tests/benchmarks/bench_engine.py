@@ -1,59 +1,120 @@
-"""Engine cost per agent iteration, next to LangGraph's prebuilt ReAct agent doing the same work.
+"""Engine cost and memory per agent iteration, next to LangGraph's prebuilt ReAct agent.
 
-One iteration: a model call answered instantly (scripted), one calculator tool run, the Agent
-resumed with the result, run data recorded. Both sides run N tool rounds then a final answer;
-the figure is wall time per model call, best of several repeats.
+One iteration: a model call answered at once (scripted), one Calculator run, the Agent resumed
+with the result, run data recorded. Both sides run N tool rounds then a final answer, in this
+process; figures are CPU time of this process per model call (the machine is shared: wall time
+is printed beside it), min/median/max over interleaved repeats.
+
+1. Cost per iteration in a 100-iteration run: ours, ours with the execution store, LangGraph,
+   LangGraph with its SQLite checkpointer (langgraph-checkpoint-sqlite, the peer of a durable run).
+2. No growth: ours at 100 and 5,000 iterations in one run (target: at most 1.3 times), and how
+   LangGraph grows from 100 to 1,000 (it rewrites its whole message state every step).
+3. Retained memory per iteration (tracemalloc, the finished run still held): ours at 1,000 and
+   5,000 iterations (target: at most 20 KB, the same at both), LangGraph with and without its
+   checkpointer.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
+import os
+import sqlite3
 import statistics
+import tempfile
 import time
+import tracemalloc
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from engine.executor import Engine
-from engine.registry import builtin_registry
+from engine.registry import Registry, builtin_registry
+from engine.store import ExecutionStore
+from engine.workflow import Workflow
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 
-ROUNDS = 50
-REPEATS = 15
-TARGET_RATIO = 0.1  # ours at most a tenth of LangGraph's figure
+SHORT = 100
+LONG = 5_000
+GROWTH_TARGET = 1.3  # cost per iteration at LONG over that at SHORT
+MEMORY_TARGET_KB = 20.0  # retained per iteration
+SPEED_TARGET = 0.1  # ours at most a tenth of LangGraph's cost per iteration
 
 
-def best_per_call(run_once: Callable[[], Any], calls: int) -> tuple[float, float]:
-    """(best, median) milliseconds per model call over REPEATS runs."""
-    times = []
-    for _ in range(REPEATS):
-        gc.collect()
-        started = time.perf_counter()
-        run_once()
-        times.append((time.perf_counter() - started) * 1000.0 / calls)
-    return min(times), statistics.median(times)
+@dataclass(frozen=True)
+class Settings:
+    repeats: int  # interleaved rounds of the short runs
+    long_repeats: int  # of the LONG-iteration runs
+    peer_long: int  # LangGraph's long run, 0: none (it grows: LONG iterations would take minutes)
+    peer_sqlite_long: int  # LangGraph with its SQLite checkpointer (grows faster still)
+    memory_sizes: tuple[int, ...]  # ours
+    peer_memory: int  # LangGraph's run measured for memory, without and with its checkpointer
 
 
-def ours() -> tuple[float, float]:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}} for i in range(ROUNDS)]
+FULL = Settings(repeats=5, long_repeats=3, peer_long=1_000, peer_sqlite_long=300, memory_sizes=(1_000, LONG), peer_memory=1_000)
+QUICK = Settings(repeats=3, long_repeats=2, peer_long=0, peer_sqlite_long=0, memory_sizes=(1_000, LONG), peer_memory=SHORT)
+
+
+@dataclass(frozen=True)
+class Sample:
+    cpu_ms: float  # per model call
+    wall_ms: float
+
+
+Runner = Callable[[], Sample]
+
+
+def measure(run: Callable[[], None], calls: int) -> Sample:
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    return Sample((time.process_time() - cpu) * 1000.0 / calls, (time.perf_counter() - wall) * 1000.0 / calls)
+
+
+# ----- ours ---------------------------------------------------------------------------------------
+def scripted_workflow(rounds: int) -> Workflow:
+    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+               for i in range(rounds)]
     replies.append({"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}})
-    workflow = agent_workflow(replies, agent_options={"maxIterations": ROUNDS + 5})
-    engine = Engine(builtin_registry())
+    return agent_workflow(replies, agent_options={"maxIterations": rounds + 5})
+
+
+def run_ours(registry: Registry, workflow: Workflow, rounds: int, store: ExecutionStore | None = None) -> Any:
+    """One agent run of `rounds` tool rounds; the finished execution (its state and caches)."""
+    engine = Engine(registry, store=store)
+    execution = engine.create(workflow, items=[chat_item("go", "bench")])
     loop = asyncio.new_event_loop()
-
-    def run_once() -> None:
-        state = loop.run_until_complete(engine.run(workflow, items=[chat_item("go", "bench")]))
-        assert state.status == "success", state.error
-        assert len(state.run_data["Calculator"]) == ROUNDS
-
     try:
-        run_once()  # warm up
-        return best_per_call(run_once, ROUNDS + 1)
+        state = loop.run_until_complete(execution.run())
     finally:
         loop.close()
+    assert state.status == "success", state.error
+    assert len(state.run_data["Calculator"]) == rounds
+    return execution
 
 
-def langgraph() -> tuple[float, float] | None:
+def ours(rounds: int, folder: Path | None = None) -> Runner:
+    """A runner of our agent; with `folder`, every run is written to an execution store there."""
+    registry, workflow = builtin_registry(), scripted_workflow(rounds)
+
+    def sample() -> Sample:
+        store = ExecutionStore(folder / "executions.sqlite") if folder is not None else None
+        try:
+            return measure(lambda: run_ours(registry, workflow, rounds, store), rounds + 1)
+        finally:
+            if store is not None:
+                store.close()
+
+    return sample
+
+
+# ----- LangGraph ----------------------------------------------------------------------------------
+def langgraph(rounds: int, folder: Path | None = None) -> tuple[Runner, Callable[[], Any]] | None:
+    """A runner of LangGraph's prebuilt ReAct agent doing our work (with `folder`: its SQLite
+    checkpointer writing there), and a function running it once that returns what it retains."""
     try:
         from langchain_core.language_models.chat_models import BaseChatModel
         from langchain_core.messages import AIMessage
@@ -61,8 +122,16 @@ def langgraph() -> tuple[float, float] | None:
         from langchain_core.tools import tool
         from langgraph.prebuilt import create_react_agent
     except ImportError as exc:
-        print(f"LangGraph not installed ({exc}); `make bench` installs the bench extra")
+        print(f"LangGraph is not installed ({exc}); `make bench` installs the bench extra")
         return None
+    saver_type: Any = None
+    if folder is not None:
+        try:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+        except ImportError as exc:
+            print(f"langgraph-checkpoint-sqlite is not installed ({exc}); `make bench` installs the bench extra")
+            return None
+        saver_type = SqliteSaver
 
     from nodes.tools.safe_math import evaluate, format_number
 
@@ -72,8 +141,9 @@ def langgraph() -> tuple[float, float] | None:
         return format_number(evaluate(expression))
 
     class Scripted(BaseChatModel):
-        """Answers instantly: ROUNDS tool calls, then a final answer."""
+        """Answers at once: `rounds` tool calls, then a final answer."""
 
+        rounds: int
         calls: int = 0
 
         @property
@@ -86,35 +156,174 @@ def langgraph() -> tuple[float, float] | None:
         def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
             n = self.calls
             self.calls += 1
-            if n < ROUNDS:
+            if n < self.rounds:
                 message = AIMessage(content="", tool_calls=[{"name": "calculator", "args": {"expression": f"{n} * 2"}, "id": f"call_{n}"}],
                                     usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
             else:
                 message = AIMessage(content="done", usage_metadata={"input_tokens": 10, "output_tokens": 1, "total_tokens": 11})
             return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def run_once() -> None:
-        model = Scripted()
-        agent = create_react_agent(model, [calculator])
-        result = agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": 2 * ROUNDS + 10})
+    runs = [0]
+
+    def run_once() -> Any:
+        runs[0] += 1
+        config: dict[str, Any] = {"recursion_limit": 2 * rounds + 10}
+        connection = saver = None
+        if saver_type is not None:
+            assert folder is not None
+            connection = sqlite3.connect(folder / f"langgraph-{rounds}-{runs[0]}.sqlite", check_same_thread=False)
+            saver = saver_type(connection)
+            config["configurable"] = {"thread_id": "bench"}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # create_react_agent's deprecation notice
+            agent = create_react_agent(Scripted(rounds=rounds), [calculator], checkpointer=saver)
+        result = agent.invoke({"messages": [("user", "go")]}, config)
         assert result["messages"][-1].content == "done"
+        return result, agent, saver, connection
 
-    run_once()
-    return best_per_call(run_once, ROUNDS + 1)
+    def sample() -> Sample:
+        held: list[Any] = []
+        try:
+            return measure(lambda: held.append(run_once()), rounds + 1)
+        finally:
+            for *_rest, connection in held:
+                if connection is not None:
+                    connection.close()
+
+    return sample, run_once
 
 
-def main() -> None:
-    best, median = ours()
-    print(f"mini-n8n engine : {best:.3f} ms per agent iteration (median {median:.3f}), {ROUNDS} tool rounds, best of {REPEATS}")
-    peer = langgraph()
-    if peer is None:
-        return
-    lg_best, lg_median = peer
-    print(f"LangGraph ReAct : {lg_best:.3f} ms per model call (median {lg_median:.3f}), same work, same run")
-    ratio = best / lg_best
-    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
-    print(f"ratio mini-n8n / LangGraph = {ratio:.3f} (target <= {TARGET_RATIO}: {verdict})")
+# ----- reporting ----------------------------------------------------------------------------------
+def spread(samples: list[Sample]) -> tuple[float, float, float]:
+    cpu = [s.cpu_ms for s in samples]
+    return min(cpu), statistics.median(cpu), max(cpu)
+
+
+def describe(label: str, samples: list[Sample]) -> str:
+    low, mid, high = spread(samples)
+    wall = statistics.median(s.wall_ms for s in samples)
+    return f"  {label:<34} {low:7.3f} / {mid:7.3f} / {high:7.3f} ms CPU per iteration (min/median/max), wall median {wall:.3f}"
+
+
+def verdict(ratio: float, target: float) -> str:
+    return f"ratio to target {ratio / target:.2f}: {'met' if ratio <= target else 'NOT met'}"
+
+
+def interleave(runners: dict[str, Runner], repeats: int, warm: bool = True, times: dict[str, int] | None = None) -> dict[str, list[Sample]]:
+    """Each runner in turn, `times[name]` runs (default 1) per round, `repeats` rounds, after one
+    warm-up run each."""
+    if warm:
+        for run in runners.values():
+            run()
+    results: dict[str, list[Sample]] = {name: [] for name in runners}
+    for _ in range(repeats):
+        for name, run in runners.items():
+            for _ in range((times or {}).get(name, 1)):
+                results[name].append(run())
+    return results
+
+
+def load() -> str:
+    return f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+
+
+def retained_kb(run: Callable[[], Any]) -> float:
+    """KB still allocated after `run` while what it returns is held (tracemalloc)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        held = run()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    del held
+    return (after - before) / 1024.0
+
+
+# ----- the three parts ----------------------------------------------------------------------------
+def cost(settings: Settings, folder: Path) -> None:
+    print(f"1. Cost per iteration, {SHORT}-iteration runs, {settings.repeats} interleaved rounds ({load()})")
+    runners: dict[str, Runner] = {"mini-n8n": ours(SHORT), "mini-n8n, execution store": ours(SHORT, folder / "ours")}
+    peer = langgraph(SHORT)
+    durable_peer = langgraph(SHORT, folder)
+    if peer is not None:
+        runners["LangGraph ReAct"] = peer[0]
+    if durable_peer is not None:
+        runners["LangGraph ReAct, SqliteSaver"] = durable_peer[0]
+    results = interleave(runners, settings.repeats)
+    for name, samples in results.items():
+        print(describe(name, samples))
+    mid = {name: spread(samples)[1] for name, samples in results.items()}
+    if "LangGraph ReAct" in mid:
+        ratio = mid["mini-n8n"] / mid["LangGraph ReAct"]
+        print(f"  mini-n8n / LangGraph = {ratio:.3f} (target <= {SPEED_TARGET}; {verdict(ratio, SPEED_TARGET)})")
+    if "LangGraph ReAct, SqliteSaver" in mid:
+        ratio = mid["mini-n8n, execution store"] / mid["LangGraph ReAct, SqliteSaver"]
+        print(f"  mini-n8n with store / LangGraph with SqliteSaver = {ratio:.3f} (target <= {SPEED_TARGET}; {verdict(ratio, SPEED_TARGET)})")
+
+
+def growth(settings: Settings, folder: Path) -> None:
+    print(f"2. No growth: {SHORT} and {LONG:,} iterations in one run, {settings.long_repeats} interleaved rounds ({load()})")
+    # the short run is over in a moment: five of them per round against each long one
+    ours_results = interleave({"short": ours(SHORT), "long": ours(LONG)}, settings.long_repeats, warm=False, times={"short": 5})
+    print(describe(f"mini-n8n, {SHORT} iterations", ours_results["short"]))
+    print(describe(f"mini-n8n, {LONG:,} iterations", ours_results["long"]))
+    ratio = spread(ours_results["long"])[1] / spread(ours_results["short"])[1]
+    best_ratio = spread(ours_results["long"])[0] / spread(ours_results["short"])[0]
+    print(f"  mini-n8n {LONG:,} / {SHORT}: {ratio:.2f} by medians, {best_ratio:.2f} by minima"
+          f" (target <= {GROWTH_TARGET}; {verdict(ratio, GROWTH_TARGET)})")
+    peers: list[tuple[str, int, Path | None]] = []
+    if settings.peer_long:
+        peers.append(("LangGraph ReAct", settings.peer_long, None))
+    if settings.peer_sqlite_long:
+        peers.append(("LangGraph ReAct, SqliteSaver", settings.peer_sqlite_long, folder))
+    for name, long, where in peers:
+        short_peer, long_peer = langgraph(SHORT, where), langgraph(long, where)
+        if short_peer is None or long_peer is None:
+            return
+        results = interleave({"short": short_peer[0], "long": long_peer[0]}, 1)
+        short_ms, long_ms = results["short"][0].cpu_ms, results["long"][0].cpu_ms
+        print(f"  {name}: {short_ms:.3f} ms per iteration at {SHORT}, {long_ms:.3f} at {long:,} (ratio {long_ms / short_ms:.2f}; one run each)")
+
+
+def memory(settings: Settings, folder: Path) -> None:
+    print(f"3. Retained memory per iteration (tracemalloc; the finished run held) ({load()})")
+    registry = builtin_registry()
+    per_iteration: list[float] = []
+    for rounds in settings.memory_sizes:
+        workflow = scripted_workflow(rounds)
+        kb = retained_kb(lambda: run_ours(registry, workflow, rounds)) / rounds
+        per_iteration.append(kb)
+        print(f"  mini-n8n, {rounds:>5,} iterations: {kb:6.2f} KB per iteration"
+              f" (target <= {MEMORY_TARGET_KB:g} KB; {verdict(kb, MEMORY_TARGET_KB)})")
+    if len(per_iteration) > 1:
+        print(f"  mini-n8n, per iteration at {settings.memory_sizes[-1]:,} / at {settings.memory_sizes[0]:,}:"
+              f" {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
+    rounds = settings.peer_memory
+    for name, where in (("LangGraph ReAct", None), ("LangGraph ReAct, SqliteSaver", folder)):
+        peer = langgraph(rounds, where)
+        if peer is None:
+            return
+        kb = retained_kb(peer[1]) / rounds
+        where_note = " (its Python heap; the checkpoints are on disk)" if where is not None else ""
+        print(f"  {name}, {rounds:>5,} iterations: {kb:6.2f} KB per iteration{where_note}")
+
+
+def main(quick: bool = False) -> None:
+    settings = QUICK if quick else FULL
+    print(f"{'quick' if quick else 'full'} run; CPU time of this process per model call ({load()})")
+    with tempfile.TemporaryDirectory() as name:  # stores and checkpoints of the runs, not the user's
+        folder = Path(name)
+        (folder / "ours").mkdir()
+        cost(settings, folder)
+        growth(settings, folder)
+        memory(settings, folder)
+    print(f"done ({load()})")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and shorter peer runs")
+    main(parser.parse_args().quick)

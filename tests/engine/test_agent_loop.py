@@ -317,3 +317,45 @@ async def test_tool_runs_carry_their_parent_call(engine: Engine) -> None:
     meta = state.run_data["Calculator"][0].metadata
     assert meta == {"node": "AI Agent", "runIndex": 0, "iteration": 1, "itemIndex": 0, "toolCallId": "x1", "toolName": "Calculator"}
     json.dumps(state.to_json())  # the whole state is plain JSON
+
+
+async def test_model_runs_share_one_message_log_and_read_as_json(engine: Engine) -> None:
+    rounds = 4
+    wf = agent_workflow(
+        [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}],
+    )
+    state = await engine.run(wf, items=chat())
+    assert state.status == "success"
+    recorded = [run.input["ai_languageModel"][0][0]["json"]["messages"] for run in state.run_data["Model"]]
+    assert [len(m) for m in recorded] == [2, 4, 6, 8, 10]
+    # each run keeps a window on one shared log: no run holds a copy of the conversation
+    assert all(m.log is recorded[0].log for m in recorded)
+    assert recorded[1] == list(recorded[-1])[:4]
+    # written out, the runs are plain n8n-shaped JSON, and a JSON round trip gives the same state
+    snapshot = json.loads(json.dumps(state.to_json()))
+    stored = snapshot["runData"]["Model"][2]["input"]["ai_languageModel"][0][0]["json"]["messages"]
+    assert [m["role"] for m in stored] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert stored[-1] == {"role": "tool", "content": "2", "toolCallId": "call_2_1"}
+    assert json.loads(json.dumps(state.run_data["Model"][2].to_json()))["input"] == snapshot["runData"]["Model"][2]["input"]
+
+
+def test_a_round_appends_its_steps_to_the_log_of_the_last_round() -> None:
+    from engine.requests import Action, ActionResponse, EngineResponse
+    from engine.shared_log import LogWindow
+    from nodes.agent.steps import build_steps, make_step
+
+    earlier = LogWindow.of([make_step("a", "Calculator", {"expression": "1"}, "1")])
+
+    def response(previous: object, call_id: str) -> EngineResponse:
+        action = Action(nodeName="Calculator", input={"expression": "2"}, id=call_id, metadata={"itemIndex": 0})
+        answer = ActionResponse(action=action, data={"data": {"ai_tool": [[{"json": {"response": "2"}}]]}})
+        return EngineResponse(actionResponses=[answer], metadata={"previousRequests": {"0": previous}})
+
+    steps = build_steps(response(earlier, "b"), 0)
+    assert steps.log is earlier.log  # no copy of the earlier steps
+    assert [s["toolCallId"] for s in steps] == ["a", "b"] and len(earlier) == 1
+    # an answer that is already a step is not added again; a stored (plain list) scratchpad works too
+    assert [s["toolCallId"] for s in build_steps(response(steps, "b"), 0)] == ["a", "b"]
+    assert [s["toolCallId"] for s in build_steps(response(steps.to_list(), "c"), 0)] == ["a", "b", "c"]
+    # the request of the earlier round still holds what it held
+    assert [s["toolCallId"] for s in build_steps(response(earlier, "x"), 0)] == ["a", "x"] and len(steps) == 2
