@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -9,7 +10,7 @@ from pydantic import ValidationError
 from .abort import AbortSignal
 from . import from_ai
 from .errors import NodeOperationError
-from .expressions import has_expressions, resolve_parameters
+from .expressions import Scope, has_expressions, resolve_parameters
 from .node_type import NodeParams
 from .requests import Action
 from .run_data import Item, StackEntry
@@ -46,7 +47,11 @@ class _ContextBase:
     def services(self) -> Services:
         return self._execution.engine.services
 
-    def _params_for(self, item: Item | None) -> Any:
+    def expression_scope(self) -> Scope:
+        """What this node's expressions read: its items, the run so far, the workflow."""
+        raise NotImplementedError
+
+    def _params_for(self, item_index: int) -> Any:
         cache = self._execution.params_cache
         cached = cache.get(self.node.name)
         if cached is not None:
@@ -56,7 +61,7 @@ class _ContextBase:
         if not has_expressions(raw):
             resolved = raw
         else:
-            resolved = resolve_parameters(raw, (item or {}).get("json", {}), self._model_args())
+            resolved = resolve_parameters(raw, scope=self.expression_scope(), item_index=item_index)
         try:
             params = node_type.Params.model_validate(resolved)
         except ValidationError as exc:
@@ -89,6 +94,7 @@ class NodeContext(_ContextBase):
         self.parent = parent
         self.iteration = iteration
         self.entry = entry
+        self._scope: Scope | None = None
 
     @property
     def execution_id(self) -> str:
@@ -113,8 +119,22 @@ class NodeContext(_ContextBase):
 
     def params(self, item_index: int = 0) -> Any:
         """This node's parameters for one input item, expressions resolved, validated."""
-        item = self.items[item_index] if 0 <= item_index < len(self.items) else None
-        return self._params_for(item)
+        return self._params_for(item_index)
+
+    def expression_scope(self) -> Scope:
+        if self._scope is None:
+            state = self._execution.state
+            scope = Scope(node=self.node, items=self.items, run_index=self.run_index,
+                          source=self.entry.source if self.entry is not None else [], state=state,
+                          model_args=self._model_args())
+            if self.parent is not None:  # a tool run: paired items follow the calling agent's item
+                caller = next((e for e in reversed(state.stack)
+                               if e.node == self.parent.get("node") and e.pending is not None), None)
+                if caller is not None:
+                    scope.pair_items, scope.pair_source = caller.input, caller.source
+                    scope.pair_index = int(self.parent.get("itemIndex") or 0)
+            self._scope = scope
+        return self._scope
 
     async def get_input_connection_data(self, conn_type: str, item_index: int = 0) -> Any:
         """Data of the sub-nodes connected to `conn_type`: a list for tools, one object otherwise."""
@@ -129,6 +149,7 @@ class SupplyContext(_ContextBase):
         self.node = node
         self.parent = parent
         self.item_index = item_index
+        self._scope: Scope | None = None
 
     @property
     def item(self) -> Item | None:
@@ -144,7 +165,13 @@ class SupplyContext(_ContextBase):
 
     def params(self) -> Any:
         """Parameters resolved against the parent's current item (as n8n does for sub-nodes)."""
-        return self._params_for(self.item)
+        return self._params_for(self.item_index)
+
+    def expression_scope(self) -> Scope:
+        if self._scope is None:
+            parent = self.parent.expression_scope()
+            self._scope = dataclasses.replace(parent, node=self.node, model_args=self._model_args(), _meta=None)
+        return self._scope
 
     def run_count(self) -> int:
         """How many runs of this node the execution has recorded so far (resumable state)."""

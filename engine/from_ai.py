@@ -25,7 +25,7 @@ _LITERAL = re.compile(
     re.X | re.S,
 )
 SCHEMA_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "json": "object"}
-_MISSING = object()
+MISSING = object()
 _NEUTRAL: dict[str, Any] = {"string": "", "number": 0, "boolean": False, "json": {}}
 
 
@@ -44,11 +44,11 @@ class FromAI:
     key: str
     description: str = ""
     type: str = "string"
-    default: Any = _MISSING
+    default: Any = MISSING
 
     @property
     def required(self) -> bool:
-        return self.default is _MISSING
+        return self.default is MISSING
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": SCHEMA_TYPES[self.type]}
@@ -111,7 +111,7 @@ def parse(source: str) -> FromAI | None:
     if kind not in SCHEMA_TYPES:
         raise ExpressionError(f"$fromAI type must be one of {', '.join(SCHEMA_TYPES)}, not '{kind}'")
     description = values[1] if len(values) > 1 and isinstance(values[1], str) else ""
-    default = values[3] if len(values) > 3 and values[3] is not None else _MISSING
+    default = values[3] if len(values) > 3 and values[3] is not None else MISSING
     return FromAI(values[0], description, kind, default)
 
 
