@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..errors import ExpressionError
-from .sandbox import Interrupted, runtime
+from .sandbox import MEMORY_MESSAGE, Interrupted, runtime
 from .scope import Scope
 from .template import Path, Template, parse
 
@@ -104,9 +104,6 @@ def _failure(message: str, description: str, template: Template, parameter: str,
     match = _V8_READ.match(message.removeprefix("TypeError: "))
     if match:  # n8n runs on V8: report the read the way users see it there
         message = f"Cannot read properties of {match.group('what')} (reading '{match.group('key')}')"
-    elif message.startswith("SyntaxError"):
-        description = description or message
-        message = "invalid syntax"
     node = scope.node.name if scope.node is not None else None
     source = template.source if len(template.source) <= 300 else template.source[:300] + "…"
     where = f'parameter "{parameter}"' if parameter else "an expression"
@@ -139,6 +136,9 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
     error = json.loads(body)
     name = error.get("name", "Error")
     message = error.get("message", "")
+    if name == "InternalError" and message == "out of memory":
+        rt.scope = None
+        message, name = MEMORY_MESSAGE, "Error"
     if name not in ("Error", "ExpressionError") and not message.startswith(name):
         message = f"{name}: {message}"
     raise _failure(message, error.get("description", ""), template, parameter, scope)

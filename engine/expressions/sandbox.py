@@ -31,6 +31,7 @@ TIME_LIMIT_S = float(os.environ.get("MINI_N8N_EXPRESSION_TIMEOUT_MS", "2000")) /
 MEMORY_LIMIT_MB = int(os.environ.get("MINI_N8N_EXPRESSION_MEMORY_MB", "128"))
 # (file inside node_modules, what it provides) loaded when present
 MAX_REQUEST_ROUNDS = 100
+MEMORY_MESSAGE = f"the expression needed more than the {MEMORY_LIMIT_MB} MB of memory an expression may use"
 LIBRARIES = (("luxon/build/global/luxon.js", "DateTime, Duration, $now, $today"), ("jmespath/jmespath.js", "$jmespath"))
 
 
@@ -197,7 +198,7 @@ class Runtime:
             text = str(exc).splitlines()[0] if str(exc) else "InternalError"
             if "out of memory" in text:
                 self._ctx.gc()
-                raise Interrupted(f"the expression used more than the {MEMORY_LIMIT_MB} MB of memory an expression may use") from None
+                raise Interrupted(MEMORY_MESSAGE) from None
             if "interrupted" in text:
                 raise Interrupted(f"the expression ran longer than {TIME_LIMIT_S * 1000:.0f} ms (an endless loop?)") from None
             raise Interrupted(text) from None

@@ -37,8 +37,8 @@
   const EMAIL = /([a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,})/;
   const URL_RE = /(https?:\/\/(?:www\.)?[-a-zA-Z0-9@:%._+~#=]{1,256}\.[a-zA-Z0-9()]{1,63}\b[-a-zA-Z0-9()@:%_+.~#?&/=]*)/;
   const DOMAIN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,}$/;
-  const SMALL_WORDS = new Set(["a", "an", "and", "as", "at", "but", "by", "en", "for", "if", "in", "nor", "of",
-    "on", "or", "per", "the", "to", "v", "v.", "via", "vs", "vs."]);
+  const SMALL_WORDS = new Set(("a an and as at because but by en for if in neither nor of on only or over per so " +
+    "some than that the to up upon v v. versus via vs vs. when with without yet").split(" "));
 
   function parseUrl(text) {
     const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/.exec(text.trim());
@@ -132,6 +132,7 @@
       return words.map((w, i) => {
         if (/^\s+$/.test(w) || w === "") return w;
         if (i !== 0 && i !== last && SMALL_WORDS.has(w.toLowerCase())) return w;
+        if (/.\p{Lu}/u.test(w)) return w;  // iPhone, FAANG: a capital after the first letter stays as written
         return w.charAt(0).toUpperCase() + w.slice(1);
       }).join("");
     },

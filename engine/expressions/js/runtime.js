@@ -187,7 +187,7 @@
       try {
         return compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
       } catch (error) {
-        return { error };
+        return { error: new ExpressionError("invalid syntax", String(error && error.message)) };
       }
     });
     templates.push(compiled);
