@@ -51,11 +51,15 @@ class _ContextBase:
         """What this node's expressions read: its items, the run so far, the workflow."""
         raise NotImplementedError
 
+    _resolved: dict[int, Any]
+
     def _params_for(self, item_index: int) -> Any:
         cache = self._execution.params_cache
         cached = cache.get(self.node.name)
         if cached is not None:
             return cached  # parameters without expressions are validated once per execution
+        if item_index in self._resolved:
+            return self._resolved[item_index]  # expressions are evaluated once per item and run
         node_type = self._execution.node_type(self.node)
         raw = self.node.parameters
         if not has_expressions(raw):
@@ -68,6 +72,8 @@ class _ContextBase:
             raise params_error(self.node, exc) from None
         if resolved is raw:
             cache[self.node.name] = params
+        else:
+            self._resolved[item_index] = params
         return params
 
 
@@ -95,6 +101,7 @@ class NodeContext(_ContextBase):
         self.iteration = iteration
         self.entry = entry
         self._scope: Scope | None = None
+        self._resolved = {}
 
     @property
     def execution_id(self) -> str:
@@ -123,6 +130,13 @@ class NodeContext(_ContextBase):
 
     def expression_scope(self) -> Scope:
         if self._scope is None:
+            # a node called again in the same run (an agent's next iteration) keeps its scope:
+            # the runtime then only forgets the answers it had, not the node's description
+            kept = self._execution.memo.setdefault((self.node.name, "expression-scope"), {})
+            if self.entry is not None and kept.get("entry") is self.entry and kept["scope"].items is self.items:
+                self._scope = kept["scope"]
+                self._scope.generation += 1
+                return self._scope
             state = self._execution.state
             scope = Scope(node=self.node, items=self.items, run_index=self.run_index,
                           source=self.entry.source if self.entry is not None else [], state=state,
@@ -133,6 +147,7 @@ class NodeContext(_ContextBase):
                 if caller is not None:
                     scope.pair_items, scope.pair_source = caller.input, caller.source
                     scope.pair_index = int(self.parent.get("itemIndex") or 0)
+            kept.update(entry=self.entry, scope=scope)
             self._scope = scope
         return self._scope
 
@@ -150,6 +165,7 @@ class SupplyContext(_ContextBase):
         self.parent = parent
         self.item_index = item_index
         self._scope: Scope | None = None
+        self._resolved = {}
 
     @property
     def item(self) -> Item | None:

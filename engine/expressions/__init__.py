@@ -120,6 +120,8 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
     try:
         if rt.scope is not scope:
             rt.enter(scope, scope.meta_json(), scope.timezone)
+        elif rt.generation != scope.generation:
+            rt.forget(scope.generation)
         if rt.item_key is not item or rt.item_index != item_index:
             rt.set_item(item, json.dumps(item, ensure_ascii=False, default=str), item_index)
         reply = rt.run(template, scope.answer)

@@ -137,22 +137,32 @@ class Runtime:
         self._set_item = ctx.eval("__n8n.setItem")
         self._enter = ctx.eval("__n8n.enter")
         self._provide = ctx.eval("__n8n.provide")
+        self._forget = ctx.eval("__n8n.forget")
         ctx.eval("delete globalThis.__n8n")
         ctx.set_memory_limit(MEMORY_LIMIT_MB * 1024 * 1024)
         ctx.set_time_limit(TIME_LIMIT_S)
         self._ctx = ctx
         self._ids: dict[str, int] = {}
+        self._zones: set[str] = set()  # zones whose tables the context holds
         self.scope: Any = None  # the scope last entered (engine.expressions.scope.Scope)
         self.item_key: Any = None
         self.item_index = -1
+        self.generation = 0
 
     def enter(self, scope: Any, meta_json: str, zone: str) -> None:
         """Make `scope` the one expressions read from (its node, run, workflow and time zone)."""
         self.scope = scope
+        self.generation = scope.generation
         self.item_key = None
         self.item_index = -1
         self._call(self._enter, meta_json, zone)
-        self.provide(f"tz\u0000{zone}", self._zone_reply(zone))
+        if zone not in self._zones:
+            self.provide(f"tz\u0000{zone}", self._zone_reply(zone))
+
+    def forget(self, generation: int) -> None:
+        """Drop the answers read so far in this scope (the run has moved on since)."""
+        self.generation = generation
+        self._call(self._forget)
 
     def set_item(self, key: Any, item_json: str, item_index: int) -> None:
         self.item_key = key
@@ -160,6 +170,8 @@ class Runtime:
         self._call(self._set_item, item_json, item_index)
 
     def provide(self, key: str, reply: str) -> None:
+        if key.startswith("tz\u0000"):
+            self._zones.add(key[3:])
         self._call(self._provide, key, reply)
 
     def run(self, template: Template, answer: Callable[[str, list[Any]], str]) -> str:

@@ -45,6 +45,7 @@ class Scope:
     pair_items: list[Item] | None = None
     pair_source: list[SourceRef] | None = None
     pair_index: int | None = None
+    generation: int = 0  # raised when the run moved on: answers read before are stale
     _meta: str | None = None
 
     # ----- what the runtime is told once per scope --------------------------------------------

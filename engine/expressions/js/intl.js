@@ -24,16 +24,22 @@
     return list.length ? list[0] : "en-US";
   }
 
-  function zoneFields(zone, ms) {
+  // [offset minutes, abbreviation] of a zone at an instant: the last period starting at or before it
+  function period(zone, ms) {
     const table = host.zoneTable(zone);
     if (!table) throw new RangeError("Invalid time zone specified: " + zone);
     let lo = 0;
     let hi = table.length - 1;
-    while (lo < hi) {  // the last period starting at or before ms
+    while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
       if (table[mid][0] <= ms) lo = mid; else hi = mid - 1;
     }
-    const [, offset, abbr] = table[lo];
+    return table[lo];
+  }
+  host.offsetAt = (zone, ms) => period(zone, ms)[1];
+
+  function zoneFields(zone, ms) {
+    const [, offset, abbr] = period(zone, ms);
     const local = new Date(ms + offset * 60000);
     return { year: local.getUTCFullYear(), month: local.getUTCMonth() + 1, day: local.getUTCDate(),
       hour: local.getUTCHours(), minute: local.getUTCMinutes(), second: local.getUTCSeconds(),

@@ -24,6 +24,12 @@
       "Run `make venv` (it installs Luxon from the npm registry) or set MINI_N8N_JS_MODULES");
   };
   const DateTime = luxon ? luxon.DateTime : undefined;
+  if (luxon) {
+    // Luxon reads a zone's offset by formatting the instant in it; the zone table answers directly
+    luxon.IANAZone.prototype.offset = function offset(ts) {
+      return this.valid && isFinite(ts) ? intlHost.offsetAt(this.name, +ts) : NaN;
+    };
+  }
 
   // ----- state of the current evaluation --------------------------------------------------
   const state = { meta: {}, zone: "UTC", itemText: "null", itemIndex: 0, item: undefined,
@@ -58,10 +64,11 @@
   }
 
   intlHost.defaultZone = () => state.zone;
+  // zone tables do not change: they are kept for the life of the context, not per scope
   intlHost.zoneTable = (zone) => {
     if (!state.zones.has(zone)) {
-      const reply = request("tz\u0000" + zone, "tz", [zone]);
-      state.zones.set(zone, reply[0] === "j" ? JSON.parse(reply.slice(1)) : null);
+      state.needs.push({ key: "tz\u0000" + zone, op: "tz", args: [zone] });
+      throw new NeedData(zone);
     }
     return state.zones.get(zone);
   };
@@ -270,10 +277,18 @@
   }
 
   function provide(key, reply) {
-    state.answers.set(key, reply);
+    if (!key.startsWith("tz\u0000")) {
+      state.answers.set(key, reply);
+      return;
+    }
+    state.zones.set(key.slice(3), reply[0] === "j" ? JSON.parse(reply.slice(1)) : null);
     // Luxon remembers a zone it could not read (while its table was still being asked for)
-    if (luxon && key.startsWith("tz\u0000")) luxon.Settings.resetCaches();
+    if (luxon) luxon.Settings.resetCaches();
   }
 
-  g.__n8n = { compile, run, setItem, enter, provide, ExpressionError, isEmptyValue, util: hostUtil, luxon };
+  function forget() {
+    state.answers = new Map();
+  }
+
+  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon };
 })(globalThis);
