@@ -193,6 +193,7 @@ async def test_other_nodes_through_paired_items_and_the_legacy_forms(engine: Eng
             "meta": "={{ $workflow.name + '/' + $workflow.id + '/' + $workflow.active + '/' + $execution.mode }}",
             "param": ("={{ $parameter.includeOtherFields }}", "boolean"),
             "params": ("={{ $('A').params.includeOtherFields }}", "boolean"),
+            "inputParams": ("={{ $input.params.assignments.assignments[0].name }}", "string"),
         }),
     ])
     state = await engine.run(wf, items=[{"json": {"n": 1}}, {"json": {"n": 2}}])
@@ -208,6 +209,7 @@ async def test_other_nodes_through_paired_items_and_the_legacy_forms(engine: Eng
     assert [o["where"] for o in out] == ["A/0/0/3.4", "A/0/1/3.4"]
     assert out[0]["meta"] == "expressions/wf-7/false/test"
     assert out[0]["param"] is False and out[0]["params"] is False
+    assert out[0]["inputParams"] == "doubled"  # n8n: the parameters of the node the input came from
     assert state.run_data["A"][0].data["main"][0][1]["pairedItem"] == {"item": 1}
 
 

@@ -116,7 +116,9 @@
 
   const $input = {};
   Object.defineProperty($input, "item", { enumerable: true, get: currentItem });
-  Object.defineProperty($input, "params", { enumerable: true, get: () => state.meta.parameters });
+  // n8n: the parameters of the node the input came from
+  Object.defineProperty($input, "params", { enumerable: true,
+    get: () => (state.meta.prevNode.name ? data("node", [state.meta.prevNode.name, "params"]) : {}) });
   Object.defineProperty($input, "context", { enumerable: true, get: () => ({ noItemsLeft: false }) });
   $input.all = () => data("input", ["all"]);
   $input.first = () => data("input", ["all"])[0];
