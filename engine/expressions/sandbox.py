@@ -31,6 +31,7 @@ TIME_LIMIT_S = float(os.environ.get("MINI_N8N_EXPRESSION_TIMEOUT_MS", "2000")) /
 MEMORY_LIMIT_MB = int(os.environ.get("MINI_N8N_EXPRESSION_MEMORY_MB", "128"))
 # (file inside node_modules, what it provides) loaded when present
 MAX_REQUEST_ROUNDS = 100
+MAX_TEMPLATES = 5000
 MEMORY_MESSAGE = f"the expression needed more than the {MEMORY_LIMIT_MB} MB of memory an expression may use"
 LIBRARIES = (("luxon/build/global/luxon.js", "DateTime, Duration, $now, $today"), ("jmespath/jmespath.js", "$jmespath"))
 
@@ -142,7 +143,7 @@ class Runtime:
         ctx.set_memory_limit(MEMORY_LIMIT_MB * 1024 * 1024)
         ctx.set_time_limit(TIME_LIMIT_S)
         self._ctx = ctx
-        self._ids: dict[str, int] = {}
+        self.compiled: dict[str, int] = {}
         self._zones: set[str] = set()  # zones whose tables the context holds
         self.scope: Any = None  # the scope last entered (engine.expressions.scope.Scope)
         self.item_key: Any = None
@@ -177,10 +178,10 @@ class Runtime:
     def run(self, template: Template, answer: Callable[[str, list[Any]], str]) -> str:
         """Evaluate a template against the current scope and item: the runtime's encoded result.
         Data the template asks for is answered by `answer(op, args)` and the template run again."""
-        tid = self._ids.get(template.source)
+        tid = self.compiled.get(template.source)
         if tid is None:
             parts = json.dumps([[1 if is_code else 0, text] for is_code, text in template.parts])
-            tid = self._ids[template.source] = self._call(self._compile, parts)
+            tid = self.compiled[template.source] = self._call(self._compile, parts)
         for _ in range(MAX_REQUEST_ROUNDS):
             reply: str = self._call(self._run, tid)
             if not reply.startswith("n"):
@@ -224,7 +225,8 @@ _local = _PerThread()
 
 
 def runtime() -> Runtime:
-    """This thread's runtime (a QuickJS context is used from the thread that made it)."""
-    if _local.runtime is None:
+    """This thread's runtime (a QuickJS context is used from the thread that made it); a new one
+    once the compiled templates of this one fill MAX_TEMPLATES (they live as long as it does)."""
+    if _local.runtime is None or len(_local.runtime.compiled) >= MAX_TEMPLATES:
         _local.runtime = Runtime()
     return _local.runtime
