@@ -244,3 +244,19 @@ async def test_a_tool_reads_the_chat_item_through_its_calling_agent(engine: Engi
     assert state.status == "success", state.error
     messages = state.run_data["Inner model"][0].input["ai_languageModel"][0][0]["json"]["messages"]
     assert [m["content"] for m in messages if m["role"] == "user"] == ["session-9: six times seven"]
+
+
+async def test_the_editor_preview_uses_the_last_runs_input(engine: Engine) -> None:
+    from engine.expressions.preview import Preview, expression_preview
+
+    wf = _workflow([("A", {"doubled": ("={{ $json.n * 2 }}", "number")}), ("B", {"x": "plain"})])
+    assert expression_preview(None, wf, "B", "={{ $json.doubled }}") is None  # no run, no preview
+    state = await engine.run(wf, items=[{"json": {"n": 21}}])
+    assert expression_preview(state, wf, "B", "={{ $json.doubled + 1 }}") == Preview("43")
+    assert expression_preview(state, wf, "B", "={{ $('Trigger').item.json }}") == Preview('[Object: {"n": 21}]')
+    assert expression_preview(state, wf, "B", "=n is {{ $json.missing }}") == Preview("n is ")
+    assert expression_preview(state, wf, "B", "={{ $json.missing }}") == Preview("[empty]")
+    failed = expression_preview(state, wf, "B", "={{ $json.missing.x }}")
+    assert failed == Preview("ERROR: Cannot read properties of undefined (reading 'x')", error=True)
+    assert expression_preview(state, wf, "A", "={{ $json.n }}") == Preview("21")  # its own last input
+    assert expression_preview(state, wf, "B", "not an expression") is None
