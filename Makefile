@@ -11,8 +11,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Luxon and jmespath: the libraries n8n's expressions expose as DateTime/$now and $jmespath
+JS_LIBS := luxon@3.7.2 jmespath@0.16.0
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/js $(JS_LIBS)
 	touch $(STAMP)
 
 venv: $(STAMP)

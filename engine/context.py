@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -11,7 +12,7 @@ from . import from_ai
 from .chat import ChatMemory, ChatModel, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL
 from .errors import NodeOperationError
-from .expressions import has_expressions, resolve_parameters
+from .expressions import Scope, has_expressions, resolve_parameters
 from .node_type import NodeParams
 from .requests import Action
 from .run_data import Item, StackEntry
@@ -110,23 +111,33 @@ class _ContextBase:
     def services(self) -> Services:
         return self._execution.engine.services
 
-    def _params_for(self, item: Item | None) -> Any:
+    def expression_scope(self) -> Scope:
+        """What this node's expressions read: its items, the run so far, the workflow."""
+        raise NotImplementedError
+
+    _resolved: dict[int, Any]
+
+    def _params_for(self, item_index: int) -> Any:
         cache = self._execution.params_cache
         cached = cache.get(self.node.name)
         if cached is not None:
             return cached  # parameters without expressions are validated once per execution
+        if item_index in self._resolved:
+            return self._resolved[item_index]  # expressions are evaluated once per item and run
         node_type = self._execution.node_type(self.node)
         raw = self.node.parameters
         if not has_expressions(raw):
             resolved = raw
         else:
-            resolved = resolve_parameters(raw, (item or {}).get("json", {}), self._model_args())
+            resolved = resolve_parameters(raw, scope=self.expression_scope(), item_index=item_index)
         try:
             params = node_type.Params.model_validate(resolved)
         except ValidationError as exc:
             raise params_error(self.node, exc) from None
         if resolved is raw:
             cache[self.node.name] = params
+        else:
+            self._resolved[item_index] = params
         return params
 
 
@@ -153,6 +164,8 @@ class NodeContext(_ContextBase):
         self.parent = parent
         self.iteration = iteration
         self.entry = entry
+        self._scope: Scope | None = None
+        self._resolved = {}
 
     @property
     def execution_id(self) -> str:
@@ -177,8 +190,30 @@ class NodeContext(_ContextBase):
 
     def params(self, item_index: int = 0) -> Any:
         """This node's parameters for one input item, expressions resolved, validated."""
-        item = self.items[item_index] if 0 <= item_index < len(self.items) else None
-        return self._params_for(item)
+        return self._params_for(item_index)
+
+    def expression_scope(self) -> Scope:
+        if self._scope is None:
+            # a node called again in the same run (an agent's next iteration) keeps its scope:
+            # the runtime then only forgets the answers it had, not the node's description
+            kept = self._execution.memo.setdefault((self.node.name, "expression-scope"), {})
+            if self.entry is not None and kept.get("entry") is self.entry and kept["scope"].items is self.items:
+                self._scope = kept["scope"]
+                self._scope.generation += 1
+                return self._scope
+            state = self._execution.state
+            scope = Scope(node=self.node, items=self.items, run_index=self.run_index,
+                          source=self.entry.source if self.entry is not None else [], state=state,
+                          model_args=self._model_args())
+            if self.parent is not None:  # a tool run: paired items follow the calling agent's item
+                caller = next((e for e in reversed(state.stack)
+                               if e.node == self.parent.get("node") and e.pending is not None), None)
+                if caller is not None:
+                    scope.pair_items, scope.pair_source = caller.input, caller.source
+                    scope.pair_index = int(self.parent.get("itemIndex") or 0)
+            kept.update(entry=self.entry, scope=scope)
+            self._scope = scope
+        return self._scope
 
     async def get_input_connection_data(self, conn_type: str, item_index: int = 0) -> Any:
         """Data of the sub-nodes connected to `conn_type`: a list for tools, one object otherwise."""
@@ -193,6 +228,8 @@ class SupplyContext(_ContextBase):
         self.node = node
         self.parent = parent
         self.item_index = item_index
+        self._scope: Scope | None = None
+        self._resolved = {}
 
     @property
     def item(self) -> Item | None:
@@ -208,7 +245,13 @@ class SupplyContext(_ContextBase):
 
     def params(self) -> Any:
         """Parameters resolved against the parent's current item (as n8n does for sub-nodes)."""
-        return self._params_for(self.item)
+        return self._params_for(self.item_index)
+
+    def expression_scope(self) -> Scope:
+        if self._scope is None:
+            parent = self.parent.expression_scope()
+            self._scope = dataclasses.replace(parent, node=self.node, model_args=self._model_args(), _meta=None)
+        return self._scope
 
     def run_count(self) -> int:
         """How many runs of this node the execution has recorded so far (resumable state)."""

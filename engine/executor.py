@@ -26,7 +26,9 @@ from .recording import RecordedChatModel, RecordedMemory
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
 from .rules import node_problems
-from .run_data import ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms
+from .run_data import (
+    ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
+)
 from .services import Services
 from .workflow import Node, Workflow
 
@@ -461,6 +463,8 @@ class Execution:
         state = self.state
         task = self._task(entry)
         conn = MAIN if entry.mode == "main" else AI_TOOL
+        if entry.mode == "main":
+            result = with_paired_items(result, entry.input)
         task.data = {conn: result}
         self.record(node.name, task)
         self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))

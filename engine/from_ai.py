@@ -1,8 +1,9 @@
 """n8n's `$fromAI(key, description, type, default)`: a parameter the calling model fills in.
 
 When an agent calls a tool node, each `$fromAI(...)` in the node's parameters becomes an argument
-of the tool's JSON schema, and resolves to the value the model gave for it. The call's arguments
-are literals (strings, numbers, booleans, null), read by a small tokenizer: nothing is evaluated.
+of the tool's JSON schema, and resolves to the value the model gave for it. For the schema the
+call's arguments are read as literals (strings, numbers, booleans, null) by a small tokenizer;
+when the tool runs, the expression engine evaluates the call and `FromAI.value` answers it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .errors import ExpressionError
+from .expressions.template import split
 
 CALL = re.compile(r"^\s*\$from(?:AI|Ai|ai)\s*\((?P<args>.*)\)\s*$", re.S)
 KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -25,7 +27,7 @@ _LITERAL = re.compile(
     re.X | re.S,
 )
 SCHEMA_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "json": "object"}
-_MISSING = object()
+MISSING = object()
 _NEUTRAL: dict[str, Any] = {"string": "", "number": 0, "boolean": False, "json": {}}
 
 
@@ -44,11 +46,11 @@ class FromAI:
     key: str
     description: str = ""
     type: str = "string"
-    default: Any = _MISSING
+    default: Any = MISSING
 
     @property
     def required(self) -> bool:
-        return self.default is _MISSING
+        return self.default is MISSING
 
     def schema(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": SCHEMA_TYPES[self.type]}
@@ -111,11 +113,8 @@ def parse(source: str) -> FromAI | None:
     if kind not in SCHEMA_TYPES:
         raise ExpressionError(f"$fromAI type must be one of {', '.join(SCHEMA_TYPES)}, not '{kind}'")
     description = values[1] if len(values) > 1 and isinstance(values[1], str) else ""
-    default = values[3] if len(values) > 3 and values[3] is not None else _MISSING
+    default = values[3] if len(values) > 3 and values[3] is not None else MISSING
     return FromAI(values[0], description, kind, default)
-
-
-_SEGMENT = re.compile(r"\{\{(.*?)\}\}", re.S)
 
 
 def fields_in(parameters: Any) -> list[FromAI]:
@@ -124,7 +123,7 @@ def fields_in(parameters: Any) -> list[FromAI]:
 
     def walk(value: Any) -> None:
         if isinstance(value, str) and value.startswith("=") and "$from" in value:
-            for segment in _SEGMENT.findall(value):
+            for segment in (text for is_code, text in split(value[1:]) if is_code):
                 field = parse(segment)
                 if field is not None:
                     found.setdefault(field.key, field)

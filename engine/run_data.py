@@ -28,6 +28,21 @@ def now_ms() -> float:
     return time.time() * 1000.0
 
 
+def with_paired_items(outputs: list[list[Item]], inputs: list[Item]) -> list[list[Item]]:
+    """Output items with n8n's `pairedItem` (the input item each came from) where the node gave
+    none, by n8n's rule: one input item pairs every output item with it; one output of as many
+    items as the input pairs them by position; otherwise the items stay unpaired."""
+    single = len(inputs) == 1
+    by_position = len(outputs) == 1 and len(outputs[0]) == len(inputs)
+    if not (single or by_position) or all("pairedItem" in i for out in outputs for i in out):
+        return outputs
+    return [
+        [item if "pairedItem" in item else {**item, "pairedItem": {"item": 0 if single else index}}
+         for index, item in enumerate(out)]
+        for out in outputs
+    ]
+
+
 class TaskError(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 

@@ -138,7 +138,7 @@ async def test_rerun_from_iteration_2_makes_no_model_call_for_iterations_1_and_2
     execution.replay = ReplaySource(recorded, upto_iteration=2)
     state = await execution.run()
     assert state.status == "success", state.error
-    assert state.result == [{"json": {"output": "a live third answer"}}]
+    assert state.result == [{"json": {"output": "a live third answer"}, "pairedItem": {"item": 0}}]
     models = state.run_data["Model"]
     assert [m.metadata.get("replayed", False) for m in models] == [True, True, False]
     assert [t.metadata.get("replayed", False) for t in state.run_data["Calculator"]] == [True, True]

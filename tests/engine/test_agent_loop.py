@@ -24,7 +24,7 @@ async def test_engine_runs_the_tool_node_and_resumes_with_its_result(engine: Eng
     ])
     state = await engine.run(wf, items=chat("How much do 17 shirts at 25 cost?"))
     assert state.status == "success"
-    assert state.result == [{"json": {"output": "17 shirts cost 425 dollars."}}]
+    assert state.result == [{"json": {"output": "17 shirts cost 425 dollars."}, "pairedItem": {"item": 0}}]
     calc = state.run_data["Calculator"]
     assert len(calc) == 1
     assert calc[0].data["ai_tool"][0][0]["json"] == {"response": "425"}
@@ -71,7 +71,7 @@ async def test_gives_a_tool_error_back_to_the_model_instead_of_failing(engine: E
     assert calc.error is not None and calc.error.message == "division by zero"
     messages = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
     assert messages[-1]["content"] == "Error: division by zero"
-    assert state.result == [{"json": {"output": "You cannot divide by zero."}}]
+    assert state.result == [{"json": {"output": "You cannot divide by zero."}, "pairedItem": {"item": 0}}]
 
 
 async def test_stops_after_max_iterations(engine: Engine) -> None:
@@ -146,7 +146,7 @@ async def test_unknown_tool_names_are_dropped_and_the_text_is_the_answer(engine:
     wf = agent_workflow([{"text": "I would search the web.", "toolCalls": [tool_call("web_search", {"q": "x"})]}])
     state = await engine.run(wf, items=chat())
     assert state.status == "success"
-    assert state.result == [{"json": {"output": "I would search the web."}}]
+    assert state.result == [{"json": {"output": "I would search the web."}, "pairedItem": {"item": 0}}]
     assert "Calculator" not in state.run_data
 
 
@@ -240,7 +240,7 @@ async def test_several_items_each_run_their_own_loop_and_finished_items_are_skip
     items = [{"json": {"q": "one"}}, {"json": {"q": "three squared"}}]
     state = await engine.run(wf, start="Start", items=items)
     assert state.status == "success"
-    assert state.result == [{"json": {"output": "first is easy"}}, {"json": {"output": "nine"}}]
+    assert state.result == [{"json": {"output": "first is easy"}, "pairedItem": {"item": 0}}, {"json": {"output": "nine"}, "pairedItem": {"item": 1}}]
     assert len(state.run_data["Model"]) == 3  # item 0 was not asked again in round 2
     users = [
         [m["content"] for m in run.input["ai_languageModel"][0][0]["json"]["messages"] if m["role"] == "user"]

@@ -126,7 +126,7 @@ async def test_edited_model_reply_is_what_the_agent_acts_on(engine: Engine) -> N
     edits = iter([{"reply": replaced}, {"reply": {"content": "stop here", "toolCalls": []}}])
     state, points = await drive(execution, lambda p: ("continue", next(edits)))
     assert state.status == "success"
-    assert state.result == [{"json": {"output": "stop here"}}]
+    assert state.result == [{"json": {"output": "stop here"}, "pairedItem": {"item": 0}}]
     assert state.run_data["Calculator"][0].data["ai_tool"][0][0]["json"] == {"response": "32"}
     model_runs = state.run_data["Model"]
     assert len(model_runs) == 2

@@ -105,7 +105,7 @@ async def test_n8ns_default_ai_agent_tool_prompt(engine: Engine) -> None:
     execution.supply = spy  # type: ignore[method-assign]
     state = await execution.run()
     assert state.status == "success", state.error
-    assert state.result == [{"json": {"output": "The math agent says 42."}}]
+    assert state.result == [{"json": {"output": "The math agent says 42."}, "pairedItem": {"item": 0}}]
     inner_user = [m for m in state.run_data["Inner model"][0].input["ai_languageModel"][0][0]["json"]["messages"] if m["role"] == "user"]
     assert inner_user[0]["content"] == "What is 6 * 7?"
     schema = tools_seen[0].parameters

@@ -55,7 +55,7 @@ async def test_agent_resumes_from_a_json_copy_of_the_request_metadata(engine: En
         state = await execution.run(pause=pause_on_resume)
     assert rounds == 2
     assert state.status == "success"
-    assert state.result == [{"json": {"output": "426 and 1024"}}]
+    assert state.result == [{"json": {"output": "426 and 1024"}, "pairedItem": {"item": 0}}]
     # the request metadata stored at the second pause is plain JSON with the seed's fields
     snapshot = json.loads(paused_states[1])
     pending = snapshot["stack"][-1]["pending"]["request"]["metadata"]

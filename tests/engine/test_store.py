@@ -57,7 +57,7 @@ async def test_the_stack_of_a_paused_run_is_read_back_exactly(tmp_path: Path) ->
     assert len(steps) == 99
     # and the stored execution resumes to the same end
     resumed = await Engine(builtin_registry(), store=store).resume(state.id).run()
-    assert resumed.status == "success" and resumed.result == [{"json": {"output": "done"}}]
+    assert resumed.status == "success" and resumed.result == [{"json": {"output": "done"}, "pairedItem": {"item": 0}}]
     assert len(store.load(state.id).run_data["Calculator"]) == ROUNDS
 
 

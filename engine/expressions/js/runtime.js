@@ -1,0 +1,296 @@
+// The expression runtime: n8n's globals ($json, $input, $('Node'), $now, ...) over data the host
+// hands in, compiled templates, and the encoding of results for the host.
+//
+// The engine cannot call the host while an evaluation runs (that is what keeps the time limit
+// sound), so data is asked for, not fetched: a read of something the host has not handed in yet
+// records a request and aborts the run; the host answers every request (`provide`) and runs the
+// template again. Answers are kept for the scope (one node run), so later items need no new run.
+(function (g) {
+  const luxon = g.luxon;
+  const jmespath = g.jmespath;
+  const intlHost = g.__intlHost;
+  for (const name of ["__intlHost", "luxon", "jmespath"]) delete g[name];
+
+  class ExpressionError extends Error {
+    constructor(message, description) {
+      super(message);
+      this.name = "ExpressionError";
+      this.description = description || "";
+    }
+  }
+
+  const missingLuxon = () => {
+    throw new ExpressionError("DateTime is not available: the Luxon library is not installed",
+      "Run `make venv` (it installs Luxon from the npm registry) or set MINI_N8N_JS_MODULES");
+  };
+  const DateTime = luxon ? luxon.DateTime : undefined;
+  if (luxon) {
+    // Luxon reads a zone's offset by formatting the instant in it; the zone table answers directly
+    luxon.IANAZone.prototype.offset = function offset(ts) {
+      return this.valid && isFinite(ts) ? intlHost.offsetAt(this.name, +ts) : NaN;
+    };
+  }
+
+  // ----- state of the current evaluation --------------------------------------------------
+  const state = { meta: {}, zone: "UTC", itemText: "null", itemIndex: 0, item: undefined,
+    answers: new Map(), needs: [], zones: new Map() };
+
+  class NeedData extends Error {}
+
+  // The host's answer for `key`: "j<json>", "u" or "e<json error>"; asks for it when missing.
+  function request(key, op, args) {
+    const reply = state.answers.get(key);
+    if (reply === undefined) {
+      state.needs.push({ key, op, args });
+      throw new NeedData(key);
+    }
+    return reply;
+  }
+
+  function decode(reply) {
+    const tag = reply[0];
+    if (tag === "u") return undefined;
+    const body = JSON.parse(reply.slice(1));
+    if (tag === "e") throw new ExpressionError(body.message, body.description);
+    return body;
+  }
+
+  function data(op, args) {
+    return decode(request(op + "\u0000" + JSON.stringify(args), op, args));
+  }
+
+  function hostUtil(op, text, arg) {
+    return decode(request("util\u0000" + op + "\u0000" + arg + "\u0000" + text, "util", [op, text, arg]));
+  }
+
+  intlHost.defaultZone = () => state.zone;
+  // zone tables do not change: they are kept for the life of the context, not per scope
+  intlHost.zoneTable = (zone) => {
+    if (!state.zones.has(zone)) {
+      state.needs.push({ key: "tz\u0000" + zone, op: "tz", args: [zone] });
+      throw new NeedData(zone);
+    }
+    return state.zones.get(zone);
+  };
+
+  function currentItem() {
+    if (state.item === undefined) state.item = JSON.parse(state.itemText);
+    return state.item;
+  }
+
+  function nodeRef(name) {
+    if (typeof name !== "string") throw new ExpressionError("$() needs a node name: $('Node name')");
+    data("node", [name, "check"]);
+    const ref = {
+      all: (branchIndex, runIndex) => data("node", [name, "all", branchIndex, runIndex]),
+      first: (branchIndex, runIndex) => data("node", [name, "first", branchIndex, runIndex]),
+      last: (branchIndex, runIndex) => data("node", [name, "last", branchIndex, runIndex]),
+      itemMatching: (itemIndex) => data("node", [name, "item", itemIndex]),
+      pairedItem: (itemIndex) => data("node", [name, "item", itemIndex === undefined ? state.itemIndex : itemIndex]),
+    };
+    Object.defineProperty(ref, "item", { enumerable: true, get: () => data("node", [name, "item", state.itemIndex]) });
+    Object.defineProperty(ref, "isExecuted", { enumerable: true, get: () => data("node", [name, "isExecuted"]) });
+    Object.defineProperty(ref, "params", { enumerable: true, get: () => data("node", [name, "params"]) });
+    Object.defineProperty(ref, "runIndex", { enumerable: true, get: () => data("node", [name, "runIndex"]) });
+    return ref;
+  }
+
+  function legacyNode(name) {
+    const out = {};
+    const at = () => data("node", [name, "at", state.itemIndex]) || {};
+    Object.defineProperty(out, "json", { enumerable: true, get: () => at().json });
+    Object.defineProperty(out, "binary", { enumerable: true, get: () => at().binary });
+    Object.defineProperty(out, "parameter", { enumerable: true, get: () => data("node", [name, "params"]) });
+    Object.defineProperty(out, "runIndex", { enumerable: true, get: () => data("node", [name, "runIndex"]) });
+    return out;
+  }
+
+  const $node = new Proxy({}, {
+    get: (_t, name) => (typeof name === "string" ? (data("node", [name, "check"]), legacyNode(name)) : undefined),
+  });
+
+  function $items(name, outputIndex, runIndex) {
+    if (name === undefined) return data("input", ["all"]);
+    return data("node", [name, "all", outputIndex, runIndex]);
+  }
+
+  const $input = {};
+  Object.defineProperty($input, "item", { enumerable: true, get: currentItem });
+  // n8n: the parameters of the node the input came from
+  Object.defineProperty($input, "params", { enumerable: true,
+    get: () => (state.meta.prevNode.name ? data("node", [state.meta.prevNode.name, "params"]) : {}) });
+  Object.defineProperty($input, "context", { enumerable: true, get: () => ({ noItemsLeft: false }) });
+  $input.all = () => data("input", ["all"]);
+  $input.first = () => data("input", ["all"])[0];
+  $input.last = () => { const all = data("input", ["all"]); return all[all.length - 1]; };
+
+  function isEmptyValue(value) {
+    if (value === undefined || value === null || value === "") return true;
+    if (Array.isArray(value)) return value.length === 0;
+    if (typeof value === "object" && !(value instanceof Date) && !(DateTime && DateTime.isDateTime(value))) {
+      return Object.keys(value).length === 0;
+    }
+    return false;
+  }
+
+  function fromAI(...args) {
+    return data("fromAI", args);
+  }
+
+  const denied = {};
+  const scope = Object.create(null);
+  const getters = {
+    $json: () => { const item = currentItem(); return item ? item.json : undefined; },
+    $binary: () => { const item = currentItem(); return item ? item.binary || {} : undefined; },
+    $input: () => $input,
+    $itemIndex: () => state.itemIndex,
+    $runIndex: () => state.meta.runIndex,
+    $prevNode: () => state.meta.prevNode,
+    $execution: () => state.meta.execution,
+    $workflow: () => state.meta.workflow,
+    $vars: () => state.meta.vars,
+    $parameter: () => state.meta.parameters,
+    $nodeVersion: () => state.meta.nodeVersion,
+    $nodeId: () => state.meta.nodeId,
+    $mode: () => state.meta.execution.mode,
+    $env: () => { throw new ExpressionError("access to env vars denied",
+      "Reading environment variables in expressions is blocked, as in n8n by default (N8N_BLOCK_ENV_ACCESS_IN_NODE)"); },
+    $now: () => (DateTime ? DateTime.now() : missingLuxon()),
+    $today: () => (DateTime ? DateTime.now().set({ hour: 0, minute: 0, second: 0, millisecond: 0 }) : missingLuxon()),
+    DateTime: () => (DateTime || missingLuxon()),
+    Duration: () => (luxon ? luxon.Duration : missingLuxon()),
+    Interval: () => (luxon ? luxon.Interval : missingLuxon()),
+  };
+  for (const [name, get] of Object.entries(getters)) Object.defineProperty(scope, name, { get, enumerable: true });
+  Object.assign(scope, {
+    $: nodeRef,
+    $node,
+    $items,
+    $if: (condition, valueIfTrue, valueIfFalse) => (condition ? valueIfTrue : valueIfFalse),
+    $ifEmpty: (value, valueIfEmpty) => (isEmptyValue(value) ? valueIfEmpty : value),
+    $min: (...values) => Math.min(...values),
+    $max: (...values) => Math.max(...values),
+    $jmespath: (object, expression) => {
+      if (!jmespath) throw new ExpressionError("$jmespath is not available: the jmespath library is not installed",
+        "Run `make venv` (it installs jmespath from the npm registry) or set MINI_N8N_JS_MODULES");
+      return jmespath.search(object, expression);
+    },
+    $fromAI: fromAI, $fromAi: fromAI, $fromai: fromAI,
+    // n8n's deny list: these names resolve to an empty object inside expressions
+    eval: denied, Function: denied, globalThis: denied, global: denied, window: denied, self: denied,
+    document: denied, process: denied, require: denied, Reflect: denied, Proxy: denied, Promise: denied,
+    WebAssembly: denied, setTimeout: denied, setInterval: denied, fetch: denied, XMLHttpRequest: denied,
+    constructor: denied, escape: denied, unescape: denied,
+  });
+
+  // ----- templates ------------------------------------------------------------------------------
+  const templates = [];
+  const compileCode = g.Function; // kept here: expressions themselves see `Function` as {}
+
+  function compile(partsJson) {
+    // parts: [[0, "text"], [1, "code"], ...]; a single code part with no text keeps its type
+    const parts = JSON.parse(partsJson);
+    const compiled = parts.map(([isCode, text]) => {
+      if (!isCode) return text;
+      const code = text.replace(/[\s;]+$/, "");
+      try {
+        return compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
+      } catch (error) {
+        return { error: new ExpressionError("invalid syntax", String(error && error.message)) };
+      }
+    });
+    templates.push(compiled);
+    return templates.length - 1;
+  }
+
+  function describe(error) {
+    if (error instanceof ExpressionError) {
+      return { name: error.name, message: error.message, description: error.description };
+    }
+    if (error && typeof error === "object" && "message" in error) {
+      return { name: String(error.name || "Error"), message: String(error.message) };
+    }
+    return { name: "Error", message: String(error) };
+  }
+
+  function evaluatePart(fn) {
+    if (fn.error) throw fn.error;
+    return fn.call(denied, scope);
+  }
+
+  function checkResult(value) {
+    if (typeof value === "function") {
+      if (value === nodeRef) throw new ExpressionError("invalid syntax");
+      if (DateTime && value === DateTime) throw new ExpressionError("this is a DateTime, please access its methods");
+      throw new ExpressionError("this is a function, please add ()");
+    }
+    if (DateTime && DateTime.isDateTime(value) && !value.isValid) {
+      throw new ExpressionError("invalid DateTime", value.invalidExplanation || value.invalidReason || "");
+    }
+    return value;
+  }
+
+  function text(value) {
+    if (value === undefined || value === null) return "";
+    return String(value);
+  }
+
+  function run(id) {
+    const compiled = templates[id];
+    state.needs = [];
+    state.item = undefined;
+    try {
+      if (luxon && state.zoneSet !== state.zone) {
+        luxon.Settings.defaultZone = state.zone;
+        state.zoneSet = state.zone;
+      }
+      if (compiled.length === 1 && typeof compiled[0] !== "string") {
+        const value = checkResult(evaluatePart(compiled[0]));
+        if (state.needs.length) return "n" + JSON.stringify(state.needs);
+        if (value === undefined) return "u";
+        const json = JSON.stringify(value);
+        return json === undefined ? "u" : "j" + json;
+      }
+      let out = "";
+      for (const part of compiled) {
+        out += typeof part === "string" ? part : text(checkResult(evaluatePart(part)));
+      }
+      if (state.needs.length) return "n" + JSON.stringify(state.needs);
+      return "s" + out;
+    } catch (error) {
+      if (state.needs.length) return "n" + JSON.stringify(state.needs);
+      return "e" + JSON.stringify(describe(error));
+    } finally {
+      state.item = undefined;
+    }
+  }
+
+  function setItem(itemText, itemIndex) {
+    state.itemText = itemText;
+    state.itemIndex = itemIndex;
+    state.item = undefined;
+  }
+
+  // the zone's table is provided (provide) before the first run in it
+  function enter(metaJson, zone) {
+    state.meta = JSON.parse(metaJson);
+    state.answers = new Map();
+    state.zone = zone;
+  }
+
+  function provide(key, reply) {
+    if (!key.startsWith("tz\u0000")) {
+      state.answers.set(key, reply);
+      return;
+    }
+    state.zones.set(key.slice(3), reply[0] === "j" ? JSON.parse(reply.slice(1)) : null);
+    // Luxon remembers a zone it could not read (while its table was still being asked for)
+    if (luxon) luxon.Settings.resetCaches();
+  }
+
+  function forget() {
+    state.answers = new Map();
+  }
+
+  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon };
+})(globalThis);
