@@ -144,7 +144,7 @@ def report(state: ExecutionState) -> int:
     if state.status == "success":
         answer = answer_of(state)
         if answer is not None:
-            print(f"answer: {answer}")
+            print(f"answer: {answer}" if answer.strip() else "answer: (empty reply — the model returned no text)")
         return EXIT_OK
     if state.error is not None:
         where = f"[{state.error.node}] " if state.error.node else ""

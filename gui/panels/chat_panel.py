@@ -17,7 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui import theme
 from gui.bridge import new_session_id
+
+EMPTY_REPLY = "(empty reply — the model returned no text)"
 
 
 @dataclass
@@ -25,6 +28,7 @@ class ChatEntry:
     role: str  # "user", "assistant", "error"
     text: str
     streaming: bool = False
+    empty: bool = False  # an answer that came back with no text: shown as such, never dropped
 
 
 class ChatInput(QPlainTextEdit):
@@ -97,6 +101,7 @@ class ChatPanel(QWidget):
         layout.addLayout(row)
         self._show_session()
         self._render()
+        theme.manager().changed.connect(self._render)
 
     # ----- sending -------------------------------------------------------------------------------
     def submit(self) -> None:
@@ -143,7 +148,8 @@ class ChatPanel(QWidget):
             entry.streaming = False
             if answer is not None:
                 entry.text = answer
-            if not entry.text:
+                entry.empty = not answer.strip()
+            elif not entry.text:  # no answer to show (paused, stopped or failed)
                 self.entries.remove(entry)
         if error:
             self.entries.append(ChatEntry("error", error))
@@ -175,6 +181,8 @@ class ChatPanel(QWidget):
         for entry in self.entries:
             colour, background, who = BUBBLE[entry.role]
             body = html.escape(entry.text).replace("\n", "<br>")
+            if entry.empty:
+                body = f"<i style='color:{theme.current().muted_text.name()}'>{html.escape(EMPTY_REPLY)}</i>"
             if entry.streaming:
                 body += "<span style='color:#999'> ▍</span>"
             parts.append(
