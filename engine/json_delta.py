@@ -15,37 +15,51 @@ MIN_SHARED = 4
 
 
 def _shared_prefix(new: list[Any], old: list[Any]) -> int:
+    if not new or not old or new[0] is not old[0]:
+        return 0
     same = list(map(operator.is_, new, old))
     return same.index(False) if False in same else len(same)
 
 
 def encode(new: Any, old: Any) -> Any:
     """`new` with every list that repeats the start of its counterpart in `old` shortened.
-    Only lists and dicts are descended into (scalars are returned as they are, without a call)."""
+    Only lists and dicts are descended into (scalars are returned as they are, without a call),
+    and a dict or list in which nothing was shortened is returned itself, not copied."""
     kind = type(new)
     if kind is dict:
         if type(old) is not dict:
             return new
-        out = {}
+        out = None
         previous = old.get
         for key, value in new.items():
             value_kind = type(value)
             if value_kind is dict or value_kind is list:
                 before = previous(key)
-                out[key] = value if before is None else encode(value, before)
-            else:
-                out[key] = value
-        return out
+                if before is not None:
+                    encoded = encode(value, before)
+                    if encoded is not value:
+                        if out is None:
+                            out = dict(new)
+                        out[key] = encoded
+        return new if out is None else out
     if kind is list:
         if type(old) is not list:
             return new
         n = _shared_prefix(new, old)
         if n >= MIN_SHARED:
             return {MARK: n, "then": new[n:]}
-        if len(new) <= 64:  # small lists (the stack itself): compare element by element
-            size = len(old)
-            return [encode(x, old[i]) if i < size and type(x) in (dict, list) else x for i, x in enumerate(new)]
-        return new
+        if len(new) > 64:
+            return new
+        size = len(old)
+        out_list = None
+        for i, x in enumerate(new):  # small lists (the stack itself): compare element by element
+            if i < size and type(x) in (dict, list):
+                encoded = encode(x, old[i])
+                if encoded is not x:
+                    if out_list is None:
+                        out_list = list(new)
+                    out_list[i] = encoded
+        return new if out_list is None else out_list
     return new
 
 

@@ -107,7 +107,8 @@ class Journal:
 
     def append(self, record: bytes) -> None:
         if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags, 0o600)
         view = memoryview(record)

@@ -40,6 +40,7 @@ ENV_DB = "MINI_N8N_DB"
 CHECKPOINTS_PER_FULL = 64
 FOLD_EVERY = 128  # journaled boundaries folded into the database in one transaction
 FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
+PRUNE_INTERVAL_S = 60.0
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
 
@@ -77,6 +78,9 @@ class _Writer:
     last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
+    row_due: ExecutionState | None = None  # a row change left for the next fold
+    result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
+    fresh: bool = False  # a new execution (its row says "new")
 
 
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
@@ -107,6 +111,7 @@ class ExecutionStore(ExecutionStoreBase):
         self._started = start_time(self._pid)
         self._writers: dict[str, _Writer] = {}
         self._housekeeper: threading.Thread | None = None
+        self._last_prune: float | None = None
         self.mark_crashed()
 
     @property
@@ -235,7 +240,8 @@ class ExecutionStore(ExecutionStoreBase):
                 recovered = self._recover(state.id)
                 runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary))
+            writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
+                             fresh=recovered is None and runs == 0 and boundary == 0)
             apply_rows(db, state.id, Pending(boundaries=[self._boundary_row(state, writer)]))
             return writer, recovered
 
@@ -268,7 +274,8 @@ class ExecutionStore(ExecutionStoreBase):
             if writer is not None:
                 self._fold(writer)
                 writer.journal.close(remove=True)
-            self._housekeep_in_background()
+            if self.retention.active:
+                self._prune_in_background()
 
     def _update_run(self, execution_id: str, writer: _Writer | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
@@ -288,7 +295,8 @@ class ExecutionStore(ExecutionStoreBase):
 
     def _boundary_row(self, state: ExecutionState, writer: _Writer) -> BoundaryRow:
         """The boundary's row: the stack as a delta from the previous one (whole every
-        CHECKPOINTS_PER_FULL-th time, and first in each process)."""
+        CHECKPOINTS_PER_FULL-th time, and first in each process). A delta is also what keeps the
+        journal write small: appending a few KB costs several times what 1.5 KB does."""
         stack = [entry.to_json() for entry in state.stack]
         writer.boundary_seq += 1
         seq = writer.boundary_seq
@@ -305,14 +313,18 @@ class ExecutionStore(ExecutionStoreBase):
 
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Journal the runs finished since the last call and, at a boundary, the resumable stack
-        (one write); a change of status, pause, error or result goes to the database at once,
-        with everything journaled before it."""
+        (one write). A change of status, pause or error goes to the database at once, with
+        everything journaled before it; a new result (the last main node's output) and a new
+        execution's start go with the next fold."""
         writer = self._writers.get(state.id)
         if writer is None:
             return
-        row = (state.status, state.stopped_at, state.error, state.result, state.pause)
+        row = (state.status, state.stopped_at, state.error, state.pause)
         runs, writer.new_runs = writer.new_runs, []
         boundary = self._boundary_row(state, writer) if at_boundary else None
+        if state.result is not writer.result:  # the last main node's output: written with the next fold
+            writer.result = state.result
+            writer.row_due = state
         if not runs and boundary is None and row == writer.row:
             return
         pending = writer.unfolded
@@ -322,9 +334,14 @@ class ExecutionStore(ExecutionStoreBase):
         if boundary is not None:
             pending.boundaries.append(boundary)
         if row != writer.row:
-            self._fold(writer, state, release=state.status in ENDED)
+            started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and state.status == "running"
             writer.row = row
-            return
+            if not started:
+                self._fold(writer, state, release=state.status in ENDED)
+                return
+            # a new execution started running: the row says so at the next fold (until then it
+            # reads "new", which a dead owner turns into "crashed" just as it would "running")
+            writer.row_due = state
         writer.journal.append(encode_record(runs, boundary))
         if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
             self._fold(writer)
@@ -347,6 +364,9 @@ class ExecutionStore(ExecutionStoreBase):
             writer.timer.cancel()
             writer.timer = None
         pending = writer.unfolded
+        if state is None:
+            state = writer.row_due
+        writer.row_due = None
         if not pending and state is None:
             return
         execution_id = state.id if state is not None else (pending.boundaries or pending.runs)[0][0]
@@ -373,23 +393,23 @@ class ExecutionStore(ExecutionStoreBase):
         )
 
     # ----- housekeeping -------------------------------------------------------------------------
-    def _housekeep_in_background(self) -> None:
-        """After a run: apply the retention setting and fold the WAL into the file, on a thread of
-        its own with its own connection, so the end of a run does not stall."""
-        if self._housekeeper is not None and self._housekeeper.is_alive():
+    def _prune_in_background(self) -> None:
+        """After a run: apply the retention setting on a thread of its own with its own
+        connection (at most once a minute per process), so the end of a run does not stall."""
+        now = time.monotonic()
+        if self._last_prune is not None and now - self._last_prune < PRUNE_INTERVAL_S:
             return
+        self._last_prune = now
         retention, path = self.retention, self.path
 
         def work() -> None:
             try:
                 with closing(sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)) as db:
-                    if retention.active:
-                        prune_executions(db, retention)
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    prune_executions(db, retention)
             except sqlite3.Error:
-                pass  # the next run's end tries again; nothing is lost while the WAL holds it
+                pass  # the next run's end tries again
 
-        self._housekeeper = threading.Thread(target=work, name="mini-n8n store housekeeping")
+        self._housekeeper = threading.Thread(target=work, name="mini-n8n store retention")
         self._housekeeper.start()
 
     def prune(self, retention: Retention, *, vacuum: bool = False) -> int:

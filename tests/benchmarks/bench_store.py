@@ -131,22 +131,25 @@ def per_iteration(folder: Path) -> None:
     if peer is not None:
         sides["LangGraph + SqliteSaver"] = peer
     times: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
     for run in sides.values():
         run()  # warm up
     for _ in range(repeats):  # interleaved: each repeat runs every side once
         for name, run in sides.items():
             gc.collect()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             run()
             times[name].append((time.perf_counter() - started) * 1000.0 / (ROUNDS + 1))
+            cpu[name].append((time.process_time() - started_cpu) * 1000.0 / (ROUNDS + 1))
     print(f"ms per agent iteration, {ROUNDS} tool rounds, {repeats} interleaved repeats ({load_average()}):")
     for name, values in times.items():
-        print(f"  {name:<24} {spread(values)}")
-    plain, stored = times["without store"], times["with store"]
-    for label, pick in (("min", min), ("median", statistics.median)):
-        ratio = pick(stored) / pick(plain)
-        print(f"  with/without store ({label}) = {ratio:.2f} (target <= {STORE_TARGET}: {'met' if ratio <= STORE_TARGET else 'NOT met'};"
-              f" {ratio / STORE_TARGET:.2f} of target)")
+        print(f"  {name:<24} wall {spread(values)}   cpu {spread(cpu[name])}")
+    for clock, table in (("wall", times), ("cpu", cpu)):
+        plain, stored = table["without store"], table["with store"]
+        for label, pick in (("min", min), ("median", statistics.median)):
+            ratio = pick(stored) / pick(plain)
+            print(f"  with/without store ({clock} {label}) = {ratio:.2f} (target <= {STORE_TARGET}:"
+                  f" {'met' if ratio <= STORE_TARGET else 'NOT met'}; {ratio / STORE_TARGET:.2f} of target)")
     if peer is not None:
         lg = times["LangGraph + SqliteSaver"]
         ratio = min(stored) / min(lg)

@@ -34,7 +34,7 @@ async def test_a_run_writes_its_workflow_once_and_its_row_only_on_status_changes
     assert state.status == "success"
     store.connection.set_trace_callback(None)
     row_writes = [s for s in statements if s.lstrip().upper().startswith("UPDATE EXECUTIONS")]
-    assert len(row_writes) == 3  # claimed, running, success
+    assert 1 <= len(row_writes) <= 2  # running (with the first fold, unless that is the end), success
     assert sum(s.lstrip().upper().startswith("INSERT OR IGNORE INTO WORKFLOWS") for s in statements) == 1
     # a second run of the same workflow shares the stored copy
     await Engine(builtin_registry(), store=store).run(big_agent(), items=[chat_item("go", "s")])
