@@ -4,6 +4,7 @@ httpx builds a certificate-loading SSL context for every transport it creates (t
 even when every URL is http://127.0.0.1. Here plain http goes through a pool without one, and
 the verifying context (httpx's own default: certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR) is built
 the first time an https URL is asked for, then shared by every client of the process.
+The reply-size cap these clients' callers read up to is set here too ($MINI_N8N_MAX_REPLY_BYTES).
 """
 
 from __future__ import annotations
