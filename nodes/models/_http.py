@@ -188,15 +188,15 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
 
 
 async def body_chunks(ep: Endpoint, response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body chunk by chunk: a pause longer than the idle limit and a body over the size cap
-    end the call with an error; transport failures become the user's errors."""
+    """The body chunk by chunk: once it has begun, a pause longer than the idle limit ends the call
+    with an error, as does a body over the size cap; transport failures become the user's errors."""
     idle_s = max(ep.idle_ms, 1) / 1000.0
     size = 0
     chunks = response.aiter_bytes()
     try:
         while True:
-            try:
-                async with asyncio.timeout(idle_s):
+            try:  # the first byte may take as long as the deadline allows (a long prompt to read)
+                async with asyncio.timeout(idle_s if size else None):
                     chunk = await anext(chunks)
             except StopAsyncIteration:
                 return
