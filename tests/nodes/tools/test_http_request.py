@@ -222,3 +222,14 @@ async def test_stop_ends_a_request_at_once(engine: Engine, base: str) -> None:
     state = await asyncio.wait_for(task, 5)
     assert state.status == "cancelled"
     assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),  # cloud metadata: refused before any packet
+    ("http://[::1]:9/x", "::1"),
+    ("http://[::ffff:127.0.0.1]:9/x", "::ffff:127.0.0.1"),  # IPv4 written as IPv6
+])
+async def test_literal_private_addresses_are_refused_before_connecting(engine: Engine, ssrf_on, url: str, shown: str) -> None:
+    state = await asyncio.wait_for(run_tool_once(engine, HTTP, {"url": url, "options": {"timeout": 3000}}, {}), 10)
+    assert observation(state) == "Error: The request was blocked because it resolves to a restricted IP address"
+    assert f"The target {shown} is not allowed" in state.run_data["Tool"][0].error.description
