@@ -19,7 +19,7 @@ import httpx
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
-from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, max_reply_bytes
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason, max_reply_bytes
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
@@ -127,8 +127,7 @@ def transport_error(ep: Endpoint, exc: httpx.HTTPError) -> NodeOperationError:
         return deadline_error(ep)
     if isinstance(exc, httpx.RemoteProtocolError):
         return ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
-    reason = str(exc) or type(exc).__name__
-    return ep.error(f"cannot reach the model server at {ep.base_url}: {reason}")
+    return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
 
 @contextlib.asynccontextmanager

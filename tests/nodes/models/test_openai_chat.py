@@ -195,7 +195,7 @@ async def test_unreachable_server(engine: Engine, no_env_key: None) -> None:
         url = peer.base_url
     state = await chat(engine, with_model(OPENAI, {"model": "m", "options": {"baseURL": url}}, tools=[]), "hi")
     assert state.status == "error"
-    assert state.error.message.startswith(f"cannot reach the model server at {url}")
+    assert state.error.message == f"cannot reach the model server at {url}: Connection refused"
 
 
 async def test_base_url_that_is_not_a_url(engine: Engine, no_env_key: None) -> None:

@@ -233,3 +233,13 @@ async def test_literal_private_addresses_are_refused_before_connecting(engine: E
     state = await asyncio.wait_for(run_tool_once(engine, HTTP, {"url": url, "options": {"timeout": 3000}}, {}), 10)
     assert observation(state) == "Error: The request was blocked because it resolves to a restricted IP address"
     assert f"The target {shown} is not allowed" in state.run_data["Tool"][0].error.description
+
+
+async def test_refused_connection_and_unknown_host_say_so(engine: Engine) -> None:
+    with serve() as url:
+        pass  # the port is free again: nothing listens there
+    state = await run_tool_once(engine, HTTP, {"url": url + "/x"}, {})
+    assert observation(state) == f"Error: The request to {url}/x failed: Connection refused"
+    state = await run_tool_once(engine, HTTP, {"url": "http://no-such-host.invalid/x", "options": {"timeout": 5000}}, {})
+    text = observation(state)
+    assert text.startswith("Error: The request to http://no-such-host.invalid/x failed: ") and "timed out" not in text
