@@ -19,7 +19,7 @@ import httpx
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
-from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason, max_reply_bytes
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
