@@ -27,7 +27,7 @@ from .errors import MiniN8nError
 
 CREDENTIALS_FILE_ENV = "MINI_N8N_CREDENTIALS"
 HOME_ENV = "MINI_N8N_HOME"
-SECRET_FIELDS = frozenset({"apiKey", "password", "token", "accessToken", "secret"})
+SECRET_FIELDS = frozenset({"apiKey", "token", "accessToken"})  # sent in an HTTP header: one printable word
 MIN_SCRUB_LENGTH = 4  # shorter values would scrub ordinary words
 
 log = logging.getLogger(__name__)

@@ -4,11 +4,13 @@ httpx builds a certificate-loading SSL context for every transport it creates (t
 even when every URL is http://127.0.0.1. Here plain http goes through a pool without one, and
 the verifying context (httpx's own default: certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR) is built
 the first time an https URL is asked for, then shared by every client of the process.
+The reply-size cap these clients' callers read up to is set here too ($MINI_N8N_MAX_REPLY_BYTES).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 import threading
 import urllib.request
@@ -111,3 +113,16 @@ def max_reply_bytes() -> int:
     if value < 1:
         raise NodeOperationError(f"${MAX_REPLY_ENV} must be at least 1 byte, not {value}")
     return value
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a request failed, in the system's words: "Connection refused", "Name or service not
+    known"..., found under the wrappers (httpx's own text is "All connection attempts failed")."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror) and seen.strerror:
+            return seen.strerror
+        if isinstance(seen, OSError) and isinstance(seen.errno, int) and seen.errno > 0:
+            return os.strerror(seen.errno)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc) or type(exc).__name__

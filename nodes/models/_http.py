@@ -19,7 +19,7 @@ import httpx
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
-from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, max_reply_bytes
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
@@ -127,8 +127,7 @@ def transport_error(ep: Endpoint, exc: httpx.HTTPError) -> NodeOperationError:
         return deadline_error(ep)
     if isinstance(exc, httpx.RemoteProtocolError):
         return ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
-    reason = str(exc) or type(exc).__name__
-    return ep.error(f"cannot reach the model server at {ep.base_url}: {reason}")
+    return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
 
 @contextlib.asynccontextmanager
@@ -188,15 +187,15 @@ async def read_capped(response: httpx.Response, limit: int) -> bytes:
 
 
 async def body_chunks(ep: Endpoint, response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body chunk by chunk: a pause longer than the idle limit and a body over the size cap
-    end the call with an error; transport failures become the user's errors."""
+    """The body chunk by chunk: once it has begun, a pause longer than the idle limit ends the call
+    with an error, as does a body over the size cap; transport failures become the user's errors."""
     idle_s = max(ep.idle_ms, 1) / 1000.0
     size = 0
     chunks = response.aiter_bytes()
     try:
         while True:
-            try:
-                async with asyncio.timeout(idle_s):
+            try:  # the first byte may take as long as the deadline allows (a long prompt to read)
+                async with asyncio.timeout(idle_s if size else None):
                     chunk = await anext(chunks)
             except StopAsyncIteration:
                 return

@@ -19,9 +19,10 @@ from engine.context import SupplyContext
 from engine.credentials import CredentialError, credential_ref, describe_credential
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
+from nodes.http_transport import max_reply_bytes
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, max_reply_bytes, open_response, parse_json, read_json, within_deadline
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import decode_args, to_wire_tools
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import Field
 
-from nodes.http_transport import MAX_REPLY_ENV, LazyTLSTransport, max_reply_bytes
+from nodes.http_transport import MAX_REPLY_ENV, LazyTLSTransport, failure_reason, max_reply_bytes
 
 from engine.chat import ToolSpec
 from engine.connection_types import AI_TOOL, PortSpec
@@ -283,7 +283,7 @@ class HttpRequestTool(NodeType):
         except SsrfBlocked as exc:
             raise NodeOperationError(str(exc), node=node, description=exc.description) from None
         except httpx.HTTPError as exc:
-            raise NodeOperationError(f"The request to {url} failed: {exc or type(exc).__name__}", node=node) from None
+            raise NodeOperationError(f"The request to {url} failed: {failure_reason(exc)}", node=node) from None
         if not answer.is_success:
             short = text[:ERROR_BODY_CHARS] + ("…" if len(text) > ERROR_BODY_CHARS or cut else "")
             raise NodeOperationError(

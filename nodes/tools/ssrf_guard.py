@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import ipaddress
+import logging
 import os
 import socket
 from dataclasses import dataclass
@@ -20,12 +21,13 @@ from typing import Iterable
 
 import httpcore
 
-from engine.credentials import warn_once
-
 ENABLED_ENV = "N8N_SSRF_PROTECTION_ENABLED"
 BLOCKED_ENV = "N8N_SSRF_BLOCKED_IP_RANGES"
 ALLOWED_ENV = "N8N_SSRF_ALLOWED_IP_RANGES"
 ALLOWED_HOSTS_ENV = "N8N_SSRF_ALLOWED_HOSTNAMES"
+
+log = logging.getLogger(__name__)
+_warned: set[tuple[str, str]] = set()
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -75,7 +77,9 @@ def _networks(variable: str, text: str) -> list[Network]:
         try:
             out.append(ipaddress.ip_network(entry, strict=False))
         except ValueError as exc:
-            warn_once(("ssrf", variable, entry), f"Invalid value '{entry}' in {variable}: {exc}")
+            if (variable, entry) not in _warned:  # the policy is read at every call: say it once
+                _warned.add((variable, entry))
+                log.warning(f"Invalid value '{entry}' in {variable}: {exc}")
     return out
 
 

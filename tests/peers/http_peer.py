@@ -35,10 +35,11 @@ class Request:
 
 @dataclass
 class Step:
-    """One scripted response. kind: reply | status | hang | cut | garbage | trickle | drip | huge.
+    """One scripted response. kind: reply | status | hang | cut | garbage | trickle | drip | huge | late.
 
     drip: the response begins, then one byte every `interval` seconds, forever.
     huge: a well-formed reply whose text is `size` bytes long.
+    late: a streamed reply whose first byte comes `interval` seconds after its head.
     """
 
     kind: str = "reply"

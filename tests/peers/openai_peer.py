@@ -122,6 +122,8 @@ class OpenAIPeer(PeerServer):
                         "Cache-Control": "no-cache"})
         self.answering.set()
         chunks = self.chunks(body, step)
+        if step.kind == "late":  # the head at once, the first byte `interval` seconds later (a long prompt)
+            time.sleep(step.interval)
         if step.kind == "huge":  # `size` bytes of text in 64 KiB deltas, then a proper end
             conn.chunk(chunks[0])
             piece = "x" * FILL

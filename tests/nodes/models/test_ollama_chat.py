@@ -103,7 +103,7 @@ async def test_unreachable(engine: Engine) -> None:
         url = peer.url
     state = await chat(engine, with_model(OLLAMA, {"model": "x", "baseUrl": url}, tools=[]), "hi")
     assert state.status == "error"
-    assert state.error.message.startswith(f"cannot reach the model server at {url}")
+    assert state.error.message == f"cannot reach the model server at {url}: Connection refused"
 
 
 async def test_stop_closes_the_stream(registry: Registry) -> None:

@@ -195,7 +195,7 @@ async def test_unreachable_server(engine: Engine, no_env_key: None) -> None:
         url = peer.base_url
     state = await chat(engine, with_model(OPENAI, {"model": "m", "options": {"baseURL": url}}, tools=[]), "hi")
     assert state.status == "error"
-    assert state.error.message.startswith(f"cannot reach the model server at {url}")
+    assert state.error.message == f"cannot reach the model server at {url}: Connection refused"
 
 
 async def test_base_url_that_is_not_a_url(engine: Engine, no_env_key: None) -> None:
@@ -280,6 +280,16 @@ async def test_idle_limit_ends_a_reply_that_pauses(engine: Engine, no_env_key: N
     assert state.error.message == f"the model server at {peer.base_url} sent nothing for 300 ms in the middle of its reply"
     assert "Idle Timeout" in state.error.description
     assert elapsed < 5
+
+
+async def test_the_idle_limit_starts_with_the_first_byte(engine: Engine, no_env_key: None) -> None:
+    """Reading a long prompt before the first token is not a pause: only the deadline bounds it."""
+    with OpenAIPeer([Step("late", text="ready", interval=0.6)]) as peer:
+        wf = with_model(OPENAI, openai_params(peer, idleTimeout=200, timeout=5000), tools=[])
+        state, _ = await run_bounded(engine, wf)
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "ready"
+    assert peer.requests[0].json["stream"] is True
 
 
 async def test_stop_wins_over_the_deadline(registry: Registry, no_env_key: None) -> None:

@@ -13,6 +13,7 @@ import contextlib
 
 HUGE_BYTES = 5 * 1024 * 1024
 BIG_BYTES = 50 * 1024 * 1024
+DRIPPING = threading.Event()  # set when a /drip or /endless body has begun
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -57,6 +58,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/plain")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            DRIPPING.set()
             try:
                 while True:
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")

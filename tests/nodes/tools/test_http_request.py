@@ -9,13 +9,14 @@ from typing import Iterator
 
 import pytest
 
+from engine.abort import AbortSignal
 from engine.errors import NodeOperationError
 from engine.executor import Engine
 from nodes.tools.http_request import HttpToolParams, tool_schema
 from nodes.tools.ssrf_guard import SsrfBlocked, SsrfPolicy, _networks
-from tests.builders import agent_workflow
+from tests.builders import agent_workflow, tool_call
 from tests.nodes.tools.agent_runs import observation, run_tool_once
-from tests.nodes.tools.loopback_http import serve
+from tests.nodes.tools.loopback_http import DRIPPING, serve
 
 HTTP = "@n8n/n8n-nodes-langchain.toolHttpRequest"
 
@@ -207,3 +208,38 @@ def test_custom_ranges_and_a_bad_entry(caplog: pytest.LogCaptureFixture) -> None
     with pytest.raises(SsrfBlocked):
         policy.check("h", ["100.1.1.1"])
     assert "Invalid value 'not-a-range' in N8N_SSRF_BLOCKED_IP_RANGES" in caplog.text
+
+
+async def test_stop_ends_a_request_at_once(engine: Engine, base: str) -> None:
+    DRIPPING.clear()
+    wf = agent_workflow([{"text": "", "toolCalls": [tool_call("Tool", {}, "call_1")]}, {"text": "done"}],
+                        tools=[("Tool", HTTP, {"url": base + "/drip", "options": {"timeout": 60000, "maxResponseLength": 10**9}})])
+    signal = AbortSignal()
+    task = asyncio.create_task(engine.create(wf, items=[{"json": {"chatInput": "go"}}], signal=signal).run())
+    assert await asyncio.get_running_loop().run_in_executor(None, DRIPPING.wait, 10)
+    started = time.perf_counter()
+    signal.abort()
+    state = await asyncio.wait_for(task, 5)
+    assert state.status == "cancelled"
+    assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),  # cloud metadata: refused before any packet
+    ("http://[::1]:9/x", "::1"),
+    ("http://[::ffff:127.0.0.1]:9/x", "::ffff:127.0.0.1"),  # IPv4 written as IPv6
+])
+async def test_literal_private_addresses_are_refused_before_connecting(engine: Engine, ssrf_on, url: str, shown: str) -> None:
+    state = await asyncio.wait_for(run_tool_once(engine, HTTP, {"url": url, "options": {"timeout": 3000}}, {}), 10)
+    assert observation(state) == "Error: The request was blocked because it resolves to a restricted IP address"
+    assert f"The target {shown} is not allowed" in state.run_data["Tool"][0].error.description
+
+
+async def test_refused_connection_and_unknown_host_say_so(engine: Engine) -> None:
+    with serve() as url:
+        pass  # the port is free again: nothing listens there
+    state = await run_tool_once(engine, HTTP, {"url": url + "/x"}, {})
+    assert observation(state) == f"Error: The request to {url}/x failed: Connection refused"
+    state = await run_tool_once(engine, HTTP, {"url": "http://no-such-host.invalid/x", "options": {"timeout": 5000}}, {})
+    text = observation(state)
+    assert text.startswith("Error: The request to http://no-such-host.invalid/x failed: ") and "timed out" not in text
