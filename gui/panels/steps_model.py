@@ -1,20 +1,24 @@
 """The Intermediate steps table model, and the proxy that filters it by tool and status.
 
 A QAbstractTableModel over StepBook rows: rows arrive in blocks (one beginInsertRows per
-batch of hook events), so 100,000 rows stay cheap to append and to scroll. Sorting happens in
-the model with one Python sort (a permutation of the rows), not in the proxy's per-pair
-comparisons, which would call back into Python millions of times on a big table.
+batch of hook events), so 100,000 rows stay cheap to append and to scroll. Sorting and
+filtering happen in the model, each with one Python pass over the rows (the rows shown, in
+order, as a list of book rows), not in a QSortFilterProxyModel's per-row and per-pair
+callbacks, which call into Python hundreds of thousands of times on a big table. The proxy
+the view uses is an identity proxy that hands both to the model.
 """
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from PySide6.QtCore import (
+    QIdentityProxyModel,
     QModelIndex,
-    QSortFilterProxyModel,
     Qt,
     QTimer,
+    Signal,
 )
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -59,17 +63,26 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 class StepsModel(ColumnsTableModel):
-    """Rows of tool calls and final answers; `feed(events)` adds a batch of hook events."""
+    """Rows of tool calls and final answers; `feed(events)` adds a batch of hook events.
+
+    Qt's row signals speak of the rows shown (filtered, sorted); `book_rows_added`,
+    `book_rows_changed` and `book_cleared` speak of every row, in the order they happened.
+    """
 
     COLUMNS = COLUMNS
+    book_rows_added = Signal(int, int)  # first and last book row
+    book_rows_changed = Signal(list)  # book rows
+    book_cleared = Signal()
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.book = StepBook(self._before_insert, self._after_insert)
-        self._order: list[int] | None = None  # view row -> book row while sorted
-        self._view_of: list[int] | None = None  # book row -> view row while sorted
+        self._order: list[int] | None = None  # view row -> book row while sorted or filtered
+        self._view_of: list[int] | None = None  # book row -> view row (-1: filtered out), likewise
         self._sort_spec: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
-        self._pending_shift: tuple[int, int] | None = None
+        self._tool: str | None = None
+        self._status: str | None = None
+        self._inserting = (0, 0)  # book position and count of the rows going in
         self._resort = QTimer(self)
         self._resort.setSingleShot(True)
         self._resort.setInterval(250)
@@ -89,11 +102,13 @@ class StepsModel(ColumnsTableModel):
         self._commit()
 
     def clear(self) -> None:
+        self._resort.stop()
         self.beginResetModel()
         self.book.clear()
         if self._order is not None:
             self._order, self._view_of = [], []
         self.endResetModel()
+        self.book_cleared.emit()
 
     def append_rows(self, rows: list[StepRow]) -> None:
         """Add ready-made rows (used to load saved steps and by the benchmark)."""
@@ -101,63 +116,149 @@ class StepsModel(ColumnsTableModel):
         self._commit()
 
     def _before_insert(self, pos: int, count: int) -> None:
+        self._inserting = (pos, count)
         if self._order is None:
             self.beginInsertRows(QModelIndex(), pos, pos + count - 1)
-            return
-        end = len(self._order)  # while sorted, new rows show at the bottom until the re-sort
-        self._pending_shift = (pos, count)
-        self.beginInsertRows(QModelIndex(), end, end + count - 1)
+        # else the rows shown are known once the book holds the new ones (_after_insert)
 
     def _after_insert(self) -> None:
-        if self._pending_shift is not None and self._order is not None:
-            pos, count = self._pending_shift
-            self._pending_shift = None
-            if pos < len(self.book.rows) - count:
+        pos, count = self._inserting
+        if self._order is None:
+            self.endInsertRows()
+        else:
+            rows = self.book.rows
+            if pos < len(rows) - count:  # a nested agent's row went in above others: they moved down
                 self._order = [i + count if i >= pos else i for i in self._order]
-            self._order.extend(range(pos, pos + count))
-            self._view_of = self._inverse(self._order)
-            self._resort.start()
-        self.endInsertRows()
+            new = range(pos, pos + count)
+            shown = [i for i in new if self._accepts(rows[i])] if self.filtered else list(new)
+            if shown:  # while sorted, new rows show at the bottom until the re-sort
+                end = len(self._order)
+                self.beginInsertRows(QModelIndex(), end, end + len(shown) - 1)
+                self._order.extend(shown)
+                self.endInsertRows()
+            self._view_of = self._inverse(self._order, len(rows))
+            if self.sorted:
+                self._resort.start()
+        self.book_rows_added.emit(pos, pos + count - 1)
 
     def _commit(self) -> None:
         self.book.commit()
         changed = self.book.changed
         if not changed:
             return
+        book_rows = sorted(changed)
+        changed.clear()
         last_col = len(COLUMNS) - 1
         if self._view_of is None:
-            first, last = min(changed), max(changed)
-            self.dataChanged.emit(self.index(first, 0), self.index(last, last_col))
+            self.dataChanged.emit(self.index(book_rows[0], 0), self.index(book_rows[-1], last_col))
         else:
-            for book_row in sorted(changed):
+            if self.filtered:
+                self._refilter(book_rows)
+            for book_row in book_rows:
                 view_row = self._view_of[book_row]
-                self.dataChanged.emit(self.index(view_row, 0), self.index(view_row, last_col))
-            self._resort.start()
-        changed.clear()
+                if view_row >= 0:
+                    self.dataChanged.emit(self.index(view_row, 0), self.index(view_row, last_col))
+            if self.sorted:
+                self._resort.start()
+        self.book_rows_changed.emit(book_rows)
+
+    def _refilter(self, book_rows: list[int]) -> None:
+        """Rows whose status changed leave or join the filtered view (joining ones at the bottom)."""
+        assert self._order is not None and self._view_of is not None
+        rows, view_of = self.book.rows, self._view_of
+        leaving = sorted((view_of[b] for b in book_rows if view_of[b] >= 0 and not self._accepts(rows[b])), reverse=True)
+        joining = [b for b in book_rows if view_of[b] < 0 and self._accepts(rows[b])]
+        if not leaving and not joining:
+            return
+        for view_row in leaving:
+            self.beginRemoveRows(QModelIndex(), view_row, view_row)
+            del self._order[view_row]
+            self.endRemoveRows()
+        if joining:
+            end = len(self._order)
+            self.beginInsertRows(QModelIndex(), end, end + len(joining) - 1)
+            self._order.extend(joining)
+            self.endInsertRows()
+        self._view_of = self._inverse(self._order, len(rows))
+
+    # ----- filtering -----------------------------------------------------------------------------
+    @property
+    def filtered(self) -> bool:
+        return self._tool is not None or self._status is not None
+
+    @property
+    def sorted(self) -> bool:
+        return 0 <= self._sort_spec[0] < len(COLUMNS)
+
+    def set_filter(self, tool: str | None, status: str | None) -> None:
+        """Show only the rows of `tool` and/or `status` ("error": every failed row); None: all."""
+        if (tool or None, status or None) == (self._tool, self._status):
+            return
+        self._resort.stop()
+        self._tool, self._status = tool or None, status or None
+        self.beginResetModel()
+        self._order = self._shown_order()
+        self._view_of = None if self._order is None else self._inverse(self._order, len(self.book.rows))
+        self.endResetModel()
+
+    @property
+    def tool_filter(self) -> str | None:
+        return self._tool
+
+    @property
+    def status_filter(self) -> str | None:
+        return self._status
+
+    def _accepts(self, row: StepRow) -> bool:
+        if self._tool is not None and row.tool != self._tool:
+            return False
+        if self._status is not None:
+            return row.failed if self._status == "error" else row.status == self._status
+        return True
+
+    def _shown_order(self) -> list[int] | None:
+        """Book rows in view order (None: all, as they happened): one pass to filter, one sort."""
+        rows = self.book.rows
+        if not self.filtered and not self.sorted:
+            return None
+        if self.filtered:
+            tool, status = self._tool, self._status
+            if status == "error":
+                shown = [i for i, r in enumerate(rows) if r.failed and (tool is None or r.tool == tool)]
+            else:
+                shown = [i for i, r in enumerate(rows) if (status is None or r.status == status) and (tool is None or r.tool == tool)]
+        else:
+            shown = list(range(len(rows)))
+        column, order = self._sort_spec
+        if self.sorted:
+            keys = self._sort_keys(rows, column)
+            shown.sort(key=keys.__getitem__, reverse=order == Qt.SortOrder.DescendingOrder)
+        return shown
 
     # ----- sorting -------------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Order the rows by `column` (-1: the order they happened in), keeping selections."""
         self._resort.stop()
         self._sort_spec = (column, order)
+        new_order = self._shown_order()
+        if (len(new_order) if new_order is not None else len(self.book.rows)) != self.rowCount():
+            self.beginResetModel()  # not expected: the shown rows are kept up to date as they change
+            self._order = new_order
+            self._view_of = None if new_order is None else self._inverse(new_order, len(self.book.rows))
+            self.endResetModel()
+            return
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         book_rows = [(self._book_row(i.row()), i.column()) for i in persistent]
-        rows = self.book.rows
-        if column < 0 or column >= len(COLUMNS):
-            self._order = self._view_of = None
-        else:
-            keys = [self._sort_key(row, column) for row in rows]
-            self._order = sorted(range(len(rows)), key=keys.__getitem__,
-                                 reverse=order == Qt.SortOrder.DescendingOrder)
-            self._view_of = self._inverse(self._order)
+        self._order = new_order
+        self._view_of = None if new_order is None else self._inverse(new_order, len(self.book.rows))
         moved = [self.index(self._view_row(b), c) for b, c in book_rows]
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
 
     @staticmethod
-    def _inverse(order: list[int]) -> list[int]:
-        inverse = [0] * len(order)
+    def _inverse(order: list[int], size: int) -> list[int]:
+        inverse = [-1] * size
         for view_row, book_row in enumerate(order):
             inverse[book_row] = view_row
         return inverse
@@ -180,7 +281,7 @@ class StepsModel(ColumnsTableModel):
 
     # ----- QAbstractTableModel -------------------------------------------------------------------
     def row_total(self) -> int:
-        return len(self.book.rows)
+        return len(self.book.rows) if self._order is None else len(self._order)
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         # Called for every visible cell and role on each paint: keep it to a few list lookups.
@@ -188,7 +289,12 @@ class StepsModel(ColumnsTableModel):
         rows = self.book.rows
         if r < 0 or r >= len(rows):
             return None
-        row = rows[r] if self._order is None else rows[self._order[r]]
+        order = self._order
+        if order is not None:
+            if r >= len(order):
+                return None
+            r = order[r]
+        row = rows[r]
         if role == DISPLAY:
             cells = row.cells or self._cells(row)
             return cells[index.column()]
@@ -236,6 +342,25 @@ class StepsModel(ColumnsTableModel):
         row.cells = cells
         return cells
 
+    @classmethod
+    def _sort_keys(cls, rows: list[StepRow], col: int) -> list[Any]:
+        """The sort key of every row for `col`, made in one pass."""
+        if col == COL_ITERATION:
+            return list(range(len(rows)))  # the order the agent went through its iterations
+        if col == COL_ITEM:
+            return [r.item for r in rows]
+        if col in (COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS):
+            name = {COL_TOOL_MS: "tool_ms", COL_IN: "tokens_in", COL_OUT: "tokens_out", COL_MODEL_MS: "model_ms"}[col]
+            values = map(attrgetter(name), rows)
+            return [-1.0 if v is None else float(v) for v in values]
+        if col == COL_TOOL:
+            return [r.tool for r in rows]
+        if col == COL_STATUS:
+            return [r.status for r in rows]
+        if col == COL_OBSERVATION:
+            return [r.observation for r in rows]
+        return [cls._sort_key(r, col) for r in rows]
+
     @staticmethod
     def _sort_key(row: StepRow, col: int) -> Any:
         if col == COL_ITERATION:
@@ -254,57 +379,34 @@ class StepsModel(ColumnsTableModel):
         return compact(row.tool_input) if row.tool_input is not None else ""
 
 
-class StepsFilter(QSortFilterProxyModel):
-    """Shows the rows of one tool and/or one status; sorts on raw values, not display text."""
+class StepsFilter(QIdentityProxyModel):
+    """What the table shows: the model's rows, filtered by one tool and/or one status and sorted
+    on raw values, both done by the model (see the module's docstring)."""
 
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self._tool: str | None = None
-        self._status: str | None = None
-
-    def set_tool(self, tool: str | None) -> None:
-        self._change_filter(lambda: setattr(self, "_tool", tool or None))
-
-    def set_status(self, status: str | None) -> None:
-        self._change_filter(lambda: setattr(self, "_status", status or None))
-
-    def _change_filter(self, change: Any) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9
-            self.beginFilterChange()
-            change()
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            change()
-            self.invalidateRowsFilter()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:  # noqa: N802
-        if self._tool is None and self._status is None:
-            return True
+    def _model(self) -> StepsModel:
         model = self.sourceModel()
         assert isinstance(model, StepsModel)
-        row = model.row_at(source_row)
-        if self._tool is not None and row.tool != self._tool:
-            return False
-        if self._status is not None:
-            if self._status == "error":
-                return row.failed
-            return row.status == self._status
-        return True
+        return model
+
+    def set_tool(self, tool: str | None) -> None:
+        model = self._model()
+        model.set_filter(tool, model.status_filter)
+
+    def set_status(self, status: str | None) -> None:
+        model = self._model()
+        model.set_filter(model.tool_filter, status)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sorting is the source model's (one Python sort); the proxy only filters."""
         model = self.sourceModel()
         if model is not None:
             model.sort(column, order)
 
     def row_at(self, proxy_row: int) -> StepRow:
-        source = self.mapToSource(self.index(proxy_row, 0))
-        model = self.sourceModel()
-        assert isinstance(model, StepsModel)
-        return model.row_at(source.row())
+        return self._model().row_at(proxy_row)
 
     def visible_rows(self) -> list[StepRow]:
-        return [self.row_at(r) for r in range(self.rowCount())]
+        model = self._model()
+        return [model.row_at(r) for r in range(model.rowCount())]
 
 
 __all__ = ["StepsModel", "StepsFilter", "COLUMNS", "ROW_ROLE", "FINAL_ANSWER"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
@@ -101,9 +101,10 @@ class StepsView(QWidget):
         self._iterations: set[tuple[Any, ...]] = set()
         self._calls = 0
         self._failed: set[int] = set()
-        self.model.rowsInserted.connect(self._rows_inserted)
-        self.model.modelReset.connect(self._refresh_tools)
-        self.model.dataChanged.connect(lambda first, last, *_: self._count_failed(first.row(), last.row()))
+        # the summary and the tool list count every row, shown or filtered out
+        self.model.book_rows_added.connect(self._rows_inserted)
+        self.model.book_cleared.connect(self._refresh_tools)
+        self.model.book_rows_changed.connect(self._count_failed)
         self._update_summary()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -154,18 +155,19 @@ class StepsView(QWidget):
             self.export(name, fmt)
 
     # ----- keeping the filters in step with the rows ---------------------------------------------
-    def _rows_inserted(self, _parent: Any, first: int, last: int) -> None:
-        rows = [self.model.row_at(i) for i in range(first, last + 1)]
+    def _rows_inserted(self, first: int, last: int) -> None:
+        rows = self.model.rows[first:last + 1]
         new = {row.tool for row in rows} - self._tools
         if new:
             self._tools |= new
             self._sync_tool_filter()
         self._iterations.update((r.agent, r.iterations, r.item) for r in rows)
         self._calls += sum(1 for r in rows if r.kind == "tool")
-        self._count_failed(first, last)
+        self._count_failed(range(first, last + 1))
 
-    def _count_failed(self, first: int, last: int) -> None:
-        for row in (self.model.row_at(i) for i in range(first, last + 1)):
+    def _count_failed(self, book_rows: Iterable[int]) -> None:
+        rows = self.model.rows
+        for row in (rows[i] for i in book_rows):
             if row.failed:
                 self._failed.add(id(row))
             else:
@@ -180,7 +182,7 @@ class StepsView(QWidget):
         self._failed = set()
         self._sync_tool_filter()
         if rows:
-            self._rows_inserted(None, 0, len(rows) - 1)
+            self._rows_inserted(0, len(rows) - 1)
         else:
             self._update_summary()
 

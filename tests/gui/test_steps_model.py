@@ -207,3 +207,35 @@ def test_real_nested_agent_rows() -> None:
         ("2", "final answer", "ok", "17 shirts cost 425 dollars."),
     ]
     assert [r.agent for r in model.rows] == ["Outer Agent", "Shop Clerk", "Shop Clerk", "Outer Agent"]
+
+
+def test_filtered_rows_follow_their_status_and_new_rows_as_they_arrive(qtmodeltester) -> None:
+    """With a filter on, a pending call that fails joins the table, one that succeeds leaves it,
+    and new rows show only when they pass; the summary still counts every row."""
+    from gui.panels.steps_view import StepsView
+
+    view = StepsView()
+    model, proxy = view.model, view.proxy
+    qtmodeltester.check(proxy)
+    pending = [StepRow(iterations=(i + 1,), item=0, agent="A", tool="calc", kind="tool", tool_call_id=f"c{i}") for i in range(4)]
+    model.append_rows([_row(i) for i in range(1, 7)] + pending)  # none of the six failed
+    view.status_filter.setCurrentText("pending")
+    assert [r.tool_call_id for r in proxy.visible_rows()] == ["c0", "c1", "c2", "c3"]
+    view.status_filter.setCurrentText("error")
+    assert proxy.rowCount() == 0
+    model.book._set(pending[1], status="error", observation="Error: boom")
+    model.book._set(pending[2], status="ok", observation="4")
+    model._commit()
+    assert proxy.visible_rows() == [pending[1]]
+    view.status_filter.setCurrentText("pending")
+    assert [r.tool_call_id for r in proxy.visible_rows()] == ["c0", "c3"]
+    model.book._set(pending[0], status="ok", observation="1")
+    model._commit()
+    assert [r.tool_call_id for r in proxy.visible_rows()] == ["c3"]
+    view.status_filter.setCurrentText("error")
+    model.append_rows([_row(7), _row(8)])  # 7 failed, 8 did not
+    assert [r.tool_call_id or r.tokens_in for r in proxy.visible_rows()] == ["c1", 7]
+    assert view.summary.text().endswith("12 tool calls · 2 failed")  # filtered-out rows count too
+    view.status_filter.setCurrentText("All")
+    assert proxy.rowCount() == 12
+    qtmodeltester.check(proxy)
