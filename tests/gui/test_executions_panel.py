@@ -177,16 +177,15 @@ def test_a_run_killed_mid_way_shows_as_crashed_and_resumes(run_window, qtbot, tm
     assert ExecutionStore().load(summary.id).status == "success"
 
 
-def test_replay_reports_where_a_changed_tool_diverges(run_window, qtbot, tmp_path) -> None:
-    price = tmp_path / "price.txt"
-    price.write_text("25")
+def test_replay_reports_where_a_changed_tool_diverges(run_window, qtbot) -> None:
+    # The Code Tool's sandbox shares no state between calls: a clock makes its answer change.
     workflow = agent_workflow(
         [{"toolCalls": [tool_call("Lookup", {"query": "price"}, "k1")]}, {"text": "It costs 25."}],
-        tools=[("Lookup", CODE_TOOL, {"pythonCode": f"return open({str(price)!r}).read()"})],
+        tools=[("Lookup", CODE_TOOL, {"pythonCode": "import time\nreturn str(time.time_ns())"})],
     )
     window, controller = run_window(workflow)
-    run_id = chat(qtbot, controller).state.id
-    price.write_text("30")  # the tool now answers otherwise
+    first = chat(qtbot, controller).state
+    run_id, before = first.id, first.run_data["Lookup"][0].data["ai_tool"][0][0]["json"]["response"]
     panel = panel_of(controller)
     panel.select(run_id)
     with qtbot.waitSignal(controller.run_shown, timeout=20_000) as shown:
@@ -194,5 +193,5 @@ def test_replay_reports_where_a_changed_tool_diverges(run_window, qtbot, tmp_pat
     assert shown.args[0].status == "error"
     text = panel.report.text()
     assert text.startswith('Replay diverged at iteration 1, node "Lookup": the tool returned something else')
-    assert '"25"' in text and '"30"' in text
+    assert f'"{before}"' in text
     assert panel.report.isVisible() and "a1160a" in panel.report.styleSheet()
