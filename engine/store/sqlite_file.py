@@ -137,13 +137,14 @@ def open_store_file(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise MiniN8nError(f"cannot open the execution store {path}: {exc}") from None
     try:
-        if version < 0:  # the read-only check could not run: run it here, before any write
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if path.stat().st_size <= QUICK_CHECK_MAX_BYTES:
-                problems = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
-                if problems != ["ok"]:
-                    raise _damaged(path, "; ".join(problems))
+        if version < 0 and path.stat().st_size <= QUICK_CHECK_MAX_BYTES:  # the read-only check could not run
+            problems = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
+            if problems != ["ok"]:
+                raise _damaged(path, "; ".join(problems))
+        db.execute("BEGIN")  # layout version and tables as of one moment (another process may be creating them)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        db.execute("COMMIT")
         if tables and version not in (1, SCHEMA_VERSION):
             hint = "a newer mini-n8n wrote it" if version > SCHEMA_VERSION else "it is not a layout mini-n8n wrote"
             raise MiniN8nError(
