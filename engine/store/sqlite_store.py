@@ -1,13 +1,13 @@
 """The embedded execution store: every execution in one SQLite file (WAL), durable and resumable.
 
 Writes per execution: its workflow once (shared by every execution of the same workflow), its
-row at each change of status, and one small transaction per node boundary that appends the
-node runs finished since the last boundary and the boundary itself (the resumable stack, as a
-delta from the previous one; every CHECKPOINTS_PER_FULL-th whole, older ones then dropped).
-WAL with synchronous=NORMAL: a committed boundary survives a killed process, so a SIGKILL
-loses at most the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and
-wait up to a busy timeout for other processes. A running execution is leased to its process
-(pid and start time); a dead owner's execution is "crashed" and may be resumed by anyone.
+row when its status changes, and at each node boundary one record in its journal (the node
+runs finished since the last boundary and the resumable stack, as a delta from the previous
+one; every CHECKPOINTS_PER_FULL-th whole). Journaled records are folded into the database in
+groups (engine.store.journal): a SIGKILL loses at most the node that was running. Writers take
+the lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A
+running execution is leased to its process (pid and start time); a dead owner's execution is
+"crashed", its journal folded in, and anyone may resume it.
 """
 
 from __future__ import annotations
@@ -20,21 +20,20 @@ import sqlite3
 import threading
 import time
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_delta import decode, encode
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow, workflow_to_data
-from .base import FINISHED, ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
+from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
 from .codec import StoreDamaged, pack, unpack
-from .journal import BoundaryRow, Journal, Pending, RunRow, encode_record, read_journal
+from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
+from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
 
 ENV_DB = "MINI_N8N_DB"
 CHECKPOINTS_PER_FULL = 64
@@ -54,51 +53,6 @@ def default_path() -> Path:
     return base / "mini-n8n" / "executions.sqlite"
 
 
-def _carries_conversation(task: dict[str, Any]) -> bool:
-    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
-    inputs = task.get("input") or {}
-    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
-
-
-@dataclass
-class _Writer:
-    """What one attached execution's next writes need: sequence numbers, its journal, the rows
-    not yet in the database, and the JSON the next deltas are made from (shared with live run data)."""
-
-    journal: Journal
-    run_seq: int
-    boundary_seq: int = 0
-    since_full: int = 0
-    stack: list[Any] | None = None
-    new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
-    unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
-    unfolded_since: float = 0.0
-    timer: asyncio.TimerHandle | None = None
-    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
-    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
-    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
-    row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
-    row_due: ExecutionState | None = None  # a row change left for the next fold
-    result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
-    fresh: bool = False  # a new execution (its row says "new")
-
-
-def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
-    """Write journaled rows (idempotent: a journal folded twice leaves the same rows)."""
-    boundaries = pending.boundaries
-    wholes = [b[1] for b in boundaries if b[4] is None]
-    if wholes:  # a whole stack: the boundaries before it are not needed any more
-        first = max(wholes)
-        db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, first))
-        boundaries = [b for b in boundaries if b[1] >= first]
-    if pending.runs:
-        db.executemany("INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)",
-                       pending.runs)
-    if boundaries:
-        db.executemany("INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc)"
-                       " VALUES (?,?,?,?,?,?,?)", boundaries)
-
-
 class ExecutionStore(ExecutionStoreBase):
     """Executions in one SQLite file. Open one per process; writes happen on the caller's thread."""
 
@@ -109,7 +63,7 @@ class ExecutionStore(ExecutionStoreBase):
         self._journals = Path(f"{self.path}-boundaries")
         self._pid = os.getpid()
         self._started = start_time(self._pid)
-        self._writers: dict[str, _Writer] = {}
+        self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self.mark_crashed()
@@ -224,7 +178,7 @@ class ExecutionStore(ExecutionStoreBase):
             self._fold(previous)
             previous.journal.close(remove=False)
 
-        def claim_and_write() -> tuple[_Writer, Path | None]:
+        def claim_and_write() -> tuple[WriterState, Path | None]:
             db = self._db
             recovered = None
             if self._claim(state.id) is None:
@@ -240,7 +194,7 @@ class ExecutionStore(ExecutionStoreBase):
                 recovered = self._recover(state.id)
                 runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = _Writer(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
+            writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
                              fresh=recovered is None and runs == 0 and boundary == 0)
             apply_rows(db, state.id, Pending(boundaries=[self._boundary_row(state, writer)]))
             return writer, recovered
@@ -259,7 +213,7 @@ class ExecutionStore(ExecutionStoreBase):
             writer.run_seq += 1
             seq = writer.run_seq
             task = event.task.to_json()
-            conversation = _carries_conversation(task)
+            conversation = carries_conversation(task)
             base = writer.last_conversation.get(event.node) if conversation else None
             data, crc = pack(encode(task, writer.conversations[base]) if base is not None else task)
             writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
@@ -277,7 +231,7 @@ class ExecutionStore(ExecutionStoreBase):
             if self.retention.active:
                 self._prune_in_background()
 
-    def _update_run(self, execution_id: str, writer: _Writer | None, event: RunUpdated) -> None:
+    def _update_run(self, execution_id: str, writer: WriterState | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
         task = event.task.to_json()
         data, crc = pack(task)
@@ -293,7 +247,7 @@ class ExecutionStore(ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
-    def _boundary_row(self, state: ExecutionState, writer: _Writer) -> BoundaryRow:
+    def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's row: the stack as a delta from the previous one (whole every
         CHECKPOINTS_PER_FULL-th time, and first in each process). A delta is also what keeps the
         journal write small: appending a few KB costs several times what 1.5 KB does."""
@@ -358,7 +312,7 @@ class ExecutionStore(ExecutionStoreBase):
             writer.timer = None
             self._fold(writer)
 
-    def _fold(self, writer: _Writer, state: ExecutionState | None = None, *, release: bool = False) -> None:
+    def _fold(self, writer: WriterState, state: ExecutionState | None = None, *, release: bool = False) -> None:
         """Write the journaled rows (and `state`'s row, if given) in one transaction, then empty the journal."""
         if writer.timer is not None:
             writer.timer.cancel()
@@ -544,37 +498,3 @@ class ExecutionStore(ExecutionStoreBase):
         deleted = self._transaction(f"deleting execution {execution_id}", remove)
         self._journal_path(execution_id).unlink(missing_ok=True)
         return deleted
-
-
-def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | None = None) -> int:
-    """Delete finished executions older than `retention.max_age_days` or beyond the newest
-    `retention.max_count` finished ones, with their runs, boundaries and unshared workflows."""
-    if not retention.active:
-        return 0
-    finished = ",".join(f"'{s}'" for s in FINISHED)
-    selects, args = [], []
-    if retention.max_age_days is not None:
-        cutoff_ms = ((now if now is not None else time.time()) - retention.max_age_days * 86400) * 1000.0
-        selects.append(f"SELECT id FROM executions WHERE status IN ({finished}) AND started_at < ?")
-        args.append(cutoff_ms)
-    if retention.max_count is not None:
-        selects.append(f"SELECT id FROM (SELECT id FROM executions WHERE status IN ({finished})"
-                       " ORDER BY started_at DESC LIMIT -1 OFFSET ?)")
-        args.append(retention.max_count)
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (id TEXT PRIMARY KEY)")
-        db.execute("DELETE FROM doomed")
-        db.execute("INSERT OR IGNORE INTO doomed " + " UNION ".join(selects), args)
-        count = db.execute("SELECT COUNT(*) FROM doomed").fetchone()[0]
-        if count:
-            for table in ("runs", "boundaries"):
-                db.execute(f"DELETE FROM {table} WHERE execution_id IN (SELECT id FROM doomed)")
-            db.execute("DELETE FROM executions WHERE id IN (SELECT id FROM doomed)")
-            db.execute("DELETE FROM workflows WHERE hash NOT IN (SELECT workflow_hash FROM executions)")
-        db.execute("DELETE FROM doomed")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return int(count)

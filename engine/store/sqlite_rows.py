@@ -1,0 +1,94 @@
+"""The rows the SQLite store writes outside a single execution's flow: journaled rows folded in,
+and retention's deletes; and what a writer keeps per attached execution."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
+from ..run_data import ExecutionState
+from .base import FINISHED, Retention
+from .journal import Journal, Pending, RunRow
+
+
+def carries_conversation(task: dict[str, Any]) -> bool:
+    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
+    inputs = task.get("input") or {}
+    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
+
+
+@dataclass
+class WriterState:
+    """What one attached execution's next writes need: sequence numbers, its journal, the rows
+    not yet in the database, and the JSON the next deltas are made from (shared with live run data)."""
+
+    journal: Journal
+    run_seq: int
+    boundary_seq: int = 0
+    since_full: int = 0
+    stack: list[Any] | None = None
+    new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
+    unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
+    unfolded_since: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
+    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
+    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
+    row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
+    row_due: ExecutionState | None = None  # a row change left for the next fold
+    result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
+    fresh: bool = False  # a new execution (its row says "new")
+
+
+def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
+    """Write journaled rows (idempotent: a journal folded twice leaves the same rows)."""
+    boundaries = pending.boundaries
+    wholes = [b[1] for b in boundaries if b[4] is None]
+    if wholes:  # a whole stack: the boundaries before it are not needed any more
+        first = max(wholes)
+        db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, first))
+        boundaries = [b for b in boundaries if b[1] >= first]
+    if pending.runs:
+        db.executemany("INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)",
+                       pending.runs)
+    if boundaries:
+        db.executemany("INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc)"
+                       " VALUES (?,?,?,?,?,?,?)", boundaries)
+
+
+def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | None = None) -> int:
+    """Delete finished executions older than `retention.max_age_days` or beyond the newest
+    `retention.max_count` finished ones, with their runs, boundaries and unshared workflows."""
+    if not retention.active:
+        return 0
+    finished = ",".join(f"'{s}'" for s in FINISHED)
+    selects, args = [], []
+    if retention.max_age_days is not None:
+        cutoff_ms = ((now if now is not None else time.time()) - retention.max_age_days * 86400) * 1000.0
+        selects.append(f"SELECT id FROM executions WHERE status IN ({finished}) AND started_at < ?")
+        args.append(cutoff_ms)
+    if retention.max_count is not None:
+        selects.append(f"SELECT id FROM (SELECT id FROM executions WHERE status IN ({finished})"
+                       " ORDER BY started_at DESC LIMIT -1 OFFSET ?)")
+        args.append(retention.max_count)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (id TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM doomed")
+        db.execute("INSERT OR IGNORE INTO doomed " + " UNION ".join(selects), args)
+        count = db.execute("SELECT COUNT(*) FROM doomed").fetchone()[0]
+        if count:
+            for table in ("runs", "boundaries"):
+                db.execute(f"DELETE FROM {table} WHERE execution_id IN (SELECT id FROM doomed)")
+            db.execute("DELETE FROM executions WHERE id IN (SELECT id FROM doomed)")
+            db.execute("DELETE FROM workflows WHERE hash NOT IN (SELECT workflow_hash FROM executions)")
+        db.execute("DELETE FROM doomed")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return int(count)
