@@ -45,11 +45,8 @@ class _Recorder:
         ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
         start = now_ms()
         t0 = time.perf_counter()
-        task = TaskData(
-            startTime=start,
-            input={self._conn_type: [[{"json": input_json}]]},
-            metadata=dict(self._parent),
-        )
+        task = TaskData(startTime=start, metadata=dict(self._parent))
+        task.input = {self._conn_type: [[{"json": input_json}]]}  # JSON already: not validated again
         try:
             result = await call()
         except NodeOperationError as exc:
@@ -94,6 +91,15 @@ class RecordedChatModel(_Recorder):
             return messages.mapped("json", ChatMessage.to_json)
         return [m.to_json() for m in messages]
 
+    def _tool_names(self, tools: list[ToolSpec]) -> list[str]:
+        """The names of the tools offered, one shared list per set of names (runs keep it)."""
+        names = tuple(t.name for t in tools)
+        shared = self._execution.memo.setdefault(("recorded-tool-names", self._node), {})
+        found = shared.get(names)
+        if found is None:
+            found = shared[names] = list(names)
+        return found
+
     async def invoke(
         self,
         messages: Sequence[ChatMessage],
@@ -104,7 +110,7 @@ class RecordedChatModel(_Recorder):
         ex = self._execution
         await ex.maybe_yield()
         parent = self._parent
-        input_json = {"messages": self._messages_json(messages), "tools": [t.name for t in tools]}
+        input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
         where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
         if ex.may_pause:
             await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **where))

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 from .credentials import scrub_known_secrets
 
-from .connection_types import MAIN
+from .connection_types import AI_LANGUAGE_MODEL
 from .requests import Action, ActionResponse, EngineRequest
 from .shared_log import plain
 from .workflow import Workflow
@@ -94,16 +94,12 @@ class TaskData(BaseModel):
 
 
 def plain_input(value: dict[str, list[list[Item]]]) -> dict[str, list[list[Item]]]:
-    """A run's input with its message windows as lists (main inputs, possibly many items, hold none)."""
-    out = value
-    for conn, runs in value.items():
-        if conn != MAIN:
-            converted = plain(runs)
-            if converted is not runs:
-                if out is value:
-                    out = dict(value)
-                out[conn] = converted
-    return out
+    """A run's input with its message windows as lists (only model runs' inputs hold windows)."""
+    runs = value.get(AI_LANGUAGE_MODEL)
+    if runs is None:
+        return value
+    converted = plain(runs)
+    return value if converted is runs else {**value, AI_LANGUAGE_MODEL: converted}
 
 
 class PendingRequest(BaseModel):
