@@ -14,7 +14,7 @@ from .node_type import NodeParams
 from .requests import Action
 from .run_data import Item, StackEntry
 from .services import Services
-from .workflow import Node
+from .workflow import Node, Workflow
 
 if TYPE_CHECKING:
     from .executor import Execution
@@ -45,6 +45,25 @@ class _ContextBase:
     @property
     def services(self) -> Services:
         return self._execution.engine.services
+
+    def note(self, text: str) -> None:
+        """A note for the run log about this node's run (a version mapped, a difference from n8n)."""
+        notes = self._execution.notes.setdefault(self.node.name, [])
+        if text not in notes:
+            notes.append(text)
+
+    @property
+    def workflow(self) -> Workflow:
+        return self._execution.state.workflow
+
+    def first_output_item(self, node_name: str) -> Item | None:
+        """The first item a node output in this execution (n8n's `$('Node').first()`), if it ran."""
+        runs = self._execution.state.run_data.get(node_name) or []
+        for task in runs:
+            main = task.data.get("main") or []
+            if main and main[0]:
+                return main[0][0]
+        return None
 
     def _params_for(self, item: Item | None) -> Any:
         cache = self._execution.params_cache
@@ -115,6 +134,12 @@ class NodeContext(_ContextBase):
         """This node's parameters for one input item, expressions resolved, validated."""
         item = self.items[item_index] if 0 <= item_index < len(self.items) else None
         return self._params_for(item)
+
+    def evaluate(self, expression: str, item_index: int = 0) -> Any:
+        """One expression (`={{ … }}`) evaluated for one input item, as n8n's evaluateExpression:
+        for parameters a node reads unresolved (the Set node's raw JSON)."""
+        item = self.items[item_index] if 0 <= item_index < len(self.items) else None
+        return resolve_parameters(expression, (item or {}).get("json", {}), self._model_args())
 
     async def get_input_connection_data(self, conn_type: str, item_index: int = 0) -> Any:
         """Data of the sub-nodes connected to `conn_type`: a list for tools, one object otherwise."""
