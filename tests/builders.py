@@ -62,7 +62,8 @@ def agent_workflow(
     else:
         nodes.append(node("Start", MANUAL_TRIGGER))
         link(connections, "Start", "AI Agent")
-    params = {"promptType": "auto", "options": agent_options or {}}
+    # the system message the editor writes into a new agent (n8n sends none when options lack it)
+    params = {"promptType": "auto", "options": {"systemMessage": "You are a helpful assistant", **(agent_options or {})}}
     params.update(agent_params or {})
     nodes.append(node("AI Agent", AGENT, params))
     model_params: dict[str, Any] = {"replies": replies}

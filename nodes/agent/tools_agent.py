@@ -21,7 +21,7 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from .versions import VERSIONS, check_agent_kind, legacy_prompt
+from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 from .steps import build_steps, cached_message, intermediate_steps, make_step, steps_to_messages
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
@@ -129,8 +129,9 @@ class ToolsAgent(NodeType):
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
+            system = system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE)
             messages = [
-                cached_message(fixed, "system", params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
+                *([cached_message(fixed, "system", system)] if system else []),
                 *history,
                 cached_message(fixed, "user", prompt),
                 *steps_to_messages(steps, ctx.memo(f"scratchpad:{i}")),

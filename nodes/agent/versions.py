@@ -61,3 +61,11 @@ def legacy_prompt(ctx: NodeContext, text: Any, item: Item) -> Any | None:
     if "text" in ctx.node.parameters:
         return text
     return item.get("json", {}).get(_V1_PROMPT_FIELD.get(version, "chatInput"))
+
+
+def system_message(ctx: NodeContext, given: str | None, default: str) -> str | None:
+    """n8n's Tools Agent sends a system message only when the node's options set one, or, for
+    typeVersions before 1.9, its default; an empty one is not sent."""
+    if "systemMessage" in (ctx.node.parameters.get("options") or {}):
+        return given or None
+    return default if float(ctx.node.typeVersion) < 1.9 else None
