@@ -4,9 +4,14 @@ can still start a run: with its pinned data, or with an item given for it (`--tr
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from .connection_types import MAIN
 from .errors import MiniN8nError
+from .pin_data import as_items
 from .registry import Registry
+from .run_data import Item
 from .workflow import Node, Workflow
 
 # n8n node types that start a workflow although their name does not end in "Trigger"
@@ -30,7 +35,7 @@ def is_pinned(workflow: Workflow, name: str) -> bool:
     return workflow.pinData.get(name) is not None
 
 
-def _how_to_start(workflow: Workflow, nodes: list[Node]) -> str:
+def _how_to_start(nodes: list[Node]) -> str:
     example = nodes[0].name
     return (f'Start the run from it with `mini-n8n run FILE --trigger "{example}" --input \'{{"field": "value"}}\'` '
             f"(or --input @item.json), or pin data on the trigger (pinData) so its pinned items start the run")
@@ -65,7 +70,7 @@ def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None 
         listed = ", ".join(f'"{n.name}" ({n.type})' for n in enabled)
         plural = "s are types" if len(enabled) > 1 else " is a type"
         raise StartError(f'workflow "{workflow.name}" cannot start: its trigger{plural} mini-n8n does not run: {listed}. '
-                         + _how_to_start(workflow, enabled))
+                         + _how_to_start(enabled))
     raise StartError(f'workflow "{workflow.name}" has no enabled trigger node to start from')
 
 
@@ -116,13 +121,8 @@ def unsupported_message(nodes: list[Node]) -> str:
             f"{listed}. Pin their data (pinData) to run the rest of the workflow")
 
 
-def read_input(text: str) -> list[dict]:
+def read_input(text: str) -> list[Item]:
     """`--input`: JSON text, or `@file.json`; an object is one item, a list several."""
-    import json
-    from pathlib import Path
-
-    from .pin_data import as_items
-
     source = "--input"
     if text.startswith("@"):
         path = Path(text[1:])
