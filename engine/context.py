@@ -114,6 +114,11 @@ class NodeContext(_ContextBase):
         return self._execution.state.id
 
     @property
+    def execution_mode(self) -> str:
+        """How the run was started: manual (the editor), debug, cli, rerun, replay..."""
+        return self._execution.state.mode
+
+    @property
     def workflow_id(self) -> str:
         wf = self._execution.state.workflow
         return str(getattr(wf, "id", None) or wf.name)

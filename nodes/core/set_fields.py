@@ -56,6 +56,9 @@ class SetParams(NodeParams):
     options: SetOptions = Field(default_factory=SetOptions, title="Options")
 
 
+# n8n duplicates items ("Duplicate Item", a testing aid) only in runs started from the editor
+EDITOR_MODES = ("manual", "debug")
+
 # v3.0–3.2 `fields.values` entries: what n8n fills in for a value left out of the file
 V3_VALUE_DEFAULTS = {"stringValue": "", "numberValue": "", "booleanValue": "true", "arrayValue": "", "objectValue": "={}"}
 
@@ -88,7 +91,11 @@ class SetFields(NodeType):
                 fields = _raw_fields(ctx, i, params)
             else:
                 fields = _manual_fields(ctx, i, params, options, version)
-            out.append(_compose(ctx, i, item, fields, options, params, version))
+            new = _compose(ctx, i, item, fields, options, params, version)
+            copies = 1
+            if params.get("duplicateItem") and ctx.execution_mode in EDITOR_MODES:
+                copies += max(0, int(js_number(ctx.params(0).model_dump().get("duplicateCount", 0)) or 0))
+            out.extend(copy.deepcopy(new) for _ in range(copies))
         return [out]
 
 

@@ -60,3 +60,19 @@ def test_javascript_object_literals() -> None:
     assert parse_js_object("{ a: 1, 'b': \"two\", }") == {"a": 1, "b": "two"}
     with pytest.raises(ValueError):
         parse_js_object('{"broken": Ada Lovelace }')
+
+
+async def test_duplicate_item_only_in_runs_from_the_editor() -> None:
+    from engine.executor import Engine
+    from engine.registry import builtin_registry
+    from engine.workflow import parse_workflow
+    from tests.builders import MANUAL_TRIGGER, SET, link, node
+
+    connections: dict = {}
+    link(connections, "Start", "Edit Fields")
+    wf = parse_workflow({"name": "dup", "nodes": [node("Start", MANUAL_TRIGGER), node("Edit Fields", SET, {
+        "assignments": {"assignments": [{"name": "a", "value": "x", "type": "string"}]},
+        "duplicateItem": True, "duplicateCount": 2})], "connections": connections})
+    engine = Engine(builtin_registry())
+    assert len((await engine.run(wf, mode="manual")).result) == 3
+    assert len((await engine.run(wf, mode="cli")).result) == 1
