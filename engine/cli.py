@@ -1,7 +1,8 @@
 """The `mini-n8n` command: run, resume and inspect executions headless, or open the editor.
 
 `mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
-`status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
+`status:` and `answer:`; `--trigger NAME --input JSON` starts from any trigger with the given
+item, `--raw-output` prints the execution as n8n's `execute --rawOutput` does. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
 arguments, 3 when the run paused at a breakpoint (continue it with `mini-n8n resume ID`).
 Every execution is written to the execution store (`$MINI_N8N_DB` overrides its path).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from typing import Sequence
@@ -20,10 +22,12 @@ from .errors import MiniN8nError, WorkflowFileError
 from .executor import Engine, Execution
 from .hooks import ExecutionPaused, Hooks
 from .registry import Registry, builtin_registry
+from .raw_output import raw_output
 from .replay import ReplaySource
 from .run_data import ExecutionState
 from .run_log import RunLog, compact, format_line
 from .services import Services
+from .start import StartError, read_input, unsupported_message, unsupported_on_path
 from .steps_table import rows_to_text, steps_of
 from .store import ExecutionStore, Retention, SqliteMemoryStore
 from .workflow import load_workflow
@@ -50,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"pause there and exit 3: a node name or one of {', '.join(PAUSE_KINDS[1:])}, "
                           "optionally KIND:TOOL, or from-iteration:N")
     run.add_argument("--quiet", "-q", action="store_true", help="print only status and answer")
+    run.add_argument("--trigger", metavar="NAME", help="start from this trigger (any trigger, also types mini-n8n does not run)")
+    run.add_argument("--input", metavar="JSON", help="the trigger's output item(s): JSON text or @file.json")
+    run.add_argument("--raw-output", action="store_true", help="print only the execution as JSON, in the shape of n8n's `execute --rawOutput`")
     resume = sub.add_parser("resume", help="continue a paused or crashed execution")
     resume.add_argument("id")
     resume.add_argument("--quiet", "-q", action="store_true")
@@ -66,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex_sub.add_parser("list", help="the stored executions, newest first")
     show = ex_sub.add_parser("show", help="the run log of one execution")
     show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="the execution as JSON, in the shape of n8n's `execute --rawOutput`")
     delete = ex_sub.add_parser("delete", help="delete one execution")
     delete.add_argument("id")
     prune = ex_sub.add_parser("prune", help="delete finished executions beyond the retention setting, then vacuum")
@@ -165,20 +173,27 @@ async def run_file(args: argparse.Namespace) -> int:
         if args.message is not None:
             from nodes.triggers.chat_trigger import chat_item
 
-            start = engine.start_node(workflow, prefer_chat=True)
+            start = engine.start_node(workflow, prefer_chat=True, trigger=args.trigger)
             if not start.type.endswith(".chatTrigger"):
                 print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
                 return EXIT_USAGE
             items = [chat_item(args.message, args.session)]
         else:
-            start = engine.start_node(workflow)
-            items = None
+            items = read_input(args.input) if args.input is not None else None
+            start = engine.start_node(workflow, trigger=args.trigger, injected=items is not None)
+        blocked = unsupported_on_path(workflow, engine.registry, start.name, injected=items is not None)
+        if blocked:
+            raise StartError(unsupported_message(blocked))
         execution = engine.create(workflow, start=start.name, items=items, mode="cli")
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.breaks:
         execution.debugger = Debugger(parse_breaks(args.breaks))
+    if args.raw_output:
+        state = await execution.run()
+        print(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
+        return {"success": EXIT_OK, "paused": EXIT_PAUSED}.get(state.status, EXIT_FAILED)
     return await drive(execution, args.quiet)
 
 
@@ -244,6 +259,9 @@ def executions(args: argparse.Namespace) -> int:
     if args.action == "delete":
         store.delete(args.id)
         print(f"deleted {args.id}")
+        return EXIT_OK
+    if args.json:
+        print(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"workflow: {state.workflow.name}  mode: {state.mode}")
     events = store.events(args.id)

@@ -17,7 +17,7 @@ from .node_type import NodeParams
 from .requests import Action
 from .run_data import Item, StackEntry
 from .services import Services
-from .workflow import Node
+from .workflow import Node, Workflow
 
 if TYPE_CHECKING:
     from .executor import Execution
@@ -75,24 +75,6 @@ def check_supplied(conn_type: str, sub: Node, parent: str, data: Any) -> None:
         )
 
 
-def pinned_items(node: str, pinned: Any) -> list[Item]:
-    """A node's pinData as items: a list of `{"json": {...}}` (or of plain objects, as n8n accepts)."""
-    if not isinstance(pinned, list):
-        raise NodeOperationError(f'The pinned data of node "{node}" is not a list of items', node=node)
-    items: list[Item] = []
-    for index, entry in enumerate(pinned):
-        item = entry if isinstance(entry, dict) and "json" in entry else {"json": entry}
-        if not isinstance(item["json"], dict):
-            shown = "null" if item["json"] is None else type(item["json"]).__name__
-            raise NodeOperationError(
-                f'The pinned data of node "{node}" has an item {index} whose json is {shown}, not an object',
-                node=node,
-                description='Each pinned item is {"json": {...}}: unpin the data or fix that item',
-            )
-        items.append(item)
-    return items
-
-
 class _ContextBase:
     """What every context offers: the node, its validated parameters, the abort signal, services."""
 
@@ -114,6 +96,25 @@ class _ContextBase:
     def expression_scope(self) -> Scope:
         """What this node's expressions read: its items, the run so far, the workflow."""
         raise NotImplementedError
+
+    def note(self, text: str) -> None:
+        """A note for the run log about this node's run (a version mapped, a difference from n8n)."""
+        notes = self._execution.notes.setdefault(self.node.name, [])
+        if text not in notes:
+            notes.append(text)
+
+    @property
+    def workflow(self) -> Workflow:
+        return self._execution.state.workflow
+
+    def first_output_item(self, node_name: str) -> Item | None:
+        """The first item a node output in this execution (n8n's `$('Node').first()`), if it ran."""
+        runs = self._execution.state.run_data.get(node_name) or []
+        for task in runs:
+            main = task.data.get("main") or []
+            if main and main[0]:
+                return main[0][0]
+        return None
 
     _resolved: dict[int, Any]
 
@@ -172,6 +173,11 @@ class NodeContext(_ContextBase):
         return self._execution.state.id
 
     @property
+    def execution_mode(self) -> str:
+        """How the run was started: manual (the editor), debug, cli, rerun, replay..."""
+        return self._execution.state.mode
+
+    @property
     def workflow_id(self) -> str:
         wf = self._execution.state.workflow
         return str(getattr(wf, "id", None) or wf.name)
@@ -214,6 +220,11 @@ class NodeContext(_ContextBase):
             kept.update(entry=self.entry, scope=scope)
             self._scope = scope
         return self._scope
+
+    def evaluate(self, expression: str, item_index: int = 0) -> Any:
+        """One expression (`={{ … }}`) evaluated for one input item, as n8n's evaluateExpression:
+        for parameters a node reads unresolved (the Set node's raw JSON)."""
+        return resolve_parameters(expression, scope=self.expression_scope(), item_index=item_index)
 
     async def get_input_connection_data(self, conn_type: str, item_index: int = 0) -> Any:
         """Data of the sub-nodes connected to `conn_type`: a list for tools, one object otherwise."""

@@ -16,12 +16,13 @@ from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
-from .context import NodeContext, SupplyContext, check_supplied, pinned_items
+from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
 from .debugger import Debugger, PausePoint
 from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
 from .node_type import NodeType
 from .observation import observation, with_observation
+from .pin_data import pinned_items
 from .recording import RecordedChatModel, RecordedMemory
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
@@ -29,6 +30,8 @@ from .rules import node_problems
 from .run_data import (
     ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
 )
+from .start import choose_start
+from .versions import version_note
 from .services import Services
 from .workflow import Node, Workflow
 
@@ -65,17 +68,11 @@ class Engine:
         self.services = services or Services()
         self.store = store  # an engine.store.ExecutionStoreBase: every execution is written there
 
-    def start_node(self, workflow: Workflow, prefer_chat: bool = False) -> Node:
-        """The trigger a run starts from: the Chat Trigger when a message is given, else the first trigger."""
-        triggers = [n for n in workflow.nodes if not n.is_disabled and self.registry.get(n.type).is_trigger]
-        if prefer_chat:
-            chat = [n for n in triggers if n.type.endswith(".chatTrigger")]
-            if chat:
-                return chat[0]
-        if not triggers:
-            raise MiniN8nError(f'workflow "{workflow.name}" has no enabled trigger node to start from')
-        manual = [n for n in triggers if not n.type.endswith(".chatTrigger")]
-        return (manual or triggers)[0]
+    def start_node(self, workflow: Workflow, prefer_chat: bool = False, trigger: str | None = None,
+                   injected: bool = False) -> Node:
+        """The trigger a run starts from (engine/start.py): the named one, the Chat Trigger when a
+        message is given, else the first trigger that can run (pinned triggers of any type count)."""
+        return choose_start(workflow, self.registry, trigger=trigger, prefer_chat=prefer_chat, injected=injected)
 
     def create(
         self,
@@ -136,6 +133,7 @@ class Execution:
         self._last_yield = 0.0
         self.params_cache: dict[str, Any] = {}
         self.memo: dict[tuple[str, str], dict[str, Any]] = {}
+        self.notes: dict[str, list[str]] = {}  # run-log notes of the node run in progress, by node name
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         self._incoming: dict[tuple[str, str], list[str]] = {}
@@ -385,9 +383,12 @@ class Execution:
         if entry.mode == "main":
             if node.is_disabled:
                 return [entry.input]
-            pinned = self.state.workflow.pinData.get(node.name)
+            pinned = pinned_items(self.state.workflow, node.name)
             if pinned is not None:
-                return [pinned_items(node.name, pinned)]
+                entry.pinned = True
+                return [pinned]
+            if not node_type.supported and node.name == self.state.start_node and not entry.source:
+                return [entry.input]  # a trigger we do not run, started with its item given (--input)
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
         elif self.replay is not None:
@@ -398,6 +399,9 @@ class Execution:
                     raise NodeOperationError(recorded.error.message, node=node.name, description=recorded.error.description)
                 return recorded.data[AI_TOOL]
         if node.name not in self._rules_ok:  # the graph does not change during a run: check once
+            note = version_note(node, node_type)
+            if note is not None:
+                self.notes.setdefault(node.name, []).append(note)
             problems = node_problems(self.state.workflow, self.engine.registry, node.name)
             if problems:
                 raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
@@ -449,6 +453,11 @@ class Execution:
             task.metadata["edits"] = list(entry.edits)
         if entry.replayed:
             task.metadata["replayed"] = True
+        if entry.pinned:
+            task.metadata["pinned"] = True
+        notes = self.notes.pop(entry.node, None)
+        if notes:
+            task.metadata["notes"] = notes
         if entry.round > 1 or entry.model_usage.get("calls"):
             usage = entry.model_usage
             task.metadata.update(

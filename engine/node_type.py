@@ -31,7 +31,8 @@ class NodeType:
     """Base class of node types; subclasses set the class attributes and override methods."""
 
     type: ClassVar[str]
-    version: ClassVar[float] = 1
+    version: ClassVar[float] = 1  # the newest typeVersion, given to new nodes
+    versions: ClassVar[tuple[float, ...]] = ()  # every typeVersion it maps (engine/versions.py); () = (version,)
     display_name: ClassVar[str]
     description: ClassVar[str] = ""
     group: ClassVar[str] = "AI"  # palette group: Triggers, AI, Models, Memory, Tools, Notes

@@ -134,6 +134,7 @@ class StackEntry(BaseModel):
     model_usage: dict[str, float] = Field(default_factory=dict, alias="modelUsage")
     edits: list[dict[str, Any]] = Field(default_factory=list)
     replayed: bool = False
+    pinned: bool = False  # the node output its pinned data instead of running
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose

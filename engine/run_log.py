@@ -59,6 +59,8 @@ def format_line(node: str, task: TaskData, elapsed_ms: float, depth: int = 0) ->
         parts.append(f"error={compact(task.error.message)}")
     else:
         parts.append(f"out={compact(out)}")
+    for note in task.metadata.get("notes") or ():  # a version mapped, a difference from n8n
+        parts.append(f"note={compact(note)}")
     return " ".join(parts)
 
 

@@ -24,6 +24,8 @@ from engine.processes import pid_alive
 from engine.node_type import NodeType, UnsupportedNodeType
 from engine.registry import Registry, builtin_registry
 from engine.rules import connection_refusal, node_problems, port_name, workflow_problems
+from engine.pin_data import pin, pinned_items, unpin
+from engine.versions import version_note
 from engine.workflow import (
     ConnectionTarget,
     Node,

@@ -10,7 +10,7 @@ from typing import Any, Callable, Protocol
 
 from PySide6.QtGui import QUndoCommand
 
-from gui.bridge import DocumentEditor, Node, copy_connections
+from gui.bridge import DocumentEditor, Node, copy_connections, pin, unpin
 
 MOVE_ID = 1001
 
@@ -189,3 +189,23 @@ class WorkflowNameCommand(_Command):
 
     def revert(self) -> None:
         self.target.editor.set_name(self.old)
+
+
+class PinCommand(_Command):
+    """Pins items on a node (n8n's pinData) or, with `items` None, unpins it."""
+
+    def __init__(self, target: EditTarget, node: str, items: list[dict[str, Any]] | None) -> None:
+        super().__init__(target, f'{"Pin" if items is not None else "Unpin"} data of "{node}"')
+        wf = target.editor.workflow
+        self._before = dict(wf.pinData)
+        if items is None:
+            unpin(wf, node)
+        else:
+            pin(wf, node, items)
+        self._after = dict(wf.pinData)
+
+    def apply(self) -> None:
+        self.target.editor.workflow.pinData = dict(self._after)
+
+    def revert(self) -> None:
+        self.target.editor.workflow.pinData = dict(self._before)

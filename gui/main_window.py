@@ -26,7 +26,7 @@ from gui.canvas.connection_item import ConnectionItem
 from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
-from gui.commands import CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, RenameCommand, StructureCommand
+from gui.commands import CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
@@ -233,6 +233,13 @@ class MainWindow(QMainWindow):
         self.canvas.fit_to_view()
         self.recovery.discard()
         self.document_changed.emit()
+
+    def set_pin(self, name: str, items: list | None) -> None:
+        """Pin items on a node (n8n's pinData), or unpin it with None: one undoable edit."""
+        if not self.document.has_node(name):
+            return
+        self.undo_stack.push(PinCommand(self, name, items))
+        self.node_selected.emit(name)
 
     def document_edited(self) -> None:
         """Called by every command after it changed the document."""

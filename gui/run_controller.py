@@ -28,6 +28,7 @@ from gui.bridge import (
     TokenEvent,
     Workflow,
     is_chat_trigger,
+    pinned_items,
 )
 from gui.panels.chat_panel import ChatPanel
 from gui.panels.output_panel import OutputPanel
@@ -83,6 +84,10 @@ class RunController(QObject):
         selected = getattr(window, "node_selected", None)
         if selected is not None:
             selected.connect(self.output.node_data.show_node)
+        set_pin = getattr(window, "set_pin", None)
+        if set_pin is not None:  # pin or unpin from the Node data tab
+            self.output.node_data.set_pinned_lookup(lambda name: pinned_items(window.document, name))
+            self.output.node_data.pin_requested.connect(set_pin)
         replaced = getattr(window, "document_changed", None)
         if replaced is not None:
             replaced.connect(self._document_replaced)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from engine.workflow import Workflow, parse_workflow
@@ -15,8 +16,18 @@ CALCULATOR = "@n8n/n8n-nodes-langchain.toolCalculator"
 SET = "n8n-nodes-base.set"
 
 
+@functools.lru_cache(maxsize=None)
+def newest_version(type_: str) -> float:
+    """The typeVersion the editor gives a new node of this type (1 for types we do not know)."""
+    from engine.registry import builtin_registry
+
+    registry = builtin_registry()
+    return registry.get(type_).version if registry.knows(type_) else 1
+
+
 def node(name: str, type_: str, parameters: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"id": f"id-{name}", "name": name, "type": type_, "typeVersion": 1, "position": [0, 0],
+    """A node as a new file has it: the type's newest typeVersion unless `typeVersion=` says otherwise."""
+    return {"id": f"id-{name}", "name": name, "type": type_, "typeVersion": newest_version(type_), "position": [0, 0],
             "parameters": parameters or {}, **extra}
 
 
@@ -51,7 +62,8 @@ def agent_workflow(
     else:
         nodes.append(node("Start", MANUAL_TRIGGER))
         link(connections, "Start", "AI Agent")
-    params = {"promptType": "auto", "options": agent_options or {}}
+    # the system message the editor writes into a new agent (n8n sends none when options lack it)
+    params = {"promptType": "auto", "options": {"systemMessage": "You are a helpful assistant", **(agent_options or {})}}
     params.update(agent_params or {})
     nodes.append(node("AI Agent", AGENT, params))
     model_params: dict[str, Any] = {"replies": replies}

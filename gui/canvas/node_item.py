@@ -11,7 +11,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath,
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
-from gui.bridge import MAIN, Node, NodeType, PortSpec, port_name
+from gui.bridge import MAIN, Node, NodeType, PortSpec, port_name, version_note
 
 from .port_item import PortItem
 
@@ -20,6 +20,8 @@ CIRCLE = 80.0
 WIDE_WIDTH = 240.0
 WIDE_HEIGHT = 100.0
 LABEL_WIDTH = 200.0
+PIN_COLOUR = QColor("#7c4dff")  # n8n marks pinned data in purple
+VERSION_COLOUR = QColor("#e5a00d")
 _MOVED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
 _SELECTED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
 
@@ -61,6 +63,8 @@ class NodeItem(QGraphicsRectItem):
         self.error: str | None = None
         self.breakpoint = False
         self.problem: str | None = None
+        self.pinned = False  # the node outputs its pinned data instead of running
+        self.version_note = version_note(node, node_type)  # a typeVersion its type does not map
         self.connections: set = set()
         if self.kind == "wide":
             self.width, self.height = WIDE_WIDTH, WIDE_HEIGHT
@@ -121,7 +125,9 @@ class NodeItem(QGraphicsRectItem):
     def refresh(self, node: Node) -> None:
         """Take the node's current name, position and disabled flag from the document."""
         self.node = node
-        changed = node.name != self.name or node.is_disabled != self.disabled
+        note = version_note(node, self.node_type)
+        changed = node.name != self.name or node.is_disabled != self.disabled or note != self.version_note
+        self.version_note = note
         self.name = node.name
         self.disabled = node.is_disabled
         pos = QPointF(float(node.position[0]), float(node.position[1]))
@@ -141,6 +147,12 @@ class NodeItem(QGraphicsRectItem):
         self.breakpoint = on
         self.update()
 
+    def set_pinned(self, on: bool) -> None:
+        if on != self.pinned:
+            self.pinned = on
+            self._update_tooltip()
+            self._look_changed()
+
     def set_problem(self, problem: str | None) -> None:
         """A broken connection rule of this node (for example a missing Chat Model)."""
         if problem != self.problem:
@@ -154,6 +166,10 @@ class NodeItem(QGraphicsRectItem):
             lines.append(f"Unsupported node type <code>{self.node.type}</code>: kept unchanged in the file")
         if self.disabled:
             lines.append("Deactivated: skipped when the workflow runs")
+        if self.pinned:
+            lines.append("Pinned data: outputs its pinned items without running (unpin in the Node data tab)")
+        if self.version_note:
+            lines.append(f"⚠ {self.version_note}")
         if self.problem:
             lines.append(f"⚠ {self.problem}")
         if self.error:
@@ -228,10 +244,35 @@ class NodeItem(QGraphicsRectItem):
             painter.setPen(QPen(t.muted_text, 1.4))
             painter.drawLine(QPointF(self.width * 0.2, self.height * 0.2), QPointF(self.width * 0.8, self.height * 0.8))
         self._paint_status(painter, t)
+        if self.pinned:
+            self._paint_pin(painter, t)
+        if self.version_note:
+            self._paint_version_warning(painter)
         if self.breakpoint:
             painter.setPen(QPen(t.node_fill, 2))
             painter.setBrush(QColor("#e5484d"))
             painter.drawEllipse(QPointF(4, 4), 7, 7)
+
+    def _paint_pin(self, painter: QPainter, t: theme.Theme) -> None:
+        """n8n's mark of a pinned node: a pin in a purple disc at the top right corner."""
+        centre = QPointF(self.width - 4, 4)
+        painter.setPen(QPen(t.node_fill, 2))
+        painter.setBrush(PIN_COLOUR)
+        painter.drawEllipse(centre, 9, 9)
+        painter.setPen(QPen(QColor("white"), 1.6, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        painter.setBrush(QColor("white"))
+        painter.drawEllipse(centre + QPointF(1.6, -1.6), 2.6, 2.6)
+        painter.drawLine(centre + QPointF(1.0, -1.0), centre + QPointF(-4.0, 4.0))
+
+    def _paint_version_warning(self, painter: QPainter) -> None:
+        """An amber "!" at the bottom left: the node's typeVersion is not one its type maps."""
+        centre = QPointF(4, self.height - 4)
+        painter.setPen(QPen(QColor("white"), 1.5))
+        painter.setBrush(VERSION_COLOUR)
+        painter.drawEllipse(centre, 8, 8)
+        painter.setFont(theme.ui_font(8, bold=True))
+        painter.setPen(QColor("white"))
+        painter.drawText(QRectF(centre.x() - 8, centre.y() - 8, 16, 16), Qt.AlignmentFlag.AlignCenter, "!")
 
     def far_style(self) -> tuple[QColor, QPen]:
         """Fill and outline far out, where a node is a shape with its state colour."""

@@ -104,6 +104,10 @@ class WorkflowScene(QGraphicsScene):
                 self.removeItem(item)
         self._items = seen
         self._by_name = {item.name: item for item in seen.values()}
+        pinned = wf.pinData or {}
+        for item in self._by_name.values():
+            if isinstance(item, NodeItem):
+                item.set_pinned(pinned.get(item.name) is not None)
 
         wanted = set()
         for link in links_of(wf):

@@ -5,14 +5,15 @@ from __future__ import annotations
 import html
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from gui.bridge import ExecutionState, TaskData
 
 from .json_tree import JsonTree
 
 RunData = Callable[[], ExecutionState | None]
+PinnedItems = Callable[[str], "list[dict[str, Any]] | None"]  # a node's pinned items in the document
 
 
 def run_title(index: int, count: int, task: TaskData) -> str:
@@ -40,11 +41,15 @@ def readable(connections: dict[str, Any]) -> dict[str, Any]:
 
 
 class NodeDataView(QWidget):
-    """Shows the runs of one node from the current execution's run data."""
+    """Shows the runs of one node from the current execution's run data; pins the shown run's
+    output as the node's data (n8n's pinData) or unpins it."""
 
-    def __init__(self, run_data: RunData, parent: QWidget | None = None) -> None:
+    pin_requested = Signal(str, object)  # node name, items to pin (None: unpin)
+
+    def __init__(self, run_data: RunData, parent: QWidget | None = None, pinned: PinnedItems | None = None) -> None:
         super().__init__(parent)
         self._run_data = run_data
+        self._pinned = pinned or (lambda _name: None)
         self.node: str | None = None
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -59,9 +64,13 @@ class NodeDataView(QWidget):
         self.input_tree = JsonTree()
         self.output_tree = JsonTree()
 
+        self.pin_button = QPushButton()
+        self.pin_button.clicked.connect(self._toggle_pin)
+
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(self.run_selector)
+        top.addWidget(self.pin_button)
         split = QSplitter(Qt.Orientation.Horizontal)
         for label, tree in (("Input", self.input_tree), ("Output", self.output_tree)):
             box = QWidget()
@@ -88,6 +97,40 @@ class NodeDataView(QWidget):
         self.node = node
         self.refresh(run_index)
 
+    def set_pinned_lookup(self, pinned: PinnedItems) -> None:
+        self._pinned = pinned
+        self.refresh()
+
+    def is_pinned(self) -> bool:
+        return self.node is not None and self._pinned(self.node) is not None
+
+    def _shown_output(self) -> list[dict[str, Any]] | None:
+        runs = self.runs()
+        index = self.run_selector.currentIndex()
+        if not 0 <= index < len(runs):
+            return None
+        main = runs[index].data.get("main")
+        return list(main[0]) if main else None
+
+    def _toggle_pin(self) -> None:
+        if self.node is None:
+            return
+        if self.is_pinned():
+            self.pin_requested.emit(self.node, None)
+        else:
+            items = self._shown_output()
+            if items is not None:
+                self.pin_requested.emit(self.node, items)
+
+    def _update_pin_button(self) -> None:
+        pinned = self.is_pinned()
+        self.pin_button.setText("Unpin" if pinned else "Pin this output")
+        self.pin_button.setToolTip(
+            "Run this node again when the workflow runs" if pinned
+            else "Keep this run's output as the node's data: the node outputs it without running (n8n's pinned data)")
+        self.pin_button.setEnabled(pinned or self._shown_output() is not None)
+        self.pin_button.setVisible(self.node is not None)
+
     def refresh(self, run_index: int | None = None) -> None:
         runs = self.runs()
         if self.node is None:
@@ -96,6 +139,8 @@ class NodeDataView(QWidget):
             self.title.setText(f"<b>{html.escape(self.node)}</b> <span style='color:#777'>has not run yet</span>")
         else:
             self.title.setText(f"<b>{html.escape(self.node)}</b> · {len(runs)} run{'s' if len(runs) != 1 else ''}")
+        if self.is_pinned():
+            self.title.setText(self.title.text() + " · <span style='color:#7c4dff'>pinned data</span>")
         keep = self.run_selector.currentIndex()
         at_last = keep == self.run_selector.count() - 1
         self.run_selector.blockSignals(True)
@@ -115,6 +160,7 @@ class NodeDataView(QWidget):
         self._show_run(self.run_selector.currentIndex())
 
     def _show_run(self, index: int) -> None:
+        self._update_pin_button()
         runs = self.runs()
         if index < 0 or index >= len(runs):
             self.input_tree.set_value(None)

@@ -52,6 +52,7 @@ def arguments_schema(text: str) -> dict[str, Any]:
 class AgentTool(ToolsAgent):
     type = "@n8n/n8n-nodes-langchain.agentTool"
     version = 2.2
+    versions = (2.2,)
     display_name = "AI Agent Tool"
     description = "An agent another agent can call as a tool: its own model, memory and tools"
     group = "Tools"

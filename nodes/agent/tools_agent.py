@@ -22,6 +22,7 @@ from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
 from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
+from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
 
@@ -63,7 +64,10 @@ def check_unique_tool_names(tools: list[ToolSpec], node: str) -> None:
 
 
 def prompt_of(ctx: NodeContext, params: AgentParams, item: Item) -> str:
-    if params.promptType == "auto":
+    value = legacy_prompt(ctx, params.text, item)
+    if value is not None or float(ctx.node.typeVersion) <= 1.2:
+        pass
+    elif params.promptType == "auto":
         value = item.get("json", {}).get("chatInput")
     else:
         value = params.text
@@ -81,6 +85,7 @@ def tool_call_log(name: str, args: Any, content: str) -> str:
 class ToolsAgent(NodeType):
     type = "@n8n/n8n-nodes-langchain.agent"
     version = 3
+    versions = VERSIONS
     display_name = "AI Agent"
     description = "Runs a tool-calling loop: asks its Chat Model, lets the engine run the tools it picks"
     group = "AI"
@@ -98,6 +103,8 @@ class ToolsAgent(NodeType):
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
         name = ctx.node.name
         first: AgentParams = ctx.params(0)
+        if response is None:
+            check_agent_kind(ctx)
         check_max_iterations(response, first.options.maxIterations, name)
         model: ChatModel | None = await ctx.get_input_connection_data(AI_LANGUAGE_MODEL, 0)
         if model is None:
@@ -122,8 +129,9 @@ class ToolsAgent(NodeType):
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
+            system = system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE)
             head = [
-                cached_message(fixed, "system", params.options.systemMessage or DEFAULT_SYSTEM_MESSAGE),
+                *([cached_message(fixed, "system", system)] if system else []),
                 *history,
                 cached_message(fixed, "user", prompt),
             ]

@@ -1,4 +1,9 @@
-"""Simple Memory (window buffer): the last `contextWindowLength` turns of each session."""
+"""Simple Memory (window buffer): the last `contextWindowLength` turns of each session.
+
+The session key per version, as n8n's MemoryBufferWindow: v1 `sessionKey` (default
+"chat_history"), v1.1 `sessionKey` (default `{{ $json.sessionId }}`), v1.2+ `sessionIdType`:
+`fromInput` reads the input's sessionId, else the Chat Trigger's; `customKey` reads `sessionKey`.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from engine.chat import ChatMessage
 from engine.connection_types import AI_MEMORY, PortSpec
 from engine.context import SupplyContext
 from engine.errors import NodeOperationError
-from engine.expressions import resolve_parameters
+from engine.run_data import Item
 from engine.node_type import NodeParams, NodeType
 from engine.services import MemoryStore
 
@@ -42,6 +47,7 @@ class WindowMemory:
 class BufferWindowMemory(NodeType):
     type = "@n8n/n8n-nodes-langchain.memoryBufferWindow"
     version = 1.3
+    versions = (1, 1.1, 1.2, 1.3)
     display_name = "Simple Memory"
     description = "Remembers the last turns of each chat session, for as long as the app runs"
     group = "Memory"
@@ -52,15 +58,56 @@ class BufferWindowMemory(NodeType):
 
     async def supply_data(self, ctx: SupplyContext) -> WindowMemory:
         params: BufferWindowParams = ctx.params()
-        data = (ctx.item or {}).get("json", {})
-        if params.sessionIdType == "fromInput":
-            session = data.get("sessionId")
+        session = session_id(ctx, params, float(ctx.node.typeVersion))
+        return WindowMemory(ctx.services.memory, (ctx.workflow_id, session), params.contextWindowLength)
+
+
+def session_id(ctx: SupplyContext, params: BufferWindowParams, version: float) -> str:
+    """The conversation's key for this node's typeVersion, with n8n's errors when there is none."""
+    name = ctx.node.name
+    data = (ctx.item or {}).get("json", {})
+    given = "sessionKey" in ctx.node.parameters
+    if version < 1.2:
+        if version < 1.1:
+            raw = params.sessionKey if given else "chat_history"
         else:
-            session = resolve_parameters(params.sessionKey, data)
-        if session is None or str(session).strip() == "":
+            raw = params.sessionKey if given else data.get("sessionId")
+        return _as_text(raw, name)
+    if params.sessionIdType == "fromInput":
+        raw = data.get("sessionId")
+        if raw is None or raw == "":
+            trigger = _chat_trigger_item(ctx)
+            raw = (trigger or {}).get("json", {}).get("sessionId")
+        if raw is None or raw == "":
             raise NodeOperationError(
-                "No session ID found: the input has no 'sessionId' field. Connect a Chat Trigger, "
-                "or set 'Session ID' to a custom key",
-                node=ctx.node.name,
+                "No session ID found", node=name,
+                description="Expected to find the session ID in an input field called 'sessionId' (this is what the "
+                            "chat trigger node outputs). To use something else, change the 'Session ID' parameter",
             )
-        return WindowMemory(ctx.services.memory, (ctx.workflow_id, str(session)), params.contextWindowLength)
+        return _as_text(raw, name)
+    raw = params.sessionKey if given else ""
+    if raw is None or raw == "":
+        raise NodeOperationError(
+            "Key parameter is empty", node=name,
+            description="Provide a key to use as session ID in the 'Key' parameter or use the 'Connected Chat Trigger "
+                        "Node' option to use the session ID from your Chat Trigger",
+        )
+    return _as_text(raw, name)
+
+
+def _chat_trigger_item(ctx: SupplyContext) -> Item | None:
+    for node in ctx.workflow.nodes:
+        if node.type.endswith(".chatTrigger"):
+            return ctx.first_output_item(node.name)
+    return None
+
+
+def _as_text(value: object, node: str) -> str:
+    """n8n's coerceSessionIdToString: text stays, numbers and booleans become text, the rest fails."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    raise NodeOperationError("Invalid session ID", node=node, description="The session ID must be a text value")

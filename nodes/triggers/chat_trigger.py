@@ -19,6 +19,7 @@ def chat_item(message: str, session_id: str | None = None) -> Item:
 class ChatTrigger(NodeType):
     type = "@n8n/n8n-nodes-langchain.chatTrigger"
     version = 1.1
+    versions = (1, 1.1, 1.2, 1.3, 1.4)
     display_name = "Chat Trigger"
     default_name = "When chat message received"
     description = "Starts the workflow with each message typed in the Chat panel"

@@ -14,17 +14,19 @@ from engine.workflow import Workflow, parse_workflow
 from tests.builders import AGENT, CALCULATOR, CHAT_TRIGGER, SCRIPTED, link, node, tool_call
 
 AGENT_TOOL = "@n8n/n8n-nodes-langchain.agentTool"
+SYSTEM = "You are a helpful assistant"  # as the editor writes it: n8n sends none when options lack it
 
 
 def two_level_workflow(inner_params: dict[str, Any] | None = None) -> Workflow:
     nodes = [
         node("Chat", CHAT_TRIGGER),
-        node("Outer Agent", AGENT, {"promptType": "auto", "options": {"returnIntermediateSteps": True}}),
+        node("Outer Agent", AGENT, {"promptType": "auto", "options": {"returnIntermediateSteps": True, "systemMessage": SYSTEM}}),
         node("Outer Model", SCRIPTED, {"replies": [
             {"text": "", "toolCalls": [tool_call("Shop_Clerk", {"input": "What do 17 shirts at 25 dollars cost?"}, "outer_1")]},
             {"text": "17 shirts cost 425 dollars."},
         ]}),
-        node("Shop Clerk", AGENT_TOOL, {"toolDescription": "Answers questions about prices", **(inner_params or {})}),
+        node("Shop Clerk", AGENT_TOOL, {"toolDescription": "Answers questions about prices", "options": {"systemMessage": SYSTEM},
+                                        **(inner_params or {})}),
         node("Inner Model", SCRIPTED, {"replies": [
             {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "inner_1")]},
             {"text": "They cost 425 dollars."},
