@@ -27,6 +27,7 @@ from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from .errors import MiniN8nError
 from .hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from .json_delta import decode, encode
+from .json_text import dumps as _dumps, escape_surrogates
 from .processes import pid_alive
 from .run_data import ExecutionState, StackEntry, TaskData, TaskError
 from .workflow import parse_workflow, workflow_to_data
@@ -93,10 +94,6 @@ def _carries_conversation(task: dict[str, Any]) -> bool:
     """Model and memory runs repeat the conversation so far: only they are worth a delta."""
     inputs = task.get("input") or {}
     return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -181,7 +178,7 @@ class ExecutionStore:
             self._db.execute(
                 "INSERT INTO executions (id, workflow_name, workflow, mode, status, started_at, start_node, pid, updated_at)"
                 " VALUES (?,?,?,?,?,?,?,?,?)",
-                (state.id, state.workflow.name, _dumps(workflow_to_data(state.workflow)), state.mode, state.status,
+                (state.id, escape_surrogates(state.workflow.name), _dumps(workflow_to_data(state.workflow)), state.mode, state.status,
                  state.started_at, state.start_node, os.getpid(), time.time()),
             )
             self._seq[state.id] = 0
@@ -370,6 +367,11 @@ class ExecutionStore:
         return self._db.execute("DELETE FROM executions WHERE id=?", (execution_id,)).rowcount > 0
 
 
+def _text_key(key: tuple[str, str]) -> tuple[str, str]:
+    """A memory key SQLite can store (a session id may hold a lone surrogate)."""
+    return escape_surrogates(key[0]), escape_surrogates(key[1])
+
+
 class SqliteMemoryStore:
     """Simple Memory's conversations in the store's file, so they outlive the process."""
 
@@ -377,10 +379,12 @@ class SqliteMemoryStore:
         self._db = store._db
 
     def load(self, key: tuple[str, str]) -> list[ChatMessage]:
+        key = _text_key(key)
         rows = self._db.execute("SELECT message FROM memory WHERE workflow=? AND session=? ORDER BY seq", key)
         return [ChatMessage.model_validate(json.loads(r[0])) for r in rows]
 
     def append(self, key: tuple[str, str], messages: list[ChatMessage]) -> None:
+        key = _text_key(key)
         start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM memory WHERE workflow=? AND session=?", key).fetchone()[0]
         self._db.executemany(
             "INSERT INTO memory (workflow, session, seq, message) VALUES (?,?,?,?)",
@@ -388,4 +392,5 @@ class SqliteMemoryStore:
         )
 
     def clear(self, key: tuple[str, str]) -> None:
+        key = _text_key(key)
         self._db.execute("DELETE FROM memory WHERE workflow=? AND session=?", key)
