@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .registry import Registry
-from .workflow import Workflow
+from .workflow import Workflow, main_path
 
 PORT_NAMES = {
     MAIN: "main",
@@ -71,6 +71,8 @@ def connection_refusal(
     """Why `source` may not be connected into `target` with `conn_type`; None when it may."""
     if source == target:
         return "A node cannot be connected to itself"
+    if conn_type == MAIN and main_path(workflow, target, source):
+        return f'"{target}" already leads to "{source}": this connection would make a loop that runs forever'
     src_type = registry.get(workflow.node(source).type)
     dst_type = registry.get(workflow.node(target).type)
     if conn_type not in src_type.output_types():

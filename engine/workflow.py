@@ -191,6 +191,24 @@ def main_loop(wf: Workflow) -> list[str] | None:
     return None
 
 
+def main_path(wf: Workflow, start: str, goal: str) -> bool:
+    """Whether main connections lead from `start` to `goal` (a link goal -> start would close a loop)."""
+    following: dict[str, list[str]] = {}
+    for source, conn_type, _index, target in wf.links():
+        if conn_type == "main":
+            following.setdefault(source, []).append(target.node)
+    seen, pending = {start}, [start]
+    while pending:
+        name = pending.pop()
+        if name == goal:
+            return True
+        for nxt in following.get(name, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                pending.append(nxt)
+    return False
+
+
 def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
     """Validate decoded JSON as a workflow; collect every problem with where it is."""
     if not isinstance(data, dict):

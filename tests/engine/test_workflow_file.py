@@ -219,3 +219,16 @@ def test_a_loop_through_ai_connections_only_is_not_a_main_loop() -> None:
     link(data["connections"], "Start", "A")
     link(data["connections"], "A", "Start", "ai_tool")
     assert main_loop(parse_workflow(data)) is None
+
+
+def test_the_editor_refuses_a_connection_that_closes_a_main_loop() -> None:
+    from engine.rules import connection_refusal
+
+    wf = parse_workflow(loop_workflow("Start", "A", "B", back_to="A") | {"connections": {
+        "Start": {"main": [[{"node": "A", "type": "main", "index": 0}]]},
+        "A": {"main": [[{"node": "B", "type": "main", "index": 0}]]}}})
+    registry = builtin_registry()
+    assert connection_refusal(wf, registry, "B", "main", "A") == (
+        '"A" already leads to "B": this connection would make a loop that runs forever')
+    assert connection_refusal(wf, registry, "B", "main", "Start") is not None
+    assert connection_refusal(wf, registry, "Start", "main", "B") is None  # a second path is no loop
