@@ -71,8 +71,6 @@ def connection_refusal(
     """Why `source` may not be connected into `target` with `conn_type`; None when it may."""
     if source == target:
         return "A node cannot be connected to itself"
-    if conn_type == MAIN and main_path(workflow, target, source):
-        return f'"{target}" already leads to "{source}": this connection would make a loop that runs forever'
     src_type = registry.get(workflow.node(source).type)
     dst_type = registry.get(workflow.node(target).type)
     if conn_type not in src_type.output_types():
@@ -85,4 +83,6 @@ def connection_refusal(
         return f'"{source}" is already connected to "{target}"'
     if spec.max_connections is not None and len(existing) >= spec.max_connections:
         return f'"{target}" takes only {spec.max_connections} {port_name(conn_type)}; "{existing[0]}" is connected already'
+    if conn_type == MAIN and main_path(workflow, target, source):
+        return f'"{target}" already leads to "{source}": this connection would make a loop that runs forever'
     return None
