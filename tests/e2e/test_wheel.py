@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,8 +30,11 @@ def test_every_package_of_the_checkout_is_in_the_wheel() -> None:
 
 @pytest.mark.slow
 def test_the_wheel_installed_in_a_new_venv_runs_an_example_from_any_folder(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a clean copy: no stale build/ of the checkout can leak into the wheel
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__",
+                                                                ".hypothesis", ".pytest_cache", "*.sqlite"))
     wheels = tmp_path / "wheels"
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
                            capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr
     [wheel] = wheels.glob("mini_n8n-*.whl")
