@@ -188,3 +188,12 @@ def test_break_kinds_are_the_debuggers_pause_kinds() -> None:
     from engine.debugger import PAUSE_KINDS
 
     assert BREAK_KINDS == PAUSE_KINDS[1:]
+
+
+def test_help_into_a_closed_pipe_exits_quietly() -> None:
+    child = start("--help")
+    assert child.stdout is not None
+    child.stdout.close()
+    _, err = child.communicate(timeout=60)
+    assert err == "", err  # argparse drops what it cannot write; nothing is left for the exit's flush
+    assert child.returncode == 0
