@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXTRAS ?= dev,local
+# Bytecode of our own modules, written even when PYTHONDONTWRITEBYTECODE is set (Python still
+# reads it then): without it every start compiles the engine again.
+BYTECODE := $(BIN)/python -m compileall -q engine nodes gui resources
 
 .PHONY: run test bench venv clean
 
@@ -17,11 +20,13 @@ JS_LIBS := luxon@3.7.2 jmespath@0.16.0
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/js $(JS_LIBS)
+	$(BYTECODE)
 	touch $(STAMP)
 
 venv: $(STAMP)
 
 run: $(STAMP)
+	$(BYTECODE)
 	$(BIN)/mini-n8n resources/examples/local-chat-agent.json
 
 test: $(STAMP)
@@ -29,6 +34,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),bench]"
+	$(BYTECODE)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/benchmarks/run_all.py $(if $(QUICK),--quick)
 
 clean:

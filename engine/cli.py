@@ -1,39 +1,41 @@
 """The `mini-n8n` command: run, resume and inspect executions headless, or open the editor.
 
 `mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
-`status:` and `answer:`; `--trigger NAME --input JSON` starts from any trigger with the given
-item, `--raw-output` prints the execution as n8n's `execute --rawOutput` does. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
+`status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
 arguments, 3 when the run paused at a breakpoint (continue it with `mini-n8n resume ID`).
-Every execution is written to the execution store (`$MINI_N8N_DB` overrides its path).
+`--trigger NAME --input JSON` starts from any trigger with the given item; `--raw-output` prints
+the execution as n8n's `execute --rawOutput` does. Ctrl-C stops a run where it is and exits 130; a closed stdout (`| head`) stops it and exits 141,
+silently; either way the execution is stored paused ("interrupted") and `mini-n8n resume`
+continues it from its last node boundary. Every execution is written to the execution store
+(`$MINI_N8N_DB` overrides its path).
+
+Only argparse is imported at start: `--help` stays instant, and a run imports the engine and
+just the node types its workflow uses.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from .abort import AbortSignal
-from .debugger import PAUSE_KINDS, Breakpoints, Debugger
-from .errors import MiniN8nError, WorkflowFileError
-from .executor import Engine, Execution
-from .hooks import ExecutionPaused, Hooks
-from .registry import Registry, builtin_registry
-from .raw_output import raw_output
-from .replay import ReplaySource
-from .run_data import ExecutionState
-from .run_log import RunLog, compact, format_line
-from .services import Services
-from .start import StartError, read_input, unsupported_message, unsupported_on_path
-from .steps_table import rows_to_text, steps_of
-from .store import ExecutionStore, Retention, SqliteMemoryStore
-from .workflow import load_workflow
+from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
 
-SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay"}
+if TYPE_CHECKING:
+    from .abort import AbortSignal
+    from .debugger import Breakpoints
+    from .executor import Engine, Execution
+    from .hooks import Hooks
+    from .registry import Registry
+    from .replay import ReplaySource
+    from .run_data import ExecutionState
+    from .store import ExecutionStore
+
+SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
+# --break kinds besides a node name (engine.debugger.PAUSE_KINDS without "node")
+BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "tool_error")
+INTERRUPTED = "interrupted"  # the pause kind of a run stopped by Ctrl-C or a closed stdout
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,13 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--message", "-m", help="a chat message: starts from the Chat Trigger")
     run.add_argument("--session", help="the chat session id (Simple Memory key)")
     run.add_argument("--break", dest="breaks", action="append", default=[], metavar="SPEC",
-                     help=f"pause there and exit 3: a node name or one of {', '.join(PAUSE_KINDS[1:])}, "
+                     help=f"pause there and exit 3: a node name or one of {', '.join(BREAK_KINDS)}, "
                           "optionally KIND:TOOL, or from-iteration:N")
     run.add_argument("--quiet", "-q", action="store_true", help="print only status and answer")
     run.add_argument("--trigger", metavar="NAME", help="start from this trigger (any trigger, also types mini-n8n does not run)")
     run.add_argument("--input", metavar="JSON", help="the trigger's output item(s): JSON text or @file.json")
     run.add_argument("--raw-output", action="store_true", help="print only the execution as JSON, in the shape of n8n's `execute --rawOutput`")
-    resume = sub.add_parser("resume", help="continue a paused or crashed execution")
+    resume = sub.add_parser("resume", help="continue a paused, interrupted or crashed execution")
     resume.add_argument("id")
     resume.add_argument("--quiet", "-q", action="store_true")
     rerun = sub.add_parser("rerun", help="run a finished execution again, reusing its results up to an iteration")
@@ -83,10 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default $MINI_N8N_PRUNE_MAX_COUNT)")
     prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
     ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
+    sub.add_parser("examples", help="the paths of the example workflows that come with mini-n8n")
     return parser
 
 
 def parse_breaks(specs: list[str]) -> Breakpoints:
+    from .debugger import Breakpoints
+
     bp = Breakpoints()
     for spec in specs:
         kind, _, arg = spec.partition(":")
@@ -110,6 +115,8 @@ def parse_breaks(specs: list[str]) -> Breakpoints:
 
 
 def answer_of(state: ExecutionState) -> str | None:
+    from .run_log import compact
+
     items = state.result or []
     if not items:
         return None
@@ -122,47 +129,104 @@ def answer_of(state: ExecutionState) -> str | None:
 
 def open_engine(registry: Registry | None = None) -> Engine:
     """An engine that stores every execution and keeps Simple Memory in the store's file."""
+    from .executor import Engine
+    from .registry import builtin_registry
+    from .services import Services
+    from .store import ExecutionStore, SqliteMemoryStore
+
     store = ExecutionStore()
     return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
 
 
-async def drive(execution: Execution, quiet: bool) -> int:
-    """Run (or continue) an execution, printing its log; a pause detaches it and exits 3."""
-    log = RunLog(on_line=None if quiet else lambda line: print(line.text, flush=True))
-    execution.hooks.add(log)
+async def drive(execution: Execution, quiet: bool, out: Output) -> int:
+    """Run (or continue) an execution, printing its log; a pause detaches it and exits 3.
 
-    def on_pause(event: object) -> None:
+    Ctrl-C or a closed stdout stop it where it is: stored paused ("interrupted") at its last
+    node boundary, so `mini-n8n resume` runs the interrupted node again; exit 130 or 141."""
+    import asyncio
+    import signal
+
+    from .hooks import ExecutionPaused, NodeBefore
+    from .run_log import RunLog
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    running: list[str] = []  # the node that started last: where an interruption stops
+    interrupted = finished = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        if not (interrupted or finished):
+            interrupted = True
+            task.cancel()
+
+    def on_event(event: object) -> None:
         if isinstance(event, ExecutionPaused):
-            asyncio.get_running_loop().call_soon(execution.detach)
+            loop.call_soon(execution.detach)
+        elif isinstance(event, NodeBefore):
+            running[:] = [event.node]
 
-    execution.hooks.add(on_pause)
-    state = await execution.run()
-    return report(state)
+    execution.hooks.add(RunLog(on_line=None if quiet else lambda line: out.line(line.text)))
+    execution.hooks.add(on_event)
+    out.on_closed = lambda: loop.call_soon(interrupt)  # not from inside the hook that wrote
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        state = await execution.run()
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        task.uncancel()
+        state = _store_interrupted(execution, running[0] if running else None)
+    finally:
+        finished = True
+        loop.remove_signal_handler(signal.SIGINT)
+        out.on_closed = None
+    code = report(state, out)
+    if interrupted:
+        return EXIT_CLOSED_PIPE if out.closed else EXIT_INTERRUPTED
+    return code
 
 
-def report(state: ExecutionState) -> int:
-    print()
-    print(f"execution: {state.id}")
-    print(f"status: {state.status}")
+def _store_interrupted(execution: Execution, node: str | None) -> ExecutionState:
+    """Mark a run stopped mid-way as paused where it was; the store keeps its last boundary
+    (the stack and runs written there), which is what a resume continues from."""
+    state = execution.state
+    state.status = "paused"
+    state.pause = {"kind": INTERRUPTED, "node": node}
+    store = execution.engine.store
+    if store is not None:
+        store.checkpoint(state, at_boundary=False)
+    return state
+
+
+def report(state: ExecutionState, out: Output) -> int:
+    out.line()
+    out.line(f"execution: {state.id}")
+    out.line(f"status: {state.status}")
     if state.status == "paused":
         where = state.pause or {}
-        print(f"paused: {where.get('kind')} at \"{where.get('node')}\"" + (f", iteration {where['iteration']}" if where.get("iteration") else ""))
-        print(f"continue with: mini-n8n resume {state.id}")
+        out.line(f"paused: {where.get('kind')} at \"{where.get('node')}\"" + (f", iteration {where['iteration']}" if where.get("iteration") else ""))
+        out.line(f"continue with: mini-n8n resume {state.id}")
         return EXIT_PAUSED
     if state.status == "success":
         answer = answer_of(state)
         if answer is not None:
-            print(f"answer: {answer}" if answer.strip() else "answer: (empty reply — the model returned no text)")
+            out.line(f"answer: {answer}" if answer.strip() else "answer: (empty reply — the model returned no text)")
         return EXIT_OK
     if state.error is not None:
         where = f"[{state.error.node}] " if state.error.node else ""
-        print(f"error: {where}{state.error.message}")
+        out.line(f"error: {where}{state.error.message}")
         if state.error.description:
-            print(f"       {state.error.description}")
+            out.line(f"       {state.error.description}")
     return EXIT_FAILED
 
 
-async def run_file(args: argparse.Namespace) -> int:
+async def run_file(args: argparse.Namespace, out: Output) -> int:
+    from .errors import MiniN8nError, WorkflowFileError
+    from .start import StartError, read_input, unsupported_message, unsupported_on_path
+    from .workflow import load_workflow
+
     try:
         workflow = load_workflow(args.file)
     except WorkflowFileError as exc:
@@ -189,27 +253,42 @@ async def run_file(args: argparse.Namespace) -> int:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.breaks:
+        from .debugger import Debugger
+
         execution.debugger = Debugger(parse_breaks(args.breaks))
     if args.raw_output:
-        state = await execution.run()
-        print(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
-        return {"success": EXIT_OK, "paused": EXIT_PAUSED}.get(state.status, EXIT_FAILED)
-    return await drive(execution, args.quiet)
+        return await raw_run(execution, out)
+    return await drive(execution, args.quiet, out)
 
 
-async def resume(args: argparse.Namespace) -> int:
+async def raw_run(execution: Execution, out: Output) -> int:
+    """`run --raw-output`: only the execution as JSON, as n8n's `execute --rawOutput` prints it."""
+    import json
+
+    from .raw_output import raw_output
+
+    state = await execution.run()
+    out.line(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
+    return {"success": EXIT_OK, "paused": EXIT_PAUSED}.get(state.status, EXIT_FAILED)
+
+
+async def resume(args: argparse.Namespace, out: Output) -> int:
+    from .errors import MiniN8nError
+
     try:
         execution = open_engine().resume(args.id)
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return await drive(execution, args.quiet)
+    return await drive(execution, args.quiet, out)
 
 
 def prepare_rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,
                   hooks: Hooks | None = None, signal: AbortSignal | None = None) -> tuple[Execution, ReplaySource]:
     """A new execution of a stored one's workflow and first input, fed its recorded results:
     up to `from_iteration` (re-run from here), or all of them compared as they go (`compare`)."""
+    from .replay import ReplaySource
+
     recorded = engine.store.load(execution_id)
     first = recorded.run_data.get(recorded.start_node or "", [])
     items = first[0].input.get("main", [[]])[0] if first else None
@@ -220,7 +299,9 @@ def prepare_rerun(engine: Engine, execution_id: str, *, from_iteration: int | No
     return execution, source
 
 
-async def rerun(args: argparse.Namespace, compare: bool) -> int:
+async def rerun(args: argparse.Namespace, compare: bool, out: Output) -> int:
+    from .errors import MiniN8nError
+
     engine = open_engine()
     try:
         execution, source = prepare_rerun(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
@@ -228,29 +309,38 @@ async def rerun(args: argparse.Namespace, compare: bool) -> int:
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    code = await drive(execution, args.quiet)
-    print(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
+    code = await drive(execution, args.quiet, out)
+    out.line(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
     if compare:
         if source.divergence is None and execution.state.status == "success":
-            print("replay: no divergence")
+            out.line("replay: no divergence")
         elif source.divergence is not None:
-            print(f"divergence: {source.divergence.describe()}")
+            out.line(f"divergence: {source.divergence.describe()}")
     return code
 
 
-def executions(args: argparse.Namespace) -> int:
+def executions(args: argparse.Namespace, out: Output) -> int:
+    import time
+
+    from .errors import MiniN8nError
+    from .run_log import format_line
+    from .steps_table import rows_to_text, steps_of
+    from .store import ExecutionStore
+
     store = ExecutionStore()
     if args.action == "list":
         rows = store.list()
         if not rows:
-            print("no executions")
+            out.line("no executions")
         for row in rows:
+            if out.closed:
+                break
             started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.started_at / 1000))
             took = f"{row.duration_ms:8.0f} ms" if row.duration_ms is not None else "        —  "
-            print(f"{row.id}  {row.status:<9}  {started}  {took}  {row.mode:<6}  {row.workflow_name}")
+            out.line(f"{row.id}  {row.status:<9}  {started}  {took}  {row.mode:<6}  {row.workflow_name}")
         return EXIT_OK
     if args.action in ("prune", "check"):
-        return maintain(store, args)
+        return maintain(store, args, out)
     try:
         state = store.load(args.id)
     except MiniN8nError as exc:
@@ -258,28 +348,34 @@ def executions(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.action == "delete":
         store.delete(args.id)
-        print(f"deleted {args.id}")
+        out.line(f"deleted {args.id}")
         return EXIT_OK
     if args.json:
-        print(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
+        import json
+
+        from .raw_output import raw_output
+
+        out.line(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(f"workflow: {state.workflow.name}  mode: {state.mode}")
+    out.line(f"workflow: {state.workflow.name}  mode: {state.mode}")
     events = store.events(args.id)
     for event in events:
         task = event.task
-        print(format_line(event.node, task, task.start_time + task.execution_time - state.started_at))
+        out.line(format_line(event.node, task, task.start_time + task.execution_time - state.started_at))
     rows = steps_of(events, finished=state.status in ("success", "error", "cancelled"))
     if rows:
-        print("\nsteps:")
-        print(rows_to_text(rows))
-    return report(state) if state.status != "running" else EXIT_OK
+        out.line("\nsteps:")
+        out.line(rows_to_text(rows))
+    return report(state, out) if state.status != "running" else EXIT_OK
 
 
-def maintain(store: ExecutionStore, args: argparse.Namespace) -> int:
+def maintain(store: ExecutionStore, args: argparse.Namespace, out: Output) -> int:
     """`executions prune` and `executions check`."""
+    from .store import Retention
+
     if args.action == "check":
         store.check()
-        print(f"{store.path}: ok")
+        out.line(f"{store.path}: ok")
         return EXIT_OK
     configured = Retention.from_env()
     retention = Retention(args.max_age_days if args.max_age_days is not None else configured.max_age_days,
@@ -289,8 +385,31 @@ def maintain(store: ExecutionStore, args: argparse.Namespace) -> int:
               "(or set MINI_N8N_PRUNE_MAX_AGE_DAYS / MINI_N8N_PRUNE_MAX_COUNT)", file=sys.stderr)
         return EXIT_USAGE
     deleted = store.prune(retention, vacuum=not args.no_vacuum)
-    print(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else ", file vacuumed"))
+    out.line(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else ", file vacuumed"))
     return EXIT_OK
+
+
+def examples(out: Output) -> int:
+    """Print the path of each example workflow shipped with mini-n8n (run one with `mini-n8n run PATH`)."""
+    from mini_n8n_resources import example_files
+
+    for path in example_files():
+        out.line(str(path))
+    return EXIT_OK
+
+
+def _command(args: argparse.Namespace, out: Output) -> int:
+    import asyncio
+
+    if args.command == "run":
+        return asyncio.run(run_file(args, out))
+    if args.command == "resume":
+        return asyncio.run(resume(args, out))
+    if args.command in ("rerun", "replay"):
+        return asyncio.run(rerun(args, args.command == "replay", out))
+    if args.command == "examples":
+        return examples(out)
+    return executions(args, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -299,18 +418,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gui.app import main as gui_main  # the editor; only this path imports Qt
 
         return gui_main(args_list)
-    args = build_parser().parse_args(args_list)
+    out = Output()
     try:
-        if args.command == "run":
-            return asyncio.run(run_file(args))
-        if args.command == "resume":
-            return asyncio.run(resume(args))
-        if args.command in ("rerun", "replay"):
-            return asyncio.run(rerun(args, compare=args.command == "replay"))
-        return executions(args)
-    except MiniN8nError as exc:
+        args = build_parser().parse_args(args_list)
+        prepare_stdout()
+        code = _command(args, out)
+    except KeyboardInterrupt:  # Ctrl-C outside a run (a run stops itself): nothing to keep
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # stdout closed while printing outside Output
+        silence_stdout()
+        return EXIT_CLOSED_PIPE
+    except Exception as exc:
+        from .errors import MiniN8nError
+
+        if not isinstance(exc, MiniN8nError):
+            raise
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    return EXIT_CLOSED_PIPE if out.closed else code
 
 
 if __name__ == "__main__":

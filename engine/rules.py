@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .registry import Registry
-from .workflow import Workflow
+from .workflow import Workflow, main_path
 
 PORT_NAMES = {
     MAIN: "main",
@@ -83,4 +83,6 @@ def connection_refusal(
         return f'"{source}" is already connected to "{target}"'
     if spec.max_connections is not None and len(existing) >= spec.max_connections:
         return f'"{target}" takes only {spec.max_connections} {port_name(conn_type)}; "{existing[0]}" is connected already'
+    if conn_type == MAIN and main_path(workflow, target, source):
+        return f'"{target}" already leads to "{source}": this connection would make a loop that runs forever'
     return None

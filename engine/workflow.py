@@ -1,6 +1,9 @@
 """The workflow document: n8n's export format as pydantic models, loaded and saved as JSON.
 
 Unknown keys (top level and per node) are kept so that a load/save round trip loses nothing.
+A file is refused with a clear error, never a crash, when it nests deeper than MAX_NESTING, a
+key or node name holds a lone surrogate, or its main connections form a loop (no mini-n8n node
+can leave one: it would run forever). Lone surrogates in values are kept, written escaped.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import json_text
 from .errors import WorkflowFileError
+
+MAX_NESTING = 100  # levels of JSON objects/arrays a workflow file may nest (n8n's own stay under 20)
 
 
 class ConnectionTarget(BaseModel):
@@ -50,6 +56,9 @@ class Node(BaseModel):
     def _name_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("a node name cannot be empty")
+        odd = json_text.first_surrogate(value)
+        if odd is not None:  # names key connections and stored runs: they must be real text
+            raise ValueError(f"a node name cannot hold a lone UTF-16 surrogate (U+{ord(odd):04X})")
         return value
 
     @property
@@ -124,14 +133,93 @@ def _location(wf_data: Any, loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in parts) or "workflow"
 
 
+def _shape_problem(data: Any) -> str | None:
+    """What makes decoded JSON unreadable as a document before any field is looked at: nesting
+    deeper than MAX_NESTING, or an object key with a lone surrogate (keys are not stored escaped).
+
+    Walked without recursion, so any depth is measured safely."""
+    pending: list[tuple[Any, int, tuple[Any, ...]]] = [(data, 1, ())]
+    while pending:
+        value, depth, path = pending.pop()
+        if isinstance(value, dict):
+            children: Any = value.items()
+            for key in value:
+                odd = json_text.first_surrogate(key) if isinstance(key, str) else None
+                if odd is not None:
+                    return (f"{_path_text(path + (json_text.escape_surrogates(key),))}: a key cannot hold a lone UTF-16 "
+                            f"surrogate (U+{ord(odd):04X})")
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            continue
+        if depth > MAX_NESTING:
+            return f"the JSON nests more than {MAX_NESTING} levels deep (at {_path_text(path)}); a workflow file nests far less"
+        pending.extend((child, depth + 1, path + (key,)) for key, child in children
+                       if isinstance(child, (dict, list)))
+    return None
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    return " > ".join(str(p) for p in path[:6]) + (" > …" if len(path) > 6 else "") or "the top level"
+
+
+def main_loop(wf: Workflow) -> list[str] | None:
+    """A loop of main connections as node names, first node repeated at the end
+    (`["A", "B", "A"]`); None when main connections never lead back to a node."""
+    following: dict[str, list[str]] = {}
+    for source, conn_type, _index, target in wf.links():
+        if conn_type == "main":
+            following.setdefault(source, []).append(target.node)
+    state: dict[str, int] = {}  # 1 on the current path, 2 finished
+    for root in following:
+        if root in state:
+            continue
+        path = [root]
+        branches = [iter(following.get(root, ()))]
+        state[root] = 1
+        while branches:
+            nxt = next(branches[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                branches.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                branches.append(iter(following.get(nxt, ())))
+    return None
+
+
+def main_path(wf: Workflow, start: str, goal: str) -> bool:
+    """Whether main connections lead from `start` to `goal` (a link goal -> start would close a loop)."""
+    following: dict[str, list[str]] = {}
+    for source, conn_type, _index, target in wf.links():
+        if conn_type == "main":
+            following.setdefault(source, []).append(target.node)
+    seen, pending = {start}, [start]
+    while pending:
+        name = pending.pop()
+        if name == goal:
+            return True
+        for nxt in following.get(name, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                pending.append(nxt)
+    return False
+
+
 def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
     """Validate decoded JSON as a workflow; collect every problem with where it is."""
     if not isinstance(data, dict):
         raise WorkflowFileError(source, [f"the file holds a JSON {type(data).__name__}, not a workflow object"])
+    shape = _shape_problem(data)
+    if shape is not None:
+        raise WorkflowFileError(source, [shape])
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as exc:
-        problems = [f"{_location(data, tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        problems = [json_text.escape_surrogates(f"{_location(data, tuple(e['loc']))}: {e['msg']}") for e in exc.errors()]
         raise WorkflowFileError(source, problems) from None
     problems: list[str] = []
     seen: set[str] = set()
@@ -144,7 +232,14 @@ def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
             problems.append(f'connections: source node "{src}" does not exist')
         if target.node not in seen:
             problems.append(f'connections > {src} > {conn_type}: target node "{target.node}" does not exist')
+    if not problems:
+        loop = main_loop(wf)
+        if loop is not None:
+            names = " → ".join(f'"{name}"' for name in loop)
+            problems.append(f"connections: the main connections loop {names}; no mini-n8n node can leave a loop, "
+                            "so it would run forever")
     if problems:
+        problems = [json_text.escape_surrogates(p) for p in problems]
         raise WorkflowFileError(source, sorted(set(problems), key=problems.index))
     return wf
 
@@ -154,6 +249,9 @@ def load_workflow_text(text: str, source: str = "<workflow>") -> Workflow:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise WorkflowFileError(source, [f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    except RecursionError:  # nested deeper than the parser's own limit
+        raise WorkflowFileError(source, [f"the JSON nests more than {MAX_NESTING} levels deep (at the top level); "
+                                         "a workflow file nests far less"]) from None
     return parse_workflow(data, source)
 
 
@@ -177,7 +275,8 @@ def workflow_to_data(wf: Workflow) -> dict[str, Any]:
 
 
 def dump_workflow(wf: Workflow) -> str:
-    return json.dumps(workflow_to_data(wf), indent=2, ensure_ascii=False) + "\n"
+    """The file text: indented, non-ASCII as itself, lone surrogates escaped (see engine.json_text)."""
+    return json_text.dumps(workflow_to_data(wf), indent=2) + "\n"
 
 
 def save_workflow(wf: Workflow, path: str | os.PathLike[str]) -> None:

@@ -31,6 +31,19 @@ def _report_to_window(window, title: str, text: str) -> None:  # type: ignore[no
         box.show()
 
 
+def _open_at_start(window, path: Path, new_workflow) -> None:  # type: ignore[no-untyped-def]
+    """Open the file named on the command line; whatever goes wrong is shown, and the editor
+    starts on an empty workflow rather than not at all."""
+    if not path.exists():
+        window.load_document(new_workflow(path.stem), path)
+        window.show_message(f"{path} does not exist yet: it will be created when you save", 10000)
+        return
+    try:
+        window.open_file(path, ask=False)
+    except Exception:  # the editor outlives any file
+        _report_to_window(window, f"Cannot open {path}", traceback.format_exc())
+
+
 def main(argv: list[str]) -> int:
     """Open the editor; `argv` holds the optional workflow file. Returns the exit code."""
     if argv and argv[0] in ("-h", "--help"):
@@ -65,12 +78,7 @@ def main(argv: list[str]) -> int:
     loop.set_exception_handler(loop_errors)
 
     if argv:
-        path = Path(argv[0])
-        if path.exists():
-            window.open_file(path, ask=False)
-        else:
-            window.load_document(new_workflow(path.stem), path)
-            window.show_message(f"{path} does not exist yet: it will be created when you save", 10000)
+        _open_at_start(window, Path(argv[0]), new_workflow)
     window.show()
     QTimer.singleShot(0, window.offer_recovery)
 

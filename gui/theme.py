@@ -7,14 +7,12 @@ repaints everything without rebuilding items.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
-ICONS = RESOURCES / "icons"
+from mini_n8n_resources import ICONS, STYLE_SHEET
 
 # n8n's sticky note colours 1..7 (yellow, orange, red, green, blue, purple, grey).
 STICKY_LIGHT = ["#fff5d6", "#fde9d9", "#fbdadd", "#e3f0e0", "#dceaf7", "#e7e1f6", "#eeeeee"]
@@ -173,7 +171,7 @@ def ui_font(point_size: float = 9.5, bold: bool = False) -> QFont:
 
 
 def style_sheet() -> str:
-    path = RESOURCES / "style.qss"
+    path = STYLE_SHEET
     if not path.exists():
         return ""
     text = path.read_text(encoding="utf-8")

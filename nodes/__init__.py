@@ -1,41 +1,47 @@
-"""The node types mini-n8n ships, grouped by role. Imports engine only, never Qt."""
+"""The node types mini-n8n ships, grouped by role. Imports engine only, never Qt.
+
+Each type is named here by its n8n type id and where its class lives, so a registry can know
+every type while importing only the modules a workflow uses (a run of a scripted agent never
+loads the HTTP client, the MCP SDK or llama.cpp).
+"""
 
 from __future__ import annotations
 
-from engine.node_type import NodeType
+import importlib
+from typing import TYPE_CHECKING
 
-from .agent.agent_tool import AgentTool
-from .agent.tools_agent import ToolsAgent
-from .core.set_fields import SetFields
-from .core.sticky_note import StickyNote
-from .memory.buffer_window import BufferWindowMemory
-from .models.local_model import LocalChatModel
-from .models.ollama_chat import OllamaChatModel
-from .models.openai_chat import OpenAIChatModel
-from .models.scripted import ScriptedChatModel
-from .tools.calculator import Calculator
-from .tools.code_tool import CodeTool
-from .tools.http_request import HttpRequestTool
-from .tools.mcp_client import McpClientTool
-from .tools.think import ThinkTool
-from .triggers.chat_trigger import ChatTrigger
-from .triggers.manual_trigger import ManualTrigger
+if TYPE_CHECKING:
+    from engine.node_type import NodeType
 
-BUILTIN_NODE_TYPES: list[type[NodeType]] = [
-    ManualTrigger,
-    ChatTrigger,
-    ToolsAgent,
-    AgentTool,
-    ScriptedChatModel,
-    OpenAIChatModel,
-    OllamaChatModel,
-    LocalChatModel,
-    BufferWindowMemory,
-    Calculator,
-    ThinkTool,
-    HttpRequestTool,
-    CodeTool,
-    McpClientTool,
-    SetFields,
-    StickyNote,
-]
+# type id -> "module:Class", in palette order
+BUILTIN_NODE_CLASSES: dict[str, str] = {
+    "n8n-nodes-base.manualTrigger": "nodes.triggers.manual_trigger:ManualTrigger",
+    "@n8n/n8n-nodes-langchain.chatTrigger": "nodes.triggers.chat_trigger:ChatTrigger",
+    "@n8n/n8n-nodes-langchain.agent": "nodes.agent.tools_agent:ToolsAgent",
+    "@n8n/n8n-nodes-langchain.agentTool": "nodes.agent.agent_tool:AgentTool",
+    "mini-n8n.lmChatScripted": "nodes.models.scripted:ScriptedChatModel",
+    "@n8n/n8n-nodes-langchain.lmChatOpenAi": "nodes.models.openai_chat:OpenAIChatModel",
+    "@n8n/n8n-nodes-langchain.lmChatOllama": "nodes.models.ollama_chat:OllamaChatModel",
+    "mini-n8n.lmChatLocal": "nodes.models.local_model:LocalChatModel",
+    "@n8n/n8n-nodes-langchain.memoryBufferWindow": "nodes.memory.buffer_window:BufferWindowMemory",
+    "@n8n/n8n-nodes-langchain.toolCalculator": "nodes.tools.calculator:Calculator",
+    "@n8n/n8n-nodes-langchain.toolThink": "nodes.tools.think:ThinkTool",
+    "@n8n/n8n-nodes-langchain.toolHttpRequest": "nodes.tools.http_request:HttpRequestTool",
+    "@n8n/n8n-nodes-langchain.toolCode": "nodes.tools.code_tool:CodeTool",
+    "@n8n/n8n-nodes-langchain.mcpClientTool": "nodes.tools.mcp_client:McpClientTool",
+    "n8n-nodes-base.set": "nodes.core.set_fields:SetFields",
+    "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
+}
+
+
+def load_class(where: str) -> type[NodeType]:
+    """The class named by a "module:Class" entry of BUILTIN_NODE_CLASSES (imports its module)."""
+    module, _, name = where.partition(":")
+    return vars(importlib.import_module(module))[name]
+
+
+def __getattr__(name: str) -> list[type[NodeType]]:
+    """`nodes.BUILTIN_NODE_TYPES`: every class, imported when first asked for."""
+    if name == "BUILTIN_NODE_TYPES":
+        return [load_class(where) for where in BUILTIN_NODE_CLASSES.values()]
+    raise AttributeError(f"module 'nodes' has no attribute {name!r}")

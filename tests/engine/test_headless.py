@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 SCRIPT = """
@@ -36,3 +38,54 @@ def test_no_qt_import_statement_in_engine_or_nodes() -> None:
                 ):
                     offenders.append(f"{path.relative_to(ROOT)}: {stripped}")
     assert offenders == []
+
+
+def test_builtin_node_types_are_named_by_their_own_type_ids() -> None:
+    import nodes
+    from engine.registry import builtin_registry
+
+    registry = builtin_registry()
+    loaded = registry.types()
+    assert [t.type for t in loaded] == list(nodes.BUILTIN_NODE_CLASSES)
+    assert [t.type for t in nodes.BUILTIN_NODE_TYPES] == list(nodes.BUILTIN_NODE_CLASSES)
+
+
+def test_a_wrongly_named_lazy_type_is_a_clear_error() -> None:
+    import nodes
+    from engine.errors import RegistryError
+    from engine.registry import Registry
+
+    registry = Registry(lazy={"n8n-nodes-base.wrong": "nodes.triggers.manual_trigger:ManualTrigger"},
+                        loader=nodes.load_class)
+    assert registry.knows("n8n-nodes-base.wrong")
+    with pytest.raises(RegistryError, match='has type id "n8n-nodes-base.manualTrigger", registered as "n8n-nodes-base.wrong"'):
+        registry.get("n8n-nodes-base.wrong")
+
+
+IMPORTS = """
+import sys
+from engine.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:  # --help
+    pass
+heavy = sorted(m for m in ("pydantic", "engine.executor", "httpx", "mcp", "nodes.tools.mcp_client", "nodes.models.local_model",
+                           "nodes.models.openai_chat", "nodes.tools.http_request", "llama_cpp") if m in sys.modules)
+print("IMPORTED:" + ",".join(heavy), file=sys.stderr)
+"""
+
+
+def imported_by(*args: str) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", IMPORTS, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("IMPORTED:"), result.stderr
+    return [m for m in last.removeprefix("IMPORTED:").split(",") if m]
+
+
+def test_help_imports_neither_pydantic_nor_the_engine() -> None:
+    assert imported_by("--help") == []
+
+
+def test_a_scripted_run_imports_only_the_node_types_it_uses() -> None:
+    example = ROOT / "resources" / "examples" / "scripted-calculator-agent.json"
+    assert imported_by("run", "-q", str(example), "--message", "What is 2 + 2?") == ["engine.executor", "pydantic"]

@@ -11,9 +11,11 @@ from engine.errors import WorkflowFileError
 from engine.executor import Engine
 from engine.registry import Registry, builtin_registry
 from engine.errors import RegistryError
-from engine.workflow import dump_workflow, load_workflow, load_workflow_text, parse_workflow, save_workflow
+from engine.store import ExecutionStore
+from engine.workflow import (MAX_NESTING, dump_workflow, load_workflow, load_workflow_text, main_loop, parse_workflow,
+                             save_workflow)
 from nodes.triggers.manual_trigger import ManualTrigger
-from tests.builders import MANUAL_TRIGGER, link, node
+from tests.builders import MANUAL_TRIGGER, SET, link, node
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "n8n-with-unsupported.json"
 
@@ -128,3 +130,105 @@ def test_every_example_workflow_loads_and_its_types_are_known() -> None:
         wf = load_workflow(path)
         unknown = [n.type for n in wf.nodes if not registry.knows(n.type)]
         assert unknown == [], f"{path.name}: {unknown}"
+
+
+def nested(depth: int) -> dict:
+    """A one-node workflow whose parameter nests `depth` levels of objects and lists in all."""
+    value: object = "leaf"
+    for level in range(depth - 4):  # the document, "nodes", the node and "parameters" are 4 levels
+        value = [value] if level % 2 else {"k": value}
+    return {"nodes": [node("Start", MANUAL_TRIGGER, {"deep": value})], "connections": {}}
+
+
+def test_nesting_up_to_the_limit_loads_saves_and_stores(tmp_path: Path) -> None:
+    wf = parse_workflow(nested(MAX_NESTING))
+    path = tmp_path / "deep.json"
+    save_workflow(wf, path)
+    assert dump_workflow(load_workflow(path)) == path.read_text()
+    store = ExecutionStore(tmp_path / "store.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(wf)
+    assert store.load(execution.state.id).workflow == wf
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 300, 5_000, 200_000])
+def test_deeper_nesting_is_a_clear_error_not_a_crash(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(nested(MAX_NESTING)).replace('"leaf"', "[" * (depth - MAX_NESTING) + "]" * (depth - MAX_NESTING)))
+    with pytest.raises(WorkflowFileError) as info:
+        load_workflow(path)
+    [problem] = info.value.problems
+    assert problem.startswith(f"the JSON nests more than {MAX_NESTING} levels deep (at ")
+    assert problem.endswith("; a workflow file nests far less")
+
+
+def test_lone_surrogates_round_trip_through_file_and_store(tmp_path: Path) -> None:
+    text = json.dumps({"name": "odd \ud800", "nodes": [node("Start ünï", MANUAL_TRIGGER, {"note": "a\udc80b ünï 😀"})],
+                       "connections": {}})
+    wf = load_workflow_text(text)
+    assert wf.nodes[0].parameters["note"] == "a\udc80b ünï 😀"
+    path = tmp_path / "odd.json"
+    save_workflow(wf, path)
+    saved = path.read_text(encoding="utf-8")
+    assert "\\udc80" in saved and "ünï 😀" in saved  # only what UTF-8 cannot hold is escaped
+    assert load_workflow(path) == wf
+    store = ExecutionStore(tmp_path / "store.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(wf)
+    assert store.load(execution.state.id).workflow == wf
+    assert store.list()[0].workflow_name == "odd \\ud800"  # the list shows it escaped
+
+
+def test_a_lone_surrogate_in_a_node_name_is_refused() -> None:
+    with pytest.raises(WorkflowFileError) as info:
+        parse_workflow({"nodes": [node("Start \udfff", MANUAL_TRIGGER)], "connections": {}})
+    assert info.value.problems == ['node "Start \\udfff", field name: Value error, a node name cannot hold a lone '
+                                   "UTF-16 surrogate (U+DFFF)"]
+
+
+def loop_workflow(*names: str, back_to: str) -> dict:
+    connections: dict = {}
+    for source, target in zip(names, names[1:]):
+        link(connections, source, target)
+    link(connections, names[-1], back_to)
+    return {"nodes": [node(n, MANUAL_TRIGGER if i == 0 else SET) for i, n in enumerate(names)],
+            "connections": connections}
+
+
+def test_a_loop_of_main_connections_is_refused_and_named() -> None:
+    with pytest.raises(WorkflowFileError) as info:
+        parse_workflow(loop_workflow("Start", "A", "B", "C", back_to="A"), "loop.json")
+    assert info.value.problems == [
+        'connections: the main connections loop "A" → "B" → "C" → "A"; no mini-n8n node can leave a loop, '
+        "so it would run forever"]
+    with pytest.raises(WorkflowFileError, match='loop "Start" → "Start"'):
+        parse_workflow(loop_workflow("Start", back_to="Start"))
+
+
+def test_long_chains_and_diamonds_are_not_loops() -> None:
+    names = [f"N{i}" for i in range(5_000)]
+    data = loop_workflow(*names, back_to="N1")
+    data["connections"]["N4999"]["main"] = [[]]
+    assert main_loop(parse_workflow(data)) is None
+    diamond = {"nodes": [node(n, SET) for n in "ABCD"], "connections": {}}
+    for source, target in ("AB", "AC", "BD", "CD"):
+        link(diamond["connections"], source, target)
+    assert main_loop(parse_workflow(diamond)) is None
+
+
+def test_a_loop_through_ai_connections_only_is_not_a_main_loop() -> None:
+    data = {"nodes": [node("Start", MANUAL_TRIGGER), node("A", SET)], "connections": {}}
+    link(data["connections"], "Start", "A")
+    link(data["connections"], "A", "Start", "ai_tool")
+    assert main_loop(parse_workflow(data)) is None
+
+
+def test_the_editor_refuses_a_connection_that_closes_a_main_loop() -> None:
+    from engine.rules import connection_refusal
+
+    wf = parse_workflow(loop_workflow("Start", "A", "B", back_to="A") | {"connections": {
+        "Start": {"main": [[{"node": "A", "type": "main", "index": 0}]]},
+        "A": {"main": [[{"node": "B", "type": "main", "index": 0}]]}}})
+    registry = builtin_registry()
+    assert connection_refusal(wf, registry, "B", "main", "A") == (
+        '"A" already leads to "B": this connection would make a loop that runs forever')
+    assert connection_refusal(wf, registry, "B", "main", "Start") is not None
+    assert connection_refusal(wf, registry, "Start", "main", "B") is None  # a second path is no loop

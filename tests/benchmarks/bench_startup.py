@@ -1,0 +1,136 @@
+"""Start-up: `mini-n8n --help`, a scripted one-round `mini-n8n run`, the editor's first frame.
+
+Each figure is the wall time of a fresh process (the editor: from process start to the main
+window's first paint), repeated and interleaved with its peer (`python -c pass` for the CLI, a
+bare PySide6 window for the editor), with PYTHONDONTWRITEBYTECODE unset and set to 1 (Python
+then reads the bytecode already compiled, never writes new). Printed: min/median/max, the
+median's ratio to the target and to the peer, and the load average.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from engine.workflow import save_workflow
+from tests.builders import agent_workflow
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+REPEATS = 3 if "--quick" in sys.argv else 7
+
+FIRST_FRAME = """
+import sys, time
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication(["mini-n8n"])
+
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget) and obj.isWindow() and obj.objectName() != "qt_tooltip_label":
+            print("FRAME", time.time(), flush=True)
+            app.removeEventFilter(self)
+            QTimer.singleShot(0, app.quit)
+        return False
+
+watcher = FirstPaint()
+app.installEventFilter(watcher)
+if sys.argv[1] == "bare":
+    window = QWidget()
+    window.resize(1200, 800)
+    window.show()
+    app.exec()
+else:
+    from gui.app import main
+    main(sys.argv[2:])
+"""
+
+
+def timed_process(command: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120)
+    return time.perf_counter() - started
+
+
+def first_frame(kind: str, *args: str, env: dict[str, str]) -> float:
+    started = time.time()
+    done = subprocess.run([sys.executable, "-c", FIRST_FRAME, kind, *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    stamp = next((line.split()[1] for line in done.stdout.splitlines() if line.startswith("FRAME")), None)
+    if stamp is None:
+        raise RuntimeError(f"no first frame: {done.stderr[-2000:]}")
+    return float(stamp) - started
+
+
+def big_workflow(path: Path, count: int) -> Path:
+    """`count` Set nodes in rows behind a Manual Trigger, chained by main connections."""
+    nodes = [{"name": "Start", "type": "n8n-nodes-base.manualTrigger", "position": [0, 0], "parameters": {}}]
+    connections: dict[str, dict] = {}
+    for i in range(1, count):
+        name = f"Set {i}"
+        nodes.append({"name": name, "type": "n8n-nodes-base.set", "position": [(i % 40) * 220, (i // 40) * 160],
+                      "parameters": {}})
+        previous = nodes[-2]["name"]
+        connections[previous] = {"main": [[{"node": name, "type": "main", "index": 0}]]}
+    path.write_text(json.dumps({"name": "big", "nodes": nodes, "connections": connections}))
+    return path
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values) * 1000:6.0f} / {statistics.median(values) * 1000:6.0f} / {max(values) * 1000:6.0f} ms"
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="mini-n8n-startup-") as folder:
+        tmp = Path(folder)
+        one_round = tmp / "one-round.json"
+        save_workflow(agent_workflow([{"text": "done"}], tools=[]), one_round)
+        big = big_workflow(tmp / "big.json", 1000)
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        base.update(MINI_N8N_DB=str(tmp / "store.sqlite"), QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+                    MINI_N8N_RECOVERY_DIR=str(tmp / "recovery"), MINI_N8N_CONFIG_DIR=str(tmp / "config"))
+        cli = str(BIN / "mini-n8n")
+        # (name, target seconds, peer name, measure(env))
+        cases: list[tuple[str, float | None, str | None, Callable[[dict[str, str]], float]]] = [
+            ("python -c pass", None, None, lambda env: timed_process([sys.executable, "-c", "pass"], env)),
+            ("mini-n8n --help", 0.1, "python -c pass", lambda env: timed_process([cli, "--help"], env)),
+            ("mini-n8n run (scripted, 1 round)", 0.25, "python -c pass",
+             lambda env: timed_process([cli, "run", "-q", str(one_round), "--message", "hi"], env)),
+            ("bare PySide6 window, first frame", None, None, lambda env: first_frame("bare", env=env)),
+            ("editor first frame, empty", 0.5, "bare PySide6 window, first frame",
+             lambda env: first_frame("editor", env=env)),
+            ("editor first frame, 1,000 nodes", 0.8, "bare PySide6 window, first frame",
+             lambda env: first_frame("editor", str(big), env=env)),
+        ]
+        load_before = os.getloadavg()[0]
+        for label, env_value in (("PYTHONDONTWRITEBYTECODE unset", None), ("PYTHONDONTWRITEBYTECODE=1", "1")):
+            env = dict(base) if env_value is None else {**base, "PYTHONDONTWRITEBYTECODE": env_value}
+            for _name, _target, _peer, measure in cases:  # warm the OS file cache (and bytecode when allowed)
+                measure(env)
+            times: dict[str, list[float]] = {name: [] for name, *_ in cases}
+            for _ in range(REPEATS):  # interleaved: each case once per round
+                for name, _target, _peer, measure in cases:
+                    times[name].append(measure(env))
+            print(f"\n{label}: min / median / max of {REPEATS} runs, load average now {os.getloadavg()[0]:.1f} "
+                  f"on {os.cpu_count()} cores")
+            for name, target, peer, _measure in cases:
+                median = statistics.median(times[name])
+                line = f"  {name:36s} {spread(times[name])}"
+                if target is not None:
+                    line += f"   target {target * 1000:4.0f} ms, ratio {median / target:4.2f}"
+                if peer is not None:
+                    line += f"   {median / statistics.median(times[peer]):4.1f}x {peer}"
+                print(line, flush=True)
+        print(f"\nload average before: {load_before:.1f}, after: {os.getloadavg()[0]:.1f} "
+              "(figures above ~1 per core are inflated by other work)")
+
+
+if __name__ == "__main__":
+    main()
