@@ -11,23 +11,27 @@ from .run_data import Item
 from .workflow import Workflow
 
 
-def as_items(data: Any, node: str) -> list[Item]:
-    """Pinned data as items: n8n writes `[{"json": {...}}, ...]`; a list of plain objects is taken as
-    their `json`, as n8n does. Anything else is an error naming the node and the item."""
+def as_items(data: Any, subject: str, node: str | None = None) -> list[Item]:
+    """Items from n8n's item list `[{"json": {...}}, ...]`; a plain object in the list is taken as its
+    `json`, as n8n does. Anything else is an error that starts with `subject` (and names the node)."""
+
+    def refused(text: str, description: str | None = None) -> MiniN8nError:
+        if node is None:
+            return MiniN8nError(text)
+        return NodeOperationError(text, node=node, description=description)
+
     if not isinstance(data, list):
-        raise NodeOperationError(f'The pinned data of node "{node}" is not a list of items', node=node)
+        raise refused(f"{subject} is not a list of items")
     items: list[Item] = []
     for index, entry in enumerate(data):
         if not isinstance(entry, dict):
-            raise NodeOperationError(
-                f'The pinned data of node "{node}" has an item {index} that is {_kind(entry)}, not an object', node=node)
+            raise refused(f"{subject} has an item {index} that is {_kind(entry)}, not an object")
         if "json" not in entry:
             items.append({"json": copy.deepcopy(entry)})
             continue
         if not isinstance(entry["json"], dict):
-            raise NodeOperationError(
-                f'The pinned data of node "{node}" has an item {index} whose json is {_kind(entry["json"])}, not an object',
-                node=node, description='Each pinned item is {"json": {...}}: unpin the data or fix that item')
+            raise refused(f"{subject} has an item {index} whose json is {_kind(entry['json'])}, not an object",
+                          'Each item is {"json": {...}}: unpin the data or fix that item')
         item: Item = {"json": copy.deepcopy(entry["json"])}
         if "binary" in entry:
             item["binary"] = copy.deepcopy(entry["binary"])
@@ -44,7 +48,7 @@ def pinned_items(workflow: Workflow, node: str) -> list[Item] | None:
     data = workflow.pinData.get(node) if workflow.pinData else None
     if data is None:
         return None
-    return as_items(data, node)
+    return as_items(data, f'The pinned data of node "{node}"', node)
 
 
 def pin(workflow: Workflow, node: str, items: list[Item]) -> None:

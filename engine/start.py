@@ -136,6 +136,6 @@ def read_input(text: str) -> list[Item]:
     except json.JSONDecodeError as exc:
         raise StartError(f"{source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     try:
-        return as_items(data, source)
+        return as_items([data] if isinstance(data, dict) else data, source)
     except MiniN8nError as exc:
         raise StartError(str(exc)) from None

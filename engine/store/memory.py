@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..chat import ChatMessage
+from ..json_text import escape_surrogates
 from .codec import pack
 from .sqlite_store import ExecutionStore
 
@@ -16,10 +17,12 @@ class SqliteMemoryStore:
         self._db = store.connection
 
     def load(self, key: tuple[str, str]) -> list[ChatMessage]:
+        key = _text_key(key)
         rows = self._db.execute("SELECT message FROM memory WHERE workflow=? AND session=? ORDER BY seq", key)
         return [ChatMessage.model_validate(json.loads(r[0])) for r in rows]
 
     def append(self, key: tuple[str, str], messages: list[ChatMessage]) -> None:
+        key = _text_key(key)
         """Append in one write transaction, so two processes on one session never take the same seq."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
@@ -34,4 +37,10 @@ class SqliteMemoryStore:
         self._db.execute("COMMIT")
 
     def clear(self, key: tuple[str, str]) -> None:
+        key = _text_key(key)
         self._db.execute("DELETE FROM memory WHERE workflow=? AND session=?", key)
+
+
+def _text_key(key: tuple[str, str]) -> tuple[str, str]:
+    """A memory key SQLite can store (a session id may hold a lone surrogate)."""
+    return escape_surrogates(key[0]), escape_surrogates(key[1])

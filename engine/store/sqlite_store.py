@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_delta import decode, encode
+from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow, workflow_to_data
@@ -186,7 +187,7 @@ class ExecutionStore(ExecutionStoreBase):
                 db.execute(
                     "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node,"
                     " crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (state.id, state.workflow.name, digest, state.mode, state.status, state.started_at, state.start_node,
+                    (state.id, escape_surrogates(state.workflow.name), digest, state.mode, state.status, state.started_at, state.start_node,
                      fields_crc([None, None, None]), self._pid, self._started, time.time()),
                 )
                 runs = boundary = 0

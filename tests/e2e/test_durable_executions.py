@@ -281,4 +281,4 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     final = ExecutionStore().load(execution_id)
     assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
-    assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}}]
+    assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}, "pairedItem": {"item": 0}}]

@@ -29,7 +29,7 @@ async def test_a_pinned_unsupported_node_outputs_its_items_and_the_rest_runs(eng
     state = await engine.run(wf)
     assert state.status == "success", state.error
     slack = state.run_data["Slack"][0]
-    assert slack.data["main"] == [[{"json": {"text": "one"}}, {"json": {"text": "two"}}]]
+    assert slack.data["main"] == [[{"json": {"text": "one"}, "pairedItem": {"item": 0}}, {"json": {"text": "two"}, "pairedItem": {"item": 0}}]]
     assert slack.metadata["pinned"] is True
     assert [i["json"] for i in state.result] == [{"seen": "one"}, {"seen": "two"}]
 
@@ -63,7 +63,7 @@ async def test_a_pinned_trigger_of_an_unsupported_type_starts_the_run(engine: En
     assert start.name == "Telegram Trigger"
     state = await engine.run(wf, start=start.name)
     assert state.status == "success", state.error
-    assert state.result == [{"json": {"text": "hi"}}]
+    assert state.result == [{"json": {"text": "hi"}, "pairedItem": {"item": 0}}]
 
 
 def test_saving_keeps_pinned_data_and_pin_unpin_edit_it(tmp_path: Path) -> None:

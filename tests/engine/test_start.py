@@ -39,7 +39,7 @@ async def test_a_given_item_starts_the_run_from_an_unsupported_trigger(engine: E
     start = engine.start_node(wf, trigger="Telegram Trigger", injected=True)
     state = await engine.run(wf, start=start.name, items=[{"json": {"text": "hello"}}])
     assert state.status == "success", state.error
-    assert state.run_data["Telegram Trigger"][0].data["main"] == [[{"json": {"text": "hello"}}]]
+    assert state.run_data["Telegram Trigger"][0].data["main"] == [[{"json": {"text": "hello"}, "pairedItem": {"item": 0}}]]
     assert state.result == [{"json": {"got": "hello"}}]
 
 
@@ -96,5 +96,5 @@ def test_input_is_json_text_or_a_file(tmp_path: Path) -> None:
         read_input("{nope")
     with pytest.raises(StartError, match="--input .*missing.json"):
         read_input(f"@{tmp_path / 'missing.json'}")
-    with pytest.raises(StartError, match="holds int"):
+    with pytest.raises(StartError, match="item 0 that is int"):
         read_input("[1]")

@@ -87,7 +87,7 @@ def test_resumes_started_together_run_the_execution_once(tmp_path: Path) -> None
                                    f'mini-n8n: error: execution "{execution_id}" is success; only paused or crashed executions resume')
     assert field(winners[0][2], "answer") == ANSWER
     final = ExecutionStore().load(execution_id)
-    assert final.status == "success" and final.result == [{"json": {"output": ANSWER}}]
+    assert final.status == "success" and final.result == [{"json": {"output": ANSWER}, "pairedItem": {"item": 0}}]
     assert len(final.run_data["Calculator"]) == 2 and len(final.run_data["Model"]) == 3
 
 
@@ -100,7 +100,7 @@ async def test_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_path: Pat
     # this process under another start time: the pid was recycled, the owner is gone
     store.connection.execute("UPDATE executions SET owner_pid=?, owner_start=1 WHERE id=?", (os.getpid(), state.id))
     resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
-    assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}}]
+    assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}, "pairedItem": {"item": 0}}]
     row = other.connection.execute("SELECT owner_pid FROM executions WHERE id=?", (state.id,)).fetchone()
     assert row == (None,)  # an ended execution has no owner
 

@@ -46,7 +46,7 @@ async def test_a_version_1_store_is_migrated_and_its_executions_read_and_resume(
     paused = store.load(PAUSED, for_resume=True)
     assert paused.pause is None and paused.stack[-1].node in ("AI Agent", "Calculator")
     resumed = await Engine(builtin_registry(), store=store).resume(PAUSED).run()
-    assert resumed.status == "success" and resumed.result == [{"json": {"output": "503"}}]
+    assert resumed.status == "success" and resumed.result == [{"json": {"output": "503"}, "pairedItem": {"item": 0}}]
     assert len(store.load(PAUSED).run_data["Calculator"]) == 5
     store.close()
     reopened = ExecutionStore(path)  # migrated once; opens as a current store

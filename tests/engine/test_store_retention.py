@@ -101,5 +101,5 @@ async def test_any_unicode_is_stored_and_read_back_exactly(tmp_path: Path) -> No
     state = await Engine(builtin_registry(), store=store).run(agent_workflow([{"text": text}]), items=[chat_item(text, "s")])
     assert state.status == "success"
     loaded = store.load(state.id)
-    assert loaded.result == [{"json": {"output": text}}]
+    assert loaded.result == [{"json": {"output": text}, "pairedItem": {"item": 0}}]
     assert loaded.run_data["Chat"][0].input["main"][0][0]["json"]["chatInput"] == text

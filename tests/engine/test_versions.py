@@ -38,7 +38,7 @@ async def test_a_newer_version_loads_keeps_its_parameters_runs_and_warns_in_the_
     assert '"futureOption"' in dump_workflow(wf) and '"typeVersion": 3.9' in dump_workflow(wf)
     state = await engine.run(wf)
     assert state.status == "success"
-    assert state.result == [{"json": {"a": "x"}}]
+    assert state.result == [{"json": {"a": "x"}, "pairedItem": {"item": 0}}]
     task = state.run_data["Edit Fields"][0]
     assert len(task.metadata["notes"]) == 1 and "typeVersion 3.9" in task.metadata["notes"][0]
     assert "note=" in format_line("Edit Fields", task, 1.0)
