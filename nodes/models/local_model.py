@@ -26,7 +26,6 @@ from engine.context import SupplyContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._grammar_filter import GrammarFilter
 from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, default_threads, loaded_model
 from ._local_grammar import ANSWER_GRAMMAR, UnfinishedCall, decision_grammar, read_decision
 from ._local_prompt import conversation_turns
@@ -78,6 +77,8 @@ def _generate(turns: list[dict[str, str]], grammar: str, opts: LocalOptions, emi
 
     def work(model: LoadedModel, job: Job) -> Generated:
         from llama_cpp import LogitsProcessorList
+
+        from ._grammar_filter import GrammarFilter  # numpy comes with the optional llama-cpp-python
 
         prompt = model.template.tokens(turns)
         bound = GrammarFilter(model.llama, grammar, len(prompt))
