@@ -92,6 +92,7 @@ from engine.observation import observation as tool_observation  # noqa: E402
 from engine.replay import ReplaySource  # noqa: E402
 from engine.store import ExecutionStore, ExecutionSummary  # noqa: E402
 from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
+from engine.expressions.preview import expression_preview  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
 from engine.steps_table import FINAL_ANSWER, StepBook, StepRow, rows_to_csv, rows_to_json  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402

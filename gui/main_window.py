@@ -95,6 +95,8 @@ class MainWindow(QMainWindow):
         self.resize(1400, 860)
         self.load_document(workflow if workflow is not None else new_workflow(), path)
         self.run_controller = RunController(self) if RunController is not None else None
+        if self.run_controller is not None:  # expression previews read the run shown
+            self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())
 
     # ----- layout ---------------------------------------------------------------------------
     def _build_docks(self) -> None:

@@ -24,6 +24,7 @@ from .schema import choices_of, default_of, item_schema, kind_of, resolve, unwra
 Path = tuple[str | int, ...]
 Commit = Callable[[Path, Any], None]
 Unset = Callable[[Path], None]
+PreviewOf = Callable[[str], "tuple[str, bool] | None"]  # an expression's value as shown, or its error
 _MISSING = object()
 
 STICKY_COLOURS = ["Yellow", "Orange", "Red", "Green", "Blue", "Purple", "Grey"]
@@ -129,10 +130,20 @@ class FieldRow(QWidget):
         self.error.hide()
         layout.addWidget(self.error)
         self.editor: QWidget | None = None
+        self.preview: QLabel | None = None
 
     def set_editor(self, widget: QWidget) -> None:
         self.editor = widget
         self.editor_box.addWidget(widget)
+
+    def set_preview(self, text: str, error: bool) -> None:
+        """Show what the field's expression gives for the last run's input (n8n's preview)."""
+        self.preview = QLabel(text if error else f"Result: {text}")
+        self.preview.setObjectName("fieldError" if error else "fieldHint")
+        self.preview.setWordWrap(True)
+        self.preview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.preview.setToolTip("The expression's value for the first input item of the last run")
+        self.editor_box.addWidget(self.preview)
 
     def set_error(self, text: str | None) -> None:
         """Mark the field invalid (red frame and the reason under it), or clear the mark."""
@@ -152,7 +163,8 @@ class FormBuilder:
     """Builds the rows of a parameter schema; `rows[path]` finds a field for error marks."""
 
     def __init__(self, root: dict[str, Any], params: dict[str, Any], commit: Commit, unset: Unset,
-                 node_type_id: str = "") -> None:
+                 node_type_id: str = "", preview: PreviewOf | None = None) -> None:
+        self.preview = preview
         self.root = root
         self.params = params
         self.commit = commit
@@ -182,6 +194,10 @@ class FormBuilder:
             return self.list_field(title, inner, path, value, removable)
         row = FieldRow(title, description, removable)
         row.set_editor(self.editor(kind, inner, path, value, nullable))
+        if self.preview is not None and isinstance(value, str) and value.startswith("="):
+            shown = self.preview(value)
+            if shown is not None:
+                row.set_preview(*shown)
         self.rows[path] = row
         return row
 

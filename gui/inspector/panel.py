@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import Node, credential_store, credential_types_of, node_problems
+from gui.bridge import ExecutionState, Node, credential_store, credential_types_of, expression_preview, node_problems
 
 from .fields import FieldRow, FormBuilder, Path
 
@@ -71,8 +71,10 @@ class Inspector(QWidget):
             return
         node = self.node
         assert node is not None
+        state = self._run_state()
+        ran = None if state is None else (state.id, state.status, sum(len(r) for r in state.run_data.values()))
         key = (name, node.is_disabled, json.dumps(node.parameters, sort_keys=True, default=str),
-               json.dumps(node.credentials, sort_keys=True, default=str))
+               json.dumps(node.credentials, sort_keys=True, default=str), ran)
         if key == self._built_key:
             return
         focused = self._focused_path()
@@ -84,6 +86,15 @@ class Inspector(QWidget):
             widget = self.builder.editors.get(focused)
             if widget is not None:
                 widget.setFocus()
+
+    def _run_state(self) -> ExecutionState | None:
+        """The run the output panel shows (the last one, or one opened from Executions)."""
+        runs = self.window.run_controller
+        return None if runs is None else (runs.viewed or runs.bridge.state)
+
+    def _preview(self, name: str, value: str) -> tuple[str, bool] | None:
+        shown = expression_preview(self._run_state(), self.window.document, name, value)
+        return None if shown is None else (shown.text, shown.error)
 
     def _focused_path(self) -> Path | None:
         if self.builder is None:
@@ -195,6 +206,7 @@ class Inspector(QWidget):
             commit=lambda path, value: self.window.set_parameter(name, path, value),
             unset=lambda path: self.window.unset_parameter(name, path),
             node_type_id=node.type,
+            preview=lambda value: self._preview(name, value),
         )
         self.builder.build_properties(schema, (), layout)
         if not schema.get("properties"):
