@@ -227,11 +227,18 @@ class CodeTool(NodeType):
                     params.pythonCode, query, params.options.timeLimit, params.options.memoryLimit, params.options.processLimit
                 )
             except CodeToolError as exc:
-                warn_missing(ctx.node.name, exc.missing)
+                self._report_missing(ctx, exc.missing)
                 raise NodeOperationError(f'There was an error: "{exc}"', node=ctx.node.name) from None
-            warn_missing(ctx.node.name, missing)
+            self._report_missing(ctx, missing)
             out.append({"json": {"response": result}})
         return [out]
+
+    @staticmethod
+    def _report_missing(ctx: NodeContext, missing: list[str]) -> None:
+        """Protections this machine could not give: a note on the node run's run-log line, and stderr."""
+        if missing:
+            ctx.note("ran without: " + "; ".join(missing))
+        warn_missing(ctx.node.name, missing)
 
     @staticmethod
     def _check_language(params: CodeToolParams, node: Node) -> None:
