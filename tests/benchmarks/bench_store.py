@@ -7,7 +7,7 @@
    most a tenth of it.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
    (targets 20 ms and 10 ms).
-`--quick` (or MINI_N8N_BENCH_QUICK=1) repeats less.
+`--quick` (or BENCH_QUICK=1) repeats less.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ OPEN_TARGET_MS = 20.0
 
 
 def quick() -> bool:
-    return "--quick" in sys.argv or os.environ.get("MINI_N8N_BENCH_QUICK") == "1"
+    return "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 
 
 def spread(values: list[float]) -> str:
