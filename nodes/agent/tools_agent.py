@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from engine.chat import ChatMemory, ChatMessage, ChatModel, ToolSpec
+from engine.chat import ChatMemory, ChatModel, ToolSpec
 from engine.connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN, PortSpec
 from engine.context import NodeContext
 from engine.errors import NodeOperationError

@@ -20,15 +20,15 @@ import statistics
 import sys
 import tempfile
 import time
-import warnings
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention
 from nodes.triggers.chat_trigger import chat_item
+from tests.benchmarks.bench_engine import langgraph
 from tests.builders import agent_workflow, tool_call
 
 ROUNDS = 50
@@ -70,64 +70,25 @@ def agent_runner(store: ExecutionStore | None) -> Callable[[], None]:
     return run_once
 
 
-def langgraph_runner(path: Path) -> Callable[[], None] | None:
-    try:
-        from langchain_core.language_models.chat_models import BaseChatModel
-        from langchain_core.messages import AIMessage
-        from langchain_core.outputs import ChatGeneration, ChatResult
-        from langchain_core.tools import tool
-        from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.prebuilt import create_react_agent
-    except ImportError as exc:
-        print(f"LangGraph with its SQLite checkpointer not installed ({exc}); `make bench` installs the bench extra")
+def langgraph_runner(folder: Path) -> Callable[[], None] | None:
+    """LangGraph's prebuilt ReAct agent with its SQLite checkpointer, as bench_engine runs it."""
+    made = langgraph(ROUNDS, folder)
+    if made is None:
         return None
-    from nodes.tools.safe_math import evaluate, format_number
+    _, run_once = made
 
-    @tool
-    def calculator(expression: str) -> str:
-        """Evaluate an arithmetic expression."""
-        return format_number(evaluate(expression))
+    def run() -> None:
+        *_, connection = run_once()
+        connection.close()
 
-    class Scripted(BaseChatModel):
-        """Answers instantly: ROUNDS tool calls, then a final answer."""
-
-        calls: int = 0
-
-        @property
-        def _llm_type(self) -> str:
-            return "scripted"
-
-        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-            return self
-
-        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-            n = self.calls
-            self.calls += 1
-            if n < ROUNDS:
-                message = AIMessage(content="", tool_calls=[{"name": "calculator", "args": {"expression": f"{n} * 2"}, "id": f"call_{n}"}],
-                                    usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
-            else:
-                message = AIMessage(content="done", usage_metadata={"input_tokens": 10, "output_tokens": 1, "total_tokens": 11})
-            return ChatResult(generations=[ChatGeneration(message=message)])
-
-    warnings.filterwarnings("ignore", message=".*create_react_agent has been moved")  # the prebuilt agent is the peer
-    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
-    threads = iter(range(10**9))
-
-    def run_once() -> None:
-        agent = create_react_agent(Scripted(), [calculator], checkpointer=saver)
-        config = {"configurable": {"thread_id": f"t{next(threads)}"}, "recursion_limit": 2 * ROUNDS + 10}
-        result = agent.invoke({"messages": [("user", "go")]}, config)
-        assert result["messages"][-1].content == "done"
-
-    return run_once
+    return run
 
 
 def per_iteration(folder: Path) -> None:
     repeats = 5 if quick() else 11
     store = ExecutionStore(folder / "iterations.sqlite", retention=Retention())
     sides: dict[str, Callable[[], None]] = {"without store": agent_runner(None), "with store": agent_runner(store)}
-    peer = langgraph_runner(folder / "langgraph.sqlite")
+    peer = langgraph_runner(folder)
     if peer is not None:
         sides["LangGraph + SqliteSaver"] = peer
     times: dict[str, list[float]] = {name: [] for name in sides}
