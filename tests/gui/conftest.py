@@ -40,9 +40,14 @@ def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @pytest.fixture
-def run_window(qtbot, qloop):  # type: ignore[no-untyped-def]
-    """Factory: the editor's main window on a workflow, shown and active (so shortcuts work)."""
+def run_window(qtbot, qloop, monkeypatch):  # type: ignore[no-untyped-def]
+    """Factory: the editor's main window on a workflow, shown and active (so shortcuts work).
+    Closing it at the end discards unsaved edits (a failed test must not wait on a dialog)."""
+    from PySide6.QtWidgets import QMessageBox
+
     from gui.main_window import MainWindow
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
 
     def make(workflow):  # type: ignore[no-untyped-def]
         window = MainWindow(workflow=workflow)

@@ -65,7 +65,7 @@ def test_pin_from_node_data_marks_the_canvas_and_the_next_run_uses_it(run_window
     window.document.pinData["Edit Fields"][0]["json"]["a"] = "pinned"  # as if edited in the file
     assert run(qtbot, controller).status == "success"
     assert controller.bridge.state.run_data["Edit Fields"][0].metadata.get("pinned") is True
-    assert controller.bridge.state.result == [{"json": {"b": "pinned"}}]
+    assert controller.bridge.state.result == [{"json": {"b": "pinned"}, "pairedItem": {"item": 0}}]
 
     data.show_node("Edit Fields")
     qtbot.mouseClick(data.pin_button, qtbot_left())
