@@ -2,8 +2,10 @@
 
 A parameter value starting with `=` is an expression. `={{ code }}` alone keeps the value's
 type; text around the segments makes a string (null/undefined segments render empty, other
-values as JavaScript's String() does, so objects read "[object Object]" as in n8n). A failing
-expression fails its node with n8n's kind of message, naming the node, parameter and expression.
+values as JavaScript's String() does, so objects read "[object Object]" as in n8n). An error that
+is n8n's own (a missing node, a syntax error, an extension function's misuse) fails its node with
+n8n's kind of message, naming the node, parameter and expression; any other error (a TypeError,
+an Error the code throws) leaves its segment empty, as n8n's engine does (js/runtime.js).
 Plain `$json.a.b` reads of existing fields are answered without entering the engine: same value.
 """
 

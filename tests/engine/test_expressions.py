@@ -98,7 +98,7 @@ def test_resolve_nested_parameters_names_the_failing_parameter() -> None:
     assert resolve_parameters(params, ITEM) == {"text": "hi there", "options": {"list": [3, "x"]}, "n": 1}
     assert not has_expressions({"a": "b", "c": [1, "d"]})
     with pytest.raises(ExpressionError, match=r'parameter "options.list\[1\]"'):
-        resolve_parameters({"options": {"list": ["x", "={{ $json.a.b }}"]}}, ITEM)
+        resolve_parameters({"options": {"list": ["x", "={{ $json.a.b( }}"]}}, ITEM)
 
 
 def test_luxon_dates_in_the_workflow_time_zone() -> None:
@@ -256,7 +256,8 @@ async def test_the_editor_preview_uses_the_last_runs_input(engine: Engine) -> No
     assert expression_preview(state, wf, "B", "={{ $('Trigger').item.json }}") == Preview('[Object: {"n": 21}]')
     assert expression_preview(state, wf, "B", "=n is {{ $json.missing }}") == Preview("n is ")
     assert expression_preview(state, wf, "B", "={{ $json.missing }}") == Preview("[empty]")
-    failed = expression_preview(state, wf, "B", "={{ $json.missing.x }}")
-    assert failed == Preview("ERROR: Cannot read properties of undefined (reading 'x')", error=True)
+    assert expression_preview(state, wf, "B", "={{ $json.missing.x }}") == Preview("[empty]")  # n8n drops the TypeError
+    failed = expression_preview(state, wf, "B", "={{ $('Nowhere').item.json }}")
+    assert failed == Preview("ERROR: Referenced node doesn't exist", error=True)
     assert expression_preview(state, wf, "A", "={{ $json.n }}") == Preview("21")  # its own last input
     assert expression_preview(state, wf, "B", "not an expression") is None

@@ -53,14 +53,11 @@ NEEDS_EVALUATOR: dict[str, str] = {
     "expr-env": "$env: n8n 1.123 reads it (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false); issue 10 asks to refuse "
                 "it by default — whoever decides updates this case",
     "expr-error-syntax": "a syntax error as n8n words it ('invalid syntax')",
-    "expr-error-throw": "n8n's legacy engine turns an expression that throws inside a Set field into null",
     "expr-error-unexecuted-node": "$('Node').item of a node that has not run ('Invalid expression')",
     "expr-error-unknown-node": "$('Node') of a node that does not exist (\"Referenced node doesn't exist\")",
     "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
     "expr-ext-string-1": "string extension functions (toTitleCase, extractDomain, isEmail...)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
-    "expr-js-globals": f"{_JS}: Math, parseInt, String, Array, encodeURIComponent, Object, spread",
-    "expr-nan-number-error": f"{_JS}: Number('x') is NaN, which a number field refuses",
     "expr-object-merge-error": "the object extension functions' errors (merge() is only callable on arrays)",
     "set-v30-missing-string": "undefined apart from null: a missing field is `undefined` (Set v3.0 writes the text "
                               "'undefined'); today it reads as null",
