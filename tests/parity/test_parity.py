@@ -10,12 +10,17 @@ Compared per main-path node run: status, error message, every item's `json`, `so
 test of its own, `pairedItem`. Not compared: timing (`startTime`, `executionTime`, `startedAt`,
 `stoppedAt`), `executionIndex`, and `hints` (n8n's editor advice, e.g. the Code node's
 item-linking hint). Sub-node runs (model, memory, tool) show through their parent's output.
+
+A failing expression's message is n8n's message framed as n8n's editor shows it, with where it
+failed: `ERROR: <n8n's message> [parameter "…" of node "…": <expression>]`; the message inside
+the frame is what is compared.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +57,7 @@ _JS = "JavaScript in expressions"
 NEEDS_EVALUATOR: dict[str, str] = {
     "expr-env": "$env: n8n 1.123 reads it (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false); issue 10 asks to refuse "
                 "it by default — whoever decides updates this case",
-    "expr-error-syntax": "a syntax error as n8n words it ('invalid syntax')",
     "expr-error-unexecuted-node": "$('Node').item of a node that has not run ('Invalid expression')",
-    "expr-error-unknown-node": "$('Node') of a node that does not exist (\"Referenced node doesn't exist\")",
     "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
     "expr-ext-string-1": "string extension functions (toTitleCase, extractDomain, isEmail...)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
@@ -125,6 +128,15 @@ def main_json(task: dict[str, Any]) -> list[list[Any]] | None:
     return [[item.get("json") for item in (output or [])] for output in main]
 
 
+_EXPRESSION_FAILURE = re.compile(r"^ERROR: (?P<message>.*) \[(?:parameter \".*?\"|an expression)(?: of node \".*?\")?: .*\]$", re.S)
+
+
+def n8n_message(message: str) -> str:
+    """The message n8n gives for an error: an expression failure's message without our frame."""
+    match = _EXPRESSION_FAILURE.match(message)
+    return match.group("message") if match else message
+
+
 def compare(name: str, ours: ExecutionState, theirs: dict[str, Any]) -> list[str]:
     """Every difference between our run and n8n's, in words (empty when they agree)."""
     problems: list[str] = []
@@ -144,7 +156,7 @@ def compare(name: str, ours: ExecutionState, theirs: dict[str, Any]) -> list[str
             if their.get("error"):
                 if task.error is None:
                     problems.append(f"{node}[{index}]: n8n failed ({their['error'].get('message')}), ours did not")
-                elif task.error.message != their["error"].get("message"):
+                elif n8n_message(task.error.message) != their["error"].get("message"):
                     problems.append(f"{node}[{index}]: error {task.error.message!r}, n8n {their['error'].get('message')!r}")
                 continue
             if task.error is not None:
