@@ -32,6 +32,7 @@ BAD = [
     ("parseJson of text", "={{ $json.name.parseJson() }}", "Parsing failed"),
     ("toInt of text", "={{ $json.name.toInt() }}", "cannot convert"),
     ("sum of text", "={{ ['a', 'b'].sum() }}", "all array elements must be numbers"),
+    ("merge on an object", "={{ ({ a: 1 }).merge({ b: 2 }) }}", 'merge() is only callable on type "Array"'),
     ("run that does not exist", "={{ $('Trigger').first(0, 5).json }}", "has no run 5"),
     ("$fromAI outside a tool", "={{ $fromAI('city') }}", "filled in by the model"),
     ("locale not available", "={{ (1234.5).format('de-DE') }}", "only English (en) locales"),

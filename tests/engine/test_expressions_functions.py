@@ -99,7 +99,6 @@ CASES: list[tuple[str, Any]] = [
     ("$json.obj.removeFieldsContaining('keep')", {"a": 1, "b": "", "c": None}),
     ("$json.obj.keepFieldsContaining('keep')", {"d": "keep me"}),
     ("$json.obj.compact()", {"a": 1, "d": "keep me"}),
-    ("({ a: 1, b: 2 }).merge({ b: 9, c: 3 })", {"a": 1, "b": 2, "c": 3}),
     ("({ a: 1 }).toJsonString()", '{"a":1}'),
     ("({ q: 'a b', n: 1 }).urlEncode()", "q=a+b&n=1"),
     ("({ a: 1, b: 2 }).keys()", ["a", "b"]),

@@ -264,7 +264,8 @@
       for (const [k, v] of Object.entries(this)) if (compactValue(v)) out[k] = v;
       return out;
     },
-    merge(other) { return Object.assign({}, isPlainObject(other) ? other : {}, this); },
+    // n8n has merge() for arrays only: on anything else its extend() names the type that has it
+    merge() { throw new ExpressionError('merge() is only callable on type "Array"'); },
     toJsonString() { return JSON.stringify(this); },
     urlEncode() {
       return Object.entries(this).map(([k, v]) =>
