@@ -72,7 +72,7 @@ def _as_text(value: Any) -> str | object:
     return _MISS
 
 
-def _fast(template: Template, item: dict[str, Any]) -> Any:
+def _fast(template: Template, item: dict[str, Any], undefined: Any = None) -> Any:
     """The value of a template made of text and plain `$json` reads only, else _MISS."""
     data = item.get("json")
     if template.single:
@@ -86,7 +86,7 @@ def _fast(template: Template, item: dict[str, Any]) -> Any:
         parent = _walk(data, path[:-1])
         last = path[-1]
         if isinstance(parent, dict) and isinstance(last, str) and (last in parent or last not in _PROTOTYPE_NAMES):
-            return parent.get(last)  # a missing last key reads as undefined: None
+            return parent.get(last, undefined)  # a missing last key reads as undefined
         return _walk(data, path)
     out = []
     for (is_code, text), path in zip(template.parts, template.paths):
@@ -114,8 +114,9 @@ def _failure(message: str, description: str, template: Template, parameter: str,
     return ExpressionError(f"ERROR: {message} [{where}: {source.strip()}]", node=node, description=description or None)
 
 
-def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope, parameter: str) -> Any:
-    value = _fast(template, item)
+def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope, parameter: str,
+         undefined: Any = None) -> Any:
+    value = _fast(template, item, undefined)
     if value is not _MISS:
         return value
     rt = runtime()
@@ -132,7 +133,7 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
         raise _failure(str(exc), "", template, parameter, scope) from None
     tag, body = reply[0], reply[1:]
     if tag == "u":
-        return None
+        return undefined
     if tag == "s":
         return body
     if tag == "j":
@@ -161,15 +162,17 @@ def evaluate(
     scope: Scope | None = None,
     item_index: int = 0,
     parameter: str = "",
+    undefined: Any = None,
 ) -> Any:
     """Evaluate one expression string (`=...`) for one item.
 
     Without `scope`, `item` is the item's json and `args` what `$fromAI` reads (a tool run).
+    JavaScript's `undefined` comes back as `undefined` (None unless a caller must tell it from null).
     """
     if scope is None:
         scope = Scope(items=[{"json": item if item is not None else {}}], model_args=args)
         item_index = 0
-    return _run(parse(value), _item_of(scope, item_index), item_index, scope, parameter)
+    return _run(parse(value), _item_of(scope, item_index), item_index, scope, parameter, undefined)
 
 
 def resolve_parameters(

@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field
 
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
+from engine.expressions import evaluate
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
@@ -146,6 +147,9 @@ def _manual_fields(ctx: NodeContext, i: int, params: dict[str, Any], options: di
             raw_object = raw_entries[index].get("objectValue") if index < len(raw_entries) else None
             if kind == "objectValue" and isinstance(raw_object, str) and raw_object.startswith("="):
                 value = _parse_object(_resolve_raw(ctx, i, raw_object.lstrip("=")), name_of, i, entry.get("name", ""))
+            raw_value = raw_entries[index].get(kind) if index < len(raw_entries) else None
+            if value is None and isinstance(raw_value, str) and raw_value.startswith("="):
+                value = _undefined_or_null(ctx, i, raw_value, f"fields.values[{index}].{kind}")
             name = entry.get("name", "")
             fields[name] = convert_field(name, kind.removesuffix("Value"), value, node=name_of, item_index=i,
                                          ignore_errors=ignore, version=version)
@@ -159,6 +163,12 @@ def _manual_fields(ctx: NodeContext, i: int, params: dict[str, Any], options: di
         fields[name] = convert_field(name, kind, assignment.get("value"), node=name_of, item_index=i,
                                      ignore_errors=ignore, version=version)
     return fields
+
+
+def _undefined_or_null(ctx: NodeContext, i: int, expression: str, parameter: str) -> Any:
+    """An expression's null value told apart from `undefined` (MISSING): Set v3.0-3.1 write and
+    report them differently (the text 'undefined' vs 'null')."""
+    return evaluate(expression, scope=ctx.expression_scope(), item_index=i, parameter=parameter, undefined=MISSING)
 
 
 def _raw_fields(ctx: NodeContext, i: int, params: dict[str, Any]) -> dict[str, Any]:

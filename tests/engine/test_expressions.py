@@ -261,3 +261,11 @@ async def test_the_editor_preview_uses_the_last_runs_input(engine: Engine) -> No
     assert failed == Preview("ERROR: Referenced node doesn't exist", error=True)
     assert expression_preview(state, wf, "A", "={{ $json.n }}") == Preview("21")  # its own last input
     assert expression_preview(state, wf, "B", "not an expression") is None
+
+
+def test_undefined_can_be_told_from_null() -> None:
+    undefined = object()
+    assert evaluate("={{ $json.missing }}", {"n": None}, undefined=undefined) is undefined  # the fast path
+    assert evaluate("={{ $json.n }}", {"n": None}, undefined=undefined) is None
+    assert evaluate("={{ $json.n ?? undefined }}", {"n": None}, undefined=undefined) is undefined  # the engine
+    assert evaluate("={{ $json.missing }}", {"n": None}) is None

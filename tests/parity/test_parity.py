@@ -60,9 +60,6 @@ NEEDS_EVALUATOR: dict[str, str] = {
     "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
     "expr-ext-string-1": "string extension functions (toTitleCase, extractDomain, isEmail...)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
-    "set-v30-missing-string": "undefined apart from null: a missing field is `undefined` (Set v3.0 writes the text "
-                              "'undefined'); today it reads as null",
-    "set-v31-missing-string": "undefined apart from null: the error says 'undefined' for a missing field",
 }
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
