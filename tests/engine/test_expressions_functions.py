@@ -16,7 +16,9 @@ CASES: list[tuple[str, Any]] = [
     # strings
     ("'hello'.base64Encode()", "aGVsbG8="),
     ("'aGVsbG8='.base64Decode()", "hello"),
-    ("$json.url.extractDomain()", "example.com"),
+    ("$json.url.extractDomain()", "www.example.com"),
+    ("'ftp://files.example.org:21/a'.extractDomain()", "files.example.org"),
+    ("'not a url'.extractDomain()", None),
     ("'write to ada@example.org today'.extractEmail()", "ada@example.org"),
     ("'see https://n8n.io/docs now'.extractUrl()", "https://n8n.io/docs"),
     ("$json.url.extractUrlPath()", "/orders/1/details"),

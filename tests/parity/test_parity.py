@@ -58,7 +58,6 @@ NEEDS_EVALUATOR: dict[str, str] = {
     "expr-env": "$env: n8n 1.123 reads it (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false); issue 10 asks to refuse "
                 "it by default — whoever decides updates this case",
     "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
-    "expr-ext-string-1": "string extension functions (toTitleCase, extractDomain, isEmail...)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
 }
 
