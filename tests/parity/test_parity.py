@@ -44,6 +44,10 @@ KEPT_DIFFERENCES = {
         "model to answer in its own JSON format (the recording: OUTPUT_PARSING_FAILURE on a plain reply); we run it "
         "as the Tools Agent and say so in the run log"
     ),
+    "expr-env": (
+        "n8n 1.123 lets expressions read $env (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false there; n8n 2.x blocks "
+        "it by default); we refuse it by default, as issue 10 asks, with n8n's message 'access to env vars denied'"
+    ),
     "set-v34-raw-invalid": (
         "n8n's jsonrepair guesses that unquoted text in a JSON Output is a string ({\"broken\": Ada Lovelace} -> "
         "\"Ada Lovelace\"); we refuse invalid JSON with an error naming the node and item instead of guessing"
@@ -55,8 +59,6 @@ KEPT_DIFFERENCES = {
 # starts passing fail until its entry is deleted here.
 _JS = "JavaScript in expressions"
 NEEDS_EVALUATOR: dict[str, str] = {
-    "expr-env": "$env: n8n 1.123 reads it (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false); issue 10 asks to refuse "
-                "it by default — whoever decides updates this case",
     "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
 }
@@ -72,9 +74,6 @@ KNOWN_GAPS: dict[str, str] = {
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
 
-# ----- paired items: n8n records `pairedItem` on every output item; ours carry none yet ---------
-NO_PAIRED_ITEMS = ("items carry no pairedItem yet: paired-item tracking (issue 10 section 1, `$('Node').item`) "
-                   "comes with the JavaScript expression evaluator")
 
 
 class _Credentials:
@@ -212,7 +211,6 @@ def their_paired_items(theirs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=NO_PAIRED_ITEMS)
 def test_paired_items_as_n8n(peer_url: str) -> None:
     """Every output item says which input item it came from (`pairedItem`), as n8n records it."""
     differ = [name for name in NAMES if name not in KEPT_DIFFERENCES
@@ -226,6 +224,14 @@ def test_conversational_agent_runs_as_tools_agent_with_a_note(peer_url: str) -> 
     task = state.run_data["AI Agent"][0]
     assert any("conversationalAgent" in note for note in task.metadata.get("notes", []))
     assert task.data["main"][0][0]["json"]["output"].startswith("Echo: hello there")
+
+
+def test_env_is_refused_by_default(peer_url: str) -> None:
+    state = run_ours("expr-env", peer_url)
+    assert state.status == "error"
+    assert state.error.node == "Edit Fields"
+    assert n8n_message(state.error.message) == "access to env vars denied"
+    assert "{{ $env.HOME ? 'has-home' : 'no-home' }}" in state.error.message
 
 
 def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
