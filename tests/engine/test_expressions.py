@@ -269,3 +269,9 @@ def test_undefined_can_be_told_from_null() -> None:
     assert evaluate("={{ $json.n }}", {"n": None}, undefined=undefined) is None
     assert evaluate("={{ $json.n ?? undefined }}", {"n": None}, undefined=undefined) is undefined  # the engine
     assert evaluate("={{ $json.missing }}", {"n": None}) is None
+
+
+def test_dates_before_standard_time_use_local_mean_time() -> None:
+    """Before 1883 New York kept its local mean time, -4:56:02: n8n (V8's Intl) shows it to the second."""
+    assert (evaluate("={{ DateTime.fromISO('1815-12-10T00:00:00Z').setZone('America/New_York').toISO() }}", {})
+            == "1815-12-09T19:03:58.000-04:56")

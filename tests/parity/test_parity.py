@@ -59,7 +59,6 @@ KEPT_DIFFERENCES = {
 # starts passing fail until its entry is deleted here.
 _JS = "JavaScript in expressions"
 NEEDS_EVALUATOR: dict[str, str] = {
-    "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
     "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
 }
 
