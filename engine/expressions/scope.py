@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .. import from_ai
 from ..errors import ExpressionError
@@ -46,6 +46,7 @@ class Scope:
     pair_source: list[SourceRef] | None = None
     pair_index: int | None = None
     generation: int = 0  # raised when the run moved on: answers read before are stale
+    parameters_of: Callable[[Node], dict[str, Any]] | None = None  # a node's parameters as n8n holds them
     _meta: str | None = None
     _linked: frozenset[str] | None = None
 
@@ -77,12 +78,15 @@ class Scope:
                     "active": bool(extra.get("active", False)),
                 },
                 "vars": {},
-                "parameters": node.parameters if node is not None else {},
+                "parameters": self._parameters(node) if node is not None else {},
                 "nodeVersion": node.typeVersion if node is not None else 1,
                 "nodeId": node.id if node is not None else "",
             }
             self._meta = json.dumps(meta, ensure_ascii=False, default=str)
         return self._meta
+
+    def _parameters(self, node: Node) -> dict[str, Any]:
+        return self.parameters_of(node) if self.parameters_of is not None else node.parameters
 
     # ----- reads ---------------------------------------------------------------------------------
     def answer(self, op: str, args: list[Any]) -> str:
@@ -134,7 +138,7 @@ class Scope:
         if what == "isExecuted":
             return bool(self._runs(name))
         if what == "params":
-            return workflow.node(name).parameters
+            return self._parameters(workflow.node(name))
         if what == "item":
             self._check_linked(name)
         runs = self._runs(name)

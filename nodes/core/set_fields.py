@@ -75,6 +75,40 @@ class SetFields(NodeType):
     icon = "set"
     Params = SetParams
 
+    @classmethod
+    def n8n_parameters(cls, parameters: dict[str, Any], version: float) -> dict[str, Any]:
+        """v3+: the parameters n8n's form shows for this mode and version, in its order, each
+        defaulted; v1-v2 (another form in n8n) as written."""
+        if float(version) < 3:
+            return parameters
+        p, v3_fields = parameters, float(version) < 3.3
+        out: dict[str, Any] = {"mode": p.get("mode", "manual"), "duplicateItem": p.get("duplicateItem", False)}
+        if out["duplicateItem"] is True:
+            out["duplicateCount"] = p.get("duplicateCount", 0)
+            out["duplicateWarning"] = p.get("duplicateWarning", "")
+        if out["mode"] == "raw":
+            out["jsonOutput"] = p.get("jsonOutput", SetParams.model_fields["jsonOutput"].default)
+        elif v3_fields:
+            fields = p.get("fields", {})
+            if isinstance(fields, dict) and isinstance(fields.get("values"), list):
+                fields = {**fields, "values": [_shown_field(e) for e in fields["values"]]}
+            out["fields"] = fields
+        else:
+            out["assignments"] = p.get("assignments", {})
+        include = None
+        if v3_fields:
+            include = out["include"] = p.get("include", "all")
+        else:
+            out["includeOtherFields"] = p.get("includeOtherFields", False)
+            if out["includeOtherFields"] is True:
+                include = out["include"] = p.get("include", "all")
+        if include == "selected":
+            out["includeFields"] = p.get("includeFields", "")
+        elif include == "except":
+            out["excludeFields"] = p.get("excludeFields", "")
+        out["options"] = p.get("options", {})
+        return out
+
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         version = float(ctx.node.typeVersion)
         if version < 3:
@@ -128,6 +162,14 @@ def _set_v1(ctx: NodeContext, i: int, item: Item, version: float) -> Item:
     for entry in values.get("string") or []:
         put(entry.get("name", "propertyName"), entry.get("value", ""))
     return new
+
+
+def _shown_field(entry: Any) -> Any:
+    """A v3.0-3.2 `fields.values` entry as n8n's form holds it: name, type and that type's value."""
+    if not isinstance(entry, dict):
+        return entry
+    kind = entry.get("type", "stringValue")
+    return {"name": entry.get("name", ""), "type": kind, kind: entry.get(kind, V3_VALUE_DEFAULTS.get(kind, ""))}
 
 
 def _unresolved(ctx: NodeContext) -> dict[str, Any]:

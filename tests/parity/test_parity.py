@@ -54,14 +54,6 @@ KEPT_DIFFERENCES = {
     ),
 }
 
-# ----- what our expression evaluator cannot do yet: each fails loudly or wrongly today -----------
-# The JavaScript evaluator (issue 10 section 1) is to make these pass; strict=True makes a case that
-# starts passing fail until its entry is deleted here.
-_JS = "JavaScript in expressions"
-NEEDS_EVALUATOR: dict[str, str] = {
-    "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
-}
-
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
 KNOWN_GAPS: dict[str, str] = {
     "agent-v3-calculator": "a tool's result reaches the model as the tool's output items in JSON "
@@ -172,8 +164,6 @@ def _cases() -> list[Any]:
     cases = []
     for name in NAMES:
         marks = []
-        if name in NEEDS_EVALUATOR:
-            marks.append(pytest.mark.xfail(strict=True, reason=f"needs the expression evaluator: {NEEDS_EVALUATOR[name]}"))
         if name in KNOWN_GAPS:
             marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[name]))
         if name in KEPT_DIFFERENCES:
@@ -242,5 +232,5 @@ def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
 
 
 def test_every_listed_case_is_in_the_corpus() -> None:
-    for listing in (KEPT_DIFFERENCES, NEEDS_EVALUATOR, KNOWN_GAPS):
+    for listing in (KEPT_DIFFERENCES, KNOWN_GAPS):
         assert set(listing) <= set(NAMES)
