@@ -275,3 +275,10 @@ def test_dates_before_standard_time_use_local_mean_time() -> None:
     """Before 1883 New York kept its local mean time, -4:56:02: n8n (V8's Intl) shows it to the second."""
     assert (evaluate("={{ DateTime.fromISO('1815-12-10T00:00:00Z').setZone('America/New_York').toISO() }}", {})
             == "1815-12-09T19:03:58.000-04:56")
+
+
+def test_a_name_n8n_does_not_provide_reads_undefined() -> None:
+    """n8n resolves free names from its data or an empty object: no ReferenceError, and only its globals."""
+    assert evaluate("={{ someVariable === undefined }}", {}) is True
+    assert evaluate("={{ typeof console }}", {}) == "undefined"  # QuickJS's own globals are not n8n's
+    assert evaluate("={{ (x => x + 1)(1) + Math.max(1, parseInt('2')) }}", {}) == 4

@@ -183,6 +183,29 @@
     constructor: denied, escape: denied, unescape: denied,
   });
 
+  // n8n resolves any other name from the expression's data or else an empty object (tournament's
+  // variable polyfill): a name it does not provide reads `undefined`, never a ReferenceError.
+  // These are the JavaScript globals n8n provides (its allow list and the names it leaves alone);
+  // any other free name of a segment is declared (`var name;`) so it reads `undefined` there too.
+  const GLOBALS = new Set(("Object Array Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array Int32Array " +
+    "Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array Map WeakMap Set WeakSet Error TypeError " +
+    "SyntaxError EvalError RangeError ReferenceError URIError Intl String RegExp Math Number BigInt Infinity NaN " +
+    "isFinite isNaN parseFloat parseInt JSON ArrayBuffer SharedArrayBuffer Atomics DataView encodeURI " +
+    "encodeURIComponent decodeURI decodeURIComponent Boolean Symbol Date undefined").split(" "));
+  const KEYWORDS = new Set(("break case catch class const continue debugger default delete do else export extends " +
+    "false finally for function if import in instanceof new null return super switch this throw true try typeof " +
+    "var void while with yield let static enum await implements package protected interface private public " +
+    "arguments of async get set").split(" "));
+  function unknownNames(code) {
+    const bare = code.replace(STRINGS, "0").replace(/\/(?![*/])(?:[^/\\\n]|\\.)+\/[a-z]*/g, "0");
+    const found = new Set();
+    for (const m of bare.matchAll(/(?<![.\w$])[A-Za-z_$][\w$]*/g)) {
+      const name = m[0];
+      if (!(name in scope) && !GLOBALS.has(name) && !KEYWORDS.has(name)) found.add(name);
+    }
+    return [...found];
+  }
+
   // ----- templates ------------------------------------------------------------------------------
   const templates = [];
   const compileCode = g.Function; // kept here: expressions themselves see `Function` as {}
@@ -194,7 +217,14 @@
       if (!isCode) return text;
       const code = text.replace(/[\s;]+$/, "");
       try {
-        const fn = compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
+        const unknown = unknownNames(code);
+        let fn;
+        try {
+          fn = compileCode("__scope", (unknown.length ? "var " + unknown.join(", ") + ";\n" : "") +
+            "with (__scope) { return (" + code + "\n); }");
+        } catch (error) {
+          fn = compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
+        }
         fn.guarded = guarded(code);
         return fn;
       } catch (error) {
