@@ -12,7 +12,6 @@ Plain `$json.a.b` reads of existing fields are answered without entering the eng
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..errors import ExpressionError
@@ -31,7 +30,6 @@ _PROTOTYPE_NAMES = frozenset((
     "__defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__ isEmpty isNotEmpty hasField removeField "
     "removeFieldsContaining keepFieldsContaining compact merge toJsonString urlEncode keys values"
 ).split())
-_V8_READ = re.compile(r"^cannot read property '(?P<key>.*)' of (?P<what>undefined|null)$")
 
 
 def has_expressions(value: Any) -> bool:
@@ -103,9 +101,6 @@ def _fast(template: Template, item: dict[str, Any], undefined: Any = None) -> An
 
 
 def _failure(message: str, description: str, template: Template, parameter: str, scope: Scope) -> ExpressionError:
-    match = _V8_READ.match(message.removeprefix("TypeError: "))
-    if match:  # n8n runs on V8: report the read the way users see it there
-        message = f"Cannot read properties of {match.group('what')} (reading '{match.group('key')}')"
     node = scope.node.name if scope.node is not None else None
     source = template.source if len(template.source) <= 300 else template.source[:300] + "…"
     where = f'parameter "{parameter}"' if parameter else "an expression"
