@@ -16,6 +16,7 @@ PARAMETER = 'parameter "assignments.assignments[0].value" of node "Bad"'
 BAD = [
     ("syntax error", "={{ $json.a + }}", "invalid syntax"),
     ("unbalanced parenthesis", "={{ ($json.a }}", "invalid syntax"),
+    ("bad regular expression outside any guard", "={{ new RegExp('[') }}", "invalid syntax"),
     ("endless loop", "={{ (() => { while (true) { } })() }}", "ran longer than"),
     ("huge array", "={{ new Array(1e9).fill(0) }}", "MB of memory"),
     ("huge string", "={{ 'x'.repeat(2 ** 28) + 'y'.repeat(2 ** 28) }}", "MB of memory"),
@@ -48,6 +49,7 @@ QUIET = [
     ("eval is denied", "={{ eval('1 + 1') }}"),
     ("Function is denied", "={{ Function('return 1')() }}"),
     ("JSON.parse of bad text", "={{ JSON.parse('{nope') }}"),
+    ("bad regular expression from data", "={{ new RegExp($json.name + '[') }}"),
 ]
 
 
