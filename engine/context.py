@@ -210,7 +210,7 @@ class NodeContext(_ContextBase):
             state = self._execution.state
             scope = Scope(node=self.node, items=self.items, run_index=self.run_index,
                           source=self.entry.source if self.entry is not None else [], state=state,
-                          model_args=self._model_args())
+                          model_args=self._model_args(), parameters_of=self._execution.n8n_parameters)
             if self.parent is not None:  # a tool run: paired items follow the calling agent's item
                 caller = next((e for e in reversed(state.stack)
                                if e.node == self.parent.get("node") and e.pending is not None), None)

@@ -149,6 +149,10 @@ class Execution:
     def node_type(self, node: Node) -> NodeType:
         return self.engine.registry.get(node.type)
 
+    def n8n_parameters(self, node: Node) -> dict[str, Any]:
+        """A node's parameters as n8n holds them (what `$parameter` reads)."""
+        return self.node_type(node).n8n_parameters(node.parameters, node.typeVersion)
+
     def record(self, node: str, task: TaskData) -> None:
         self.state.run_data.setdefault(node, []).append(task)
 

@@ -53,6 +53,13 @@ class NodeType:
         raise NodeOperationError(f'Node type "{self.type}" supplies no data to other nodes', node=ctx.node.name)
 
     @classmethod
+    def n8n_parameters(cls, parameters: dict[str, Any], version: float) -> dict[str, Any]:
+        """The parameters as n8n holds them once it loaded the workflow (defaults of the parameters
+        its form shows filled in): what `$parameter` and `$('Node').params` read. As written here
+        unless the type knows n8n's form."""
+        return parameters
+
+    @classmethod
     def input_spec(cls, conn_type: str) -> PortSpec | None:
         for spec in cls.inputs:
             if spec.type == conn_type:

@@ -2,15 +2,16 @@
 
 A parameter value starting with `=` is an expression. `={{ code }}` alone keeps the value's
 type; text around the segments makes a string (null/undefined segments render empty, other
-values as JavaScript's String() does, so objects read "[object Object]" as in n8n). A failing
-expression fails its node with n8n's kind of message, naming the node, parameter and expression.
+values as JavaScript's String() does, so objects read "[object Object]" as in n8n). An error that
+is n8n's own (a missing node, a syntax error, an extension function's misuse) fails its node with
+n8n's kind of message, naming the node, parameter and expression; any other error (a TypeError,
+an Error the code throws) leaves its segment empty, as n8n's engine does (js/runtime.js).
 Plain `$json.a.b` reads of existing fields are answered without entering the engine: same value.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from ..errors import ExpressionError
@@ -29,7 +30,6 @@ _PROTOTYPE_NAMES = frozenset((
     "__defineGetter__ __defineSetter__ __lookupGetter__ __lookupSetter__ isEmpty isNotEmpty hasField removeField "
     "removeFieldsContaining keepFieldsContaining compact merge toJsonString urlEncode keys values"
 ).split())
-_V8_READ = re.compile(r"^cannot read property '(?P<key>.*)' of (?P<what>undefined|null)$")
 
 
 def has_expressions(value: Any) -> bool:
@@ -70,7 +70,7 @@ def _as_text(value: Any) -> str | object:
     return _MISS
 
 
-def _fast(template: Template, item: dict[str, Any]) -> Any:
+def _fast(template: Template, item: dict[str, Any], undefined: Any = None) -> Any:
     """The value of a template made of text and plain `$json` reads only, else _MISS."""
     data = item.get("json")
     if template.single:
@@ -84,7 +84,7 @@ def _fast(template: Template, item: dict[str, Any]) -> Any:
         parent = _walk(data, path[:-1])
         last = path[-1]
         if isinstance(parent, dict) and isinstance(last, str) and (last in parent or last not in _PROTOTYPE_NAMES):
-            return parent.get(last)  # a missing last key reads as undefined: None
+            return parent.get(last, undefined)  # a missing last key reads as undefined
         return _walk(data, path)
     out = []
     for (is_code, text), path in zip(template.parts, template.paths):
@@ -101,9 +101,6 @@ def _fast(template: Template, item: dict[str, Any]) -> Any:
 
 
 def _failure(message: str, description: str, template: Template, parameter: str, scope: Scope) -> ExpressionError:
-    match = _V8_READ.match(message.removeprefix("TypeError: "))
-    if match:  # n8n runs on V8: report the read the way users see it there
-        message = f"Cannot read properties of {match.group('what')} (reading '{match.group('key')}')"
     node = scope.node.name if scope.node is not None else None
     source = template.source if len(template.source) <= 300 else template.source[:300] + "…"
     where = f'parameter "{parameter}"' if parameter else "an expression"
@@ -112,8 +109,9 @@ def _failure(message: str, description: str, template: Template, parameter: str,
     return ExpressionError(f"ERROR: {message} [{where}: {source.strip()}]", node=node, description=description or None)
 
 
-def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope, parameter: str) -> Any:
-    value = _fast(template, item)
+def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope, parameter: str,
+         undefined: Any = None) -> Any:
+    value = _fast(template, item, undefined)
     if value is not _MISS:
         return value
     rt = runtime()
@@ -130,7 +128,7 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
         raise _failure(str(exc), "", template, parameter, scope) from None
     tag, body = reply[0], reply[1:]
     if tag == "u":
-        return None
+        return undefined
     if tag == "s":
         return body
     if tag == "j":
@@ -159,15 +157,17 @@ def evaluate(
     scope: Scope | None = None,
     item_index: int = 0,
     parameter: str = "",
+    undefined: Any = None,
 ) -> Any:
     """Evaluate one expression string (`=...`) for one item.
 
     Without `scope`, `item` is the item's json and `args` what `$fromAI` reads (a tool run).
+    JavaScript's `undefined` comes back as `undefined` (None unless a caller must tell it from null).
     """
     if scope is None:
         scope = Scope(items=[{"json": item if item is not None else {}}], model_args=args)
         item_index = 0
-    return _run(parse(value), _item_of(scope, item_index), item_index, scope, parameter)
+    return _run(parse(value), _item_of(scope, item_index), item_index, scope, parameter, undefined)
 
 
 def resolve_parameters(

@@ -61,27 +61,30 @@ def _library(relative: str) -> str | None:
 
 
 _WEEK_S = 7 * 24 * 3600
-_TABLE_FROM = -2208988800  # 1900-01-01T00:00:00Z
+_TABLE_FROM = -4102444800  # 1840-01-01T00:00:00Z: local mean times (LMT) of most zones are still in force
 _TABLE_TO = 4102444800  # 2100-01-01T00:00:00Z
+_EARLIEST_MS = -8_640_000_000_000_000  # JavaScript's earliest date: the first period reaches back to it
 
 
-def _period(zone: tzinfo, epoch_s: float) -> tuple[int, str]:
+def _period(zone: tzinfo, epoch_s: float) -> tuple[float, str]:
+    """The UTC offset in minutes (fractional for LMT's seconds, as V8's Intl gives Luxon) and abbreviation."""
     local = datetime.fromtimestamp(epoch_s, zone)
     offset = local.utcoffset()
-    return (int(offset.total_seconds() // 60) if offset is not None else 0), (local.tzname() or "")
+    seconds = int(offset.total_seconds()) if offset is not None else 0
+    return (seconds // 60 if seconds % 60 == 0 else seconds / 60), (local.tzname() or "")
 
 
 @lru_cache(maxsize=64)
 def zone_table(name: str) -> str | None:
-    """A zone's periods from 1900 to 2100 as JSON, [[start ms, UTC offset in minutes, abbreviation]],
+    """A zone's periods up to 2100 as JSON, [[start ms, UTC offset in minutes, abbreviation]],
     from Python's tz database; None for a zone that does not exist."""
     if name.upper() in ("UTC", "ETC/UTC", "GMT", "Z"):
-        return json.dumps([[_TABLE_FROM * 1000, 0, "UTC"]])
+        return json.dumps([[_EARLIEST_MS, 0, "UTC"]])
     try:
         zone: tzinfo = ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-    periods = [[_TABLE_FROM * 1000, *_period(zone, _TABLE_FROM)]]
+    periods = [[_EARLIEST_MS, *_period(zone, _TABLE_FROM)]]
     t = _TABLE_FROM
     while t < _TABLE_TO:  # weekly steps, then bisection to the second of each change
         nxt = t + _WEEK_S

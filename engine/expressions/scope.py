@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .. import from_ai
 from ..errors import ExpressionError
@@ -46,7 +46,9 @@ class Scope:
     pair_source: list[SourceRef] | None = None
     pair_index: int | None = None
     generation: int = 0  # raised when the run moved on: answers read before are stale
+    parameters_of: Callable[[Node], dict[str, Any]] | None = None  # a node's parameters as n8n holds them
     _meta: str | None = None
+    _linked: frozenset[str] | None = None
 
     # ----- what the runtime is told once per scope --------------------------------------------
     @property
@@ -76,12 +78,15 @@ class Scope:
                     "active": bool(extra.get("active", False)),
                 },
                 "vars": {},
-                "parameters": node.parameters if node is not None else {},
+                "parameters": self._parameters(node) if node is not None else {},
                 "nodeVersion": node.typeVersion if node is not None else 1,
                 "nodeId": node.id if node is not None else "",
             }
             self._meta = json.dumps(meta, ensure_ascii=False, default=str)
         return self._meta
+
+    def _parameters(self, node: Node) -> dict[str, Any]:
+        return self.parameters_of(node) if self.parameters_of is not None else node.parameters
 
     # ----- reads ---------------------------------------------------------------------------------
     def answer(self, op: str, args: list[Any]) -> str:
@@ -133,7 +138,9 @@ class Scope:
         if what == "isExecuted":
             return bool(self._runs(name))
         if what == "params":
-            return workflow.node(name).parameters
+            return self._parameters(workflow.node(name))
+        if what == "item":
+            self._check_linked(name)
         runs = self._runs(name)
         if not runs:
             raise DataError(
@@ -160,6 +167,36 @@ class Scope:
             index = int(rest[0]) if rest and rest[0] is not None else 0
             return self._paired(name, index)
         raise DataError(f"unknown node data '{what}'")
+
+    def _check_linked(self, target: str) -> None:
+        """n8n checks before following paired items that `target` comes before this node in the
+        graph: its main ancestors, or for a sub-node every ancestor of the node it plugs into."""
+        if self.node is None or self.state is None:
+            return
+        if self._linked is None:
+            links = self.state.workflow.links()
+            parents: dict[str, list[tuple[str, str]]] = {}
+            for source, conn_type, _index, link in links:
+                parents.setdefault(link.node, []).append((source, conn_type))
+
+            def ancestors(start: str, any_type: bool) -> set[str]:
+                seen: set[str] = set()
+                todo = [start]
+                while todo:
+                    for source, conn_type in parents.get(todo.pop(), []):
+                        if (any_type or conn_type == "main") and source not in seen:
+                            seen.add(source)
+                            todo.append(source)
+                return seen
+
+            children = [link.node for source, conn_type, _i, link in links
+                        if source == self.node.name and conn_type != "main"]
+            linked = set().union(*(ancestors(c, True) for c in children)) if children else ancestors(self.node.name, False)
+            self._linked = frozenset(linked)
+        if target not in self._linked:
+            raise DataError("Invalid expression",
+                            f"No path back to referenced node: there is no connection back to the node '{target}', "
+                            "but it's used in an expression here")
 
     @staticmethod
     def _output(name: str, runs: list[Any], run: int, branch: int) -> list[Item]:

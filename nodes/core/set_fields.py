@@ -14,6 +14,7 @@ from pydantic import ConfigDict, Field
 
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
+from engine.expressions import evaluate
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
@@ -74,6 +75,40 @@ class SetFields(NodeType):
     icon = "set"
     Params = SetParams
 
+    @classmethod
+    def n8n_parameters(cls, parameters: dict[str, Any], version: float) -> dict[str, Any]:
+        """v3+: the parameters n8n's form shows for this mode and version, in its order, each
+        defaulted; v1-v2 (another form in n8n) as written."""
+        if float(version) < 3:
+            return parameters
+        p, v3_fields = parameters, float(version) < 3.3
+        out: dict[str, Any] = {"mode": p.get("mode", "manual"), "duplicateItem": p.get("duplicateItem", False)}
+        if out["duplicateItem"] is True:
+            out["duplicateCount"] = p.get("duplicateCount", 0)
+            out["duplicateWarning"] = p.get("duplicateWarning", "")
+        if out["mode"] == "raw":
+            out["jsonOutput"] = p.get("jsonOutput", SetParams.model_fields["jsonOutput"].default)
+        elif v3_fields:
+            fields = p.get("fields", {})
+            if isinstance(fields, dict) and isinstance(fields.get("values"), list):
+                fields = {**fields, "values": [_shown_field(e) for e in fields["values"]]}
+            out["fields"] = fields
+        else:
+            out["assignments"] = p.get("assignments", {})
+        include = None
+        if v3_fields:
+            include = out["include"] = p.get("include", "all")
+        else:
+            out["includeOtherFields"] = p.get("includeOtherFields", False)
+            if out["includeOtherFields"] is True:
+                include = out["include"] = p.get("include", "all")
+        if include == "selected":
+            out["includeFields"] = p.get("includeFields", "")
+        elif include == "except":
+            out["excludeFields"] = p.get("excludeFields", "")
+        out["options"] = p.get("options", {})
+        return out
+
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         version = float(ctx.node.typeVersion)
         if version < 3:
@@ -129,6 +164,14 @@ def _set_v1(ctx: NodeContext, i: int, item: Item, version: float) -> Item:
     return new
 
 
+def _shown_field(entry: Any) -> Any:
+    """A v3.0-3.2 `fields.values` entry as n8n's form holds it: name, type and that type's value."""
+    if not isinstance(entry, dict):
+        return entry
+    kind = entry.get("type", "stringValue")
+    return {"name": entry.get("name", ""), "type": kind, kind: entry.get(kind, V3_VALUE_DEFAULTS.get(kind, ""))}
+
+
 def _unresolved(ctx: NodeContext) -> dict[str, Any]:
     return dict(ctx.node.parameters)
 
@@ -146,6 +189,9 @@ def _manual_fields(ctx: NodeContext, i: int, params: dict[str, Any], options: di
             raw_object = raw_entries[index].get("objectValue") if index < len(raw_entries) else None
             if kind == "objectValue" and isinstance(raw_object, str) and raw_object.startswith("="):
                 value = _parse_object(_resolve_raw(ctx, i, raw_object.lstrip("=")), name_of, i, entry.get("name", ""))
+            raw_value = raw_entries[index].get(kind) if index < len(raw_entries) else None
+            if value is None and isinstance(raw_value, str) and raw_value.startswith("="):
+                value = _undefined_or_null(ctx, i, raw_value, f"fields.values[{index}].{kind}")
             name = entry.get("name", "")
             fields[name] = convert_field(name, kind.removesuffix("Value"), value, node=name_of, item_index=i,
                                          ignore_errors=ignore, version=version)
@@ -159,6 +205,12 @@ def _manual_fields(ctx: NodeContext, i: int, params: dict[str, Any], options: di
         fields[name] = convert_field(name, kind, assignment.get("value"), node=name_of, item_index=i,
                                      ignore_errors=ignore, version=version)
     return fields
+
+
+def _undefined_or_null(ctx: NodeContext, i: int, expression: str, parameter: str) -> Any:
+    """An expression's null value told apart from `undefined` (MISSING): Set v3.0-3.1 write and
+    report them differently (the text 'undefined' vs 'null')."""
+    return evaluate(expression, scope=ctx.expression_scope(), item_index=i, parameter=parameter, undefined=MISSING)
 
 
 def _raw_fields(ctx: NodeContext, i: int, params: dict[str, Any]) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def test_resolve_nested_parameters_names_the_failing_parameter() -> None:
     assert resolve_parameters(params, ITEM) == {"text": "hi there", "options": {"list": [3, "x"]}, "n": 1}
     assert not has_expressions({"a": "b", "c": [1, "d"]})
     with pytest.raises(ExpressionError, match=r'parameter "options.list\[1\]"'):
-        resolve_parameters({"options": {"list": ["x", "={{ $json.a.b }}"]}}, ITEM)
+        resolve_parameters({"options": {"list": ["x", "={{ $json.a.b( }}"]}}, ITEM)
 
 
 def test_luxon_dates_in_the_workflow_time_zone() -> None:
@@ -256,7 +256,29 @@ async def test_the_editor_preview_uses_the_last_runs_input(engine: Engine) -> No
     assert expression_preview(state, wf, "B", "={{ $('Trigger').item.json }}") == Preview('[Object: {"n": 21}]')
     assert expression_preview(state, wf, "B", "=n is {{ $json.missing }}") == Preview("n is ")
     assert expression_preview(state, wf, "B", "={{ $json.missing }}") == Preview("[empty]")
-    failed = expression_preview(state, wf, "B", "={{ $json.missing.x }}")
-    assert failed == Preview("ERROR: Cannot read properties of undefined (reading 'x')", error=True)
+    assert expression_preview(state, wf, "B", "={{ $json.missing.x }}") == Preview("[empty]")  # n8n drops the TypeError
+    failed = expression_preview(state, wf, "B", "={{ $('Nowhere').item.json }}")
+    assert failed == Preview("ERROR: Referenced node doesn't exist", error=True)
     assert expression_preview(state, wf, "A", "={{ $json.n }}") == Preview("21")  # its own last input
     assert expression_preview(state, wf, "B", "not an expression") is None
+
+
+def test_undefined_can_be_told_from_null() -> None:
+    undefined = object()
+    assert evaluate("={{ $json.missing }}", {"n": None}, undefined=undefined) is undefined  # the fast path
+    assert evaluate("={{ $json.n }}", {"n": None}, undefined=undefined) is None
+    assert evaluate("={{ $json.n ?? undefined }}", {"n": None}, undefined=undefined) is undefined  # the engine
+    assert evaluate("={{ $json.missing }}", {"n": None}) is None
+
+
+def test_dates_before_standard_time_use_local_mean_time() -> None:
+    """Before 1883 New York kept its local mean time, -4:56:02: n8n (V8's Intl) shows it to the second."""
+    assert (evaluate("={{ DateTime.fromISO('1815-12-10T00:00:00Z').setZone('America/New_York').toISO() }}", {})
+            == "1815-12-09T19:03:58.000-04:56")
+
+
+def test_a_name_n8n_does_not_provide_reads_undefined() -> None:
+    """n8n resolves free names from its data or an empty object: no ReferenceError, and only its globals."""
+    assert evaluate("={{ someVariable === undefined }}", {}) is True
+    assert evaluate("={{ typeof console }}", {}) == "undefined"  # QuickJS's own globals are not n8n's
+    assert evaluate("={{ (x => x + 1)(1) + Math.max(1, parseInt('2')) }}", {}) == 4

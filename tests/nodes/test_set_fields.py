@@ -76,3 +76,36 @@ async def test_duplicate_item_only_in_runs_from_the_editor() -> None:
     engine = Engine(builtin_registry())
     assert len((await engine.run(wf, mode="manual")).result) == 3
     assert len((await engine.run(wf, mode="cli")).result) == 1
+
+
+# what n8n 1.123's NodeHelpers.getNodeParameters made of these Set parameters (its loaded form)
+_N8N_FORM = [
+    (3.4, {}, {"mode": "manual", "duplicateItem": False, "assignments": {}, "includeOtherFields": False, "options": {}}),
+    (3.4, {"mode": "raw"}, {"mode": "raw", "duplicateItem": False, "jsonOutput": "{\n  \"my_field_1\": \"value\",\n  \"my_field_2\": 1\n}\n",
+                            "includeOtherFields": False, "options": {}}),
+    (3.4, {"duplicateItem": True, "includeOtherFields": True},
+     {"mode": "manual", "duplicateItem": True, "duplicateCount": 0, "duplicateWarning": "", "assignments": {},
+      "includeOtherFields": True, "include": "all", "options": {}}),
+    (3.4, {"includeOtherFields": True, "include": "selected"},
+     {"mode": "manual", "duplicateItem": False, "assignments": {}, "includeOtherFields": True, "include": "selected",
+      "includeFields": "", "options": {}}),
+    (3.3, {"assignments": {"assignments": []}, "includeOtherFields": True, "include": "except"},
+     {"mode": "manual", "duplicateItem": False, "assignments": {"assignments": []}, "includeOtherFields": True,
+      "include": "except", "excludeFields": "", "options": {}}),
+    (3, {}, {"mode": "manual", "duplicateItem": False, "fields": {}, "include": "all", "options": {}}),
+    (3.1, {"fields": {"values": [{"name": "m", "stringValue": "x"}]}, "include": "selected"},
+     {"mode": "manual", "duplicateItem": False, "fields": {"values": [{"name": "m", "type": "stringValue", "stringValue": "x"}]},
+      "include": "selected", "includeFields": "", "options": {}}),
+    (3.2, {"mode": "raw", "include": "except"},
+     {"mode": "raw", "duplicateItem": False, "jsonOutput": "{\n  \"my_field_1\": \"value\",\n  \"my_field_2\": 1\n}\n",
+      "include": "except", "excludeFields": "", "options": {}}),
+]
+
+
+@pytest.mark.parametrize(("version", "written", "n8n"), _N8N_FORM)
+def test_parameters_as_n8n_holds_them(version: float, written: dict, n8n: dict) -> None:
+    from nodes.core.set_fields import SetFields
+
+    got = SetFields.n8n_parameters(written, version)
+    assert got == n8n
+    assert list(got) == list(n8n)  # n8n's order, as `$parameter` shows when written out whole

@@ -10,12 +10,17 @@ Compared per main-path node run: status, error message, every item's `json`, `so
 test of its own, `pairedItem`. Not compared: timing (`startTime`, `executionTime`, `startedAt`,
 `stoppedAt`), `executionIndex`, and `hints` (n8n's editor advice, e.g. the Code node's
 item-linking hint). Sub-node runs (model, memory, tool) show through their parent's output.
+
+A failing expression's message is n8n's message framed as n8n's editor shows it, with where it
+failed: `ERROR: <n8n's message> [parameter "…" of node "…": <expression>]`; the message inside
+the frame is what is compared.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,32 +44,14 @@ KEPT_DIFFERENCES = {
         "model to answer in its own JSON format (the recording: OUTPUT_PARSING_FAILURE on a plain reply); we run it "
         "as the Tools Agent and say so in the run log"
     ),
+    "expr-env": (
+        "n8n 1.123 lets expressions read $env (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false there; n8n 2.x blocks "
+        "it by default); we refuse it by default, as issue 10 asks, with n8n's message 'access to env vars denied'"
+    ),
     "set-v34-raw-invalid": (
         "n8n's jsonrepair guesses that unquoted text in a JSON Output is a string ({\"broken\": Ada Lovelace} -> "
         "\"Ada Lovelace\"); we refuse invalid JSON with an error naming the node and item instead of guessing"
     ),
-}
-
-# ----- what our expression evaluator cannot do yet: each fails loudly or wrongly today -----------
-# The JavaScript evaluator (issue 10 section 1) is to make these pass; strict=True makes a case that
-# starts passing fail until its entry is deleted here.
-_JS = "JavaScript in expressions"
-NEEDS_EVALUATOR: dict[str, str] = {
-    "expr-env": "$env: n8n 1.123 reads it (N8N_BLOCK_ENV_ACCESS_IN_NODE defaults to false); issue 10 asks to refuse "
-                "it by default — whoever decides updates this case",
-    "expr-error-syntax": "a syntax error as n8n words it ('invalid syntax')",
-    "expr-error-throw": "n8n's legacy engine turns an expression that throws inside a Set field into null",
-    "expr-error-unexecuted-node": "$('Node').item of a node that has not run ('Invalid expression')",
-    "expr-error-unknown-node": "$('Node') of a node that does not exist (\"Referenced node doesn't exist\")",
-    "expr-ext-date": "date extension functions and Luxon (toFormat, plus, startOf, diff, setZone, Duration)",
-    "expr-ext-string-1": "string extension functions (toTitleCase, extractDomain, isEmail...)",
-    "expr-indexes": "$itemIndex, $runIndex, $prevNode, $nodeVersion, $parameter",
-    "expr-js-globals": f"{_JS}: Math, parseInt, String, Array, encodeURIComponent, Object, spread",
-    "expr-nan-number-error": f"{_JS}: Number('x') is NaN, which a number field refuses",
-    "expr-object-merge-error": "the object extension functions' errors (merge() is only callable on arrays)",
-    "set-v30-missing-string": "undefined apart from null: a missing field is `undefined` (Set v3.0 writes the text "
-                              "'undefined'); today it reads as null",
-    "set-v31-missing-string": "undefined apart from null: the error says 'undefined' for a missing field",
 }
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
@@ -78,9 +65,6 @@ KNOWN_GAPS: dict[str, str] = {
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
 
-# ----- paired items: n8n records `pairedItem` on every output item; ours carry none yet ---------
-NO_PAIRED_ITEMS = ("items carry no pairedItem yet: paired-item tracking (issue 10 section 1, `$('Node').item`) "
-                   "comes with the JavaScript expression evaluator")
 
 
 class _Credentials:
@@ -128,6 +112,15 @@ def main_json(task: dict[str, Any]) -> list[list[Any]] | None:
     return [[item.get("json") for item in (output or [])] for output in main]
 
 
+_EXPRESSION_FAILURE = re.compile(r"^ERROR: (?P<message>.*) \[(?:parameter \".*?\"|an expression)(?: of node \".*?\")?: .*\]$", re.S)
+
+
+def n8n_message(message: str) -> str:
+    """The message n8n gives for an error: an expression failure's message without our frame."""
+    match = _EXPRESSION_FAILURE.match(message)
+    return match.group("message") if match else message
+
+
 def compare(name: str, ours: ExecutionState, theirs: dict[str, Any]) -> list[str]:
     """Every difference between our run and n8n's, in words (empty when they agree)."""
     problems: list[str] = []
@@ -147,7 +140,7 @@ def compare(name: str, ours: ExecutionState, theirs: dict[str, Any]) -> list[str
             if their.get("error"):
                 if task.error is None:
                     problems.append(f"{node}[{index}]: n8n failed ({their['error'].get('message')}), ours did not")
-                elif task.error.message != their["error"].get("message"):
+                elif n8n_message(task.error.message) != their["error"].get("message"):
                     problems.append(f"{node}[{index}]: error {task.error.message!r}, n8n {their['error'].get('message')!r}")
                 continue
             if task.error is not None:
@@ -171,8 +164,6 @@ def _cases() -> list[Any]:
     cases = []
     for name in NAMES:
         marks = []
-        if name in NEEDS_EVALUATOR:
-            marks.append(pytest.mark.xfail(strict=True, reason=f"needs the expression evaluator: {NEEDS_EVALUATOR[name]}"))
         if name in KNOWN_GAPS:
             marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[name]))
         if name in KEPT_DIFFERENCES:
@@ -209,7 +200,6 @@ def their_paired_items(theirs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=NO_PAIRED_ITEMS)
 def test_paired_items_as_n8n(peer_url: str) -> None:
     """Every output item says which input item it came from (`pairedItem`), as n8n records it."""
     differ = [name for name in NAMES if name not in KEPT_DIFFERENCES
@@ -225,6 +215,14 @@ def test_conversational_agent_runs_as_tools_agent_with_a_note(peer_url: str) -> 
     assert task.data["main"][0][0]["json"]["output"].startswith("Echo: hello there")
 
 
+def test_env_is_refused_by_default(peer_url: str) -> None:
+    state = run_ours("expr-env", peer_url)
+    assert state.status == "error"
+    assert state.error.node == "Edit Fields"
+    assert n8n_message(state.error.message) == "access to env vars denied"
+    assert "{{ $env.HOME ? 'has-home' : 'no-home' }}" in state.error.message
+
+
 def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
     state = run_ours("set-v34-raw-invalid", peer_url)
     assert state.status == "error"
@@ -234,5 +232,5 @@ def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
 
 
 def test_every_listed_case_is_in_the_corpus() -> None:
-    for listing in (KEPT_DIFFERENCES, NEEDS_EVALUATOR, KNOWN_GAPS):
+    for listing in (KEPT_DIFFERENCES, KNOWN_GAPS):
         assert set(listing) <= set(NAMES)

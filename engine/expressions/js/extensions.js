@@ -36,6 +36,9 @@
   // ----- strings -----------------------------------------------------------------------------
   const EMAIL = /([a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,})/;
   const URL_RE = /(https?:\/\/(?:www\.)?[-a-zA-Z0-9@:%._+~#=]{1,256}\.[a-zA-Z0-9()]{1,63}\b[-a-zA-Z0-9()@:%_+.~#?&/=]*)/;
+  const URL_HOST = new RegExp("^(?:(?:https?|ftp)://)?(?:mailto:)?(?://)?" +
+    "((?:[-\\w]+\\.)+(?:[a-zA-Z]{2,}|xn--[a-zA-Z0-9]+)|localhost|\\d{1,3}(?:\\.\\d{1,3}){3})" +
+    "(?::\\d+)?(?:/[^\\s?]*)?(?:\\?[^\\s#]*)?(?:#\\S*)?$", "i");
   const DOMAIN = /^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,}$/;
   const SMALL_WORDS = new Set(("a an and as at because but by en for if in neither nor of on only or over per so " +
     "some than that the to up upon v v. versus via vs vs. when with without yet").split(" "));
@@ -89,8 +92,9 @@
       const s = String(this);
       const email = EMAIL.exec(s);
       if (email && !s.includes("://")) return email[1].split("@")[1];
-      const url = parseUrl(s.includes("://") ? s : "http://" + s);
-      return url && url.host ? url.host.replace(/^www\./, "") : undefined;
+      // n8n: the whole text is a host (www. kept), with an optional http(s)/ftp scheme, port, path, query
+      const m = URL_HOST.exec(s);
+      return m ? m[1] : undefined;
     },
     extractEmail() { const m = EMAIL.exec(String(this)); return m ? m[1] : undefined; },
     extractUrl() { const m = URL_RE.exec(String(this)); return m ? m[1] : undefined; },
@@ -264,7 +268,8 @@
       for (const [k, v] of Object.entries(this)) if (compactValue(v)) out[k] = v;
       return out;
     },
-    merge(other) { return Object.assign({}, isPlainObject(other) ? other : {}, this); },
+    // n8n has merge() for arrays only: on anything else its extend() names the type that has it
+    merge() { throw new ExpressionError('merge() is only callable on type "Array"'); },
     toJsonString() { return JSON.stringify(this); },
     urlEncode() {
       return Object.entries(this).map(([k, v]) =>

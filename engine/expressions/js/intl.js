@@ -13,12 +13,14 @@
     "September", "October", "November", "December"];
   const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
   const pad2 = (n) => (n < 10 ? "0" : "") + n;
+  // what this Intl cannot do: an error the runtime never turns into an empty value
+  const unsupported = (message) => Object.assign(new RangeError(message), { unsupported: true });
 
   function checkLocale(locales) {
     const list = locales === undefined ? [] : [].concat(locales);
     for (const loc of list) {
       if (typeof loc !== "string" || !/^en(-|$)/i.test(loc)) {
-        throw new RangeError("Intl: only English (en) locales are available, not " + JSON.stringify(loc));
+        throw unsupported("Intl: only English (en) locales are available, not " + JSON.stringify(loc));
       }
     }
     return list.length ? list[0] : "en-US";
@@ -124,7 +126,7 @@
       this._locale = checkLocale(locales);
       const o = Object.assign({}, options || {});
       if (o.style && o.style !== "decimal" && o.style !== "percent") {
-        throw new RangeError("Intl.NumberFormat: style '" + o.style + "' is not available here");
+        throw unsupported("Intl.NumberFormat: style '" + o.style + "' is not available here");
       }
       this._o = o;
     }

@@ -183,6 +183,29 @@
     constructor: denied, escape: denied, unescape: denied,
   });
 
+  // n8n resolves any other name from the expression's data or else an empty object (tournament's
+  // variable polyfill): a name it does not provide reads `undefined`, never a ReferenceError.
+  // These are the JavaScript globals n8n provides (its allow list and the names it leaves alone);
+  // any other free name of a segment is declared (`var name;`) so it reads `undefined` there too.
+  const GLOBALS = new Set(("Object Array Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array Int32Array " +
+    "Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array Map WeakMap Set WeakSet Error TypeError " +
+    "SyntaxError EvalError RangeError ReferenceError URIError Intl String RegExp Math Number BigInt Infinity NaN " +
+    "isFinite isNaN parseFloat parseInt JSON ArrayBuffer SharedArrayBuffer Atomics DataView encodeURI " +
+    "encodeURIComponent decodeURI decodeURIComponent Boolean Symbol Date undefined").split(" "));
+  const KEYWORDS = new Set(("break case catch class const continue debugger default delete do else export extends " +
+    "false finally for function if import in instanceof new null return super switch this throw true try typeof " +
+    "var void while with yield let static enum await implements package protected interface private public " +
+    "arguments of async get set").split(" "));
+  function unknownNames(code) {
+    const bare = code.replace(STRINGS, "0").replace(/\/(?![*/])(?:[^/\\\n]|\\.)+\/[a-z]*/g, "0");
+    const found = new Set();
+    for (const m of bare.matchAll(/(?<![.\w$])[A-Za-z_$][\w$]*/g)) {
+      const name = m[0];
+      if (!(name in scope) && !GLOBALS.has(name) && !KEYWORDS.has(name)) found.add(name);
+    }
+    return [...found];
+  }
+
   // ----- templates ------------------------------------------------------------------------------
   const templates = [];
   const compileCode = g.Function; // kept here: expressions themselves see `Function` as {}
@@ -194,7 +217,16 @@
       if (!isCode) return text;
       const code = text.replace(/[\s;]+$/, "");
       try {
-        return compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
+        const unknown = unknownNames(code);
+        let fn;
+        try {
+          fn = compileCode("__scope", (unknown.length ? "var " + unknown.join(", ") + ";\n" : "") +
+            "with (__scope) { return (" + code + "\n); }");
+        } catch (error) {
+          fn = compileCode("__scope", "with (__scope) { return (" + code + "\n); }");
+        }
+        fn.guarded = guarded(code);
+        return fn;
       } catch (error) {
         return { error: new ExpressionError("invalid syntax", String(error && error.message)) };
       }
@@ -213,9 +245,37 @@
     return { name: "Error", message: String(error) };
   }
 
+  // n8n's expression engine (tournament) runs a segment inside try/catch when it reads a variable
+  // other than isFinite, isNaN, NaN, Date, RegExp, Math, undefined or accesses a member or calls
+  // a function: an error there is handed to its error handler, which re-throws only n8n's own
+  // expression errors; anything else (a TypeError, an Error the code throws) leaves the segment
+  // `undefined`. An error in an unguarded segment makes the whole expression null.
+  const EXEMPT = new Set(["isFinite", "isNaN", "NaN", "Date", "RegExp", "Math", "undefined"]);
+  const WORDS = new Set(["new", "typeof", "void", "in", "instanceof", "true", "false", "null", "this"]);
+  const STRINGS = /'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`\\]|\\.)*`/g;
+  function guarded(code) {
+    const bare = code.replace(STRINGS, "0");
+    if (/[\w$\])]\s*[[(]|\?\.|\.\s*[A-Za-z_$]/.test(bare.replace(/\bnew\s+(?:Date|RegExp)\s*\(/g, "("))) return true;
+    const names = bare.replace(/\b\d[\w.]*/g, "").match(/[A-Za-z_$][\w$]*/g) || [];
+    return names.some((name) => !EXEMPT.has(name) && !WORDS.has(name));
+  }
+
+  class Unguarded extends Error {}
+
+  // errors that stay errors: n8n's own (ours: ExpressionError), a request for data, our limits
+  const isLoud = (error) => error instanceof ExpressionError || error instanceof NeedData ||
+    (error && (error.name === "InternalError" || error.unsupported === true ||
+      (error.name === "RangeError" && error.message === "Maximum call stack size exceeded")));
+
   function evaluatePart(fn) {
     if (fn.error) throw fn.error;
-    return fn.call(denied, scope);
+    try {
+      return fn.call(denied, scope);
+    } catch (error) {
+      if (isLoud(error)) throw error;
+      if (fn.guarded) return undefined;
+      throw error instanceof SyntaxError ? new ExpressionError("invalid syntax") : new Unguarded();
+    }
   }
 
   function checkResult(value) {
@@ -230,9 +290,9 @@
     return value;
   }
 
+  // a segment's text in a template: n8n keeps a value only when `v || v === 0 || v === false`
   function text(value) {
-    if (value === undefined || value === null) return "";
-    return String(value);
+    return value || value === 0 || value === false ? String(value) : "";
   }
 
   function run(id) {
@@ -248,6 +308,8 @@
         const value = checkResult(evaluatePart(compiled[0]));
         if (state.needs.length) return "n" + JSON.stringify(state.needs);
         if (value === undefined) return "u";
+        // NaN and ±Infinity keep their value (JSON would make them null): Python's json reads these words
+        if (typeof value === "number" && !isFinite(value)) return "j" + String(value);
         const json = JSON.stringify(value);
         return json === undefined ? "u" : "j" + json;
       }
@@ -259,6 +321,7 @@
       return "s" + out;
     } catch (error) {
       if (state.needs.length) return "n" + JSON.stringify(state.needs);
+      if (error instanceof Unguarded) return "j" + "null";
       return "e" + JSON.stringify(describe(error));
     } finally {
       state.item = undefined;
