@@ -40,7 +40,7 @@ async def test_a_given_item_starts_the_run_from_an_unsupported_trigger(engine: E
     state = await engine.run(wf, start=start.name, items=[{"json": {"text": "hello"}}])
     assert state.status == "success", state.error
     assert state.run_data["Telegram Trigger"][0].data["main"] == [[{"json": {"text": "hello"}, "pairedItem": {"item": 0}}]]
-    assert state.result == [{"json": {"got": "hello"}}]
+    assert state.result == [{"json": {"got": "hello"}, "pairedItem": {"item": 0}}]
 
 
 def test_naming_a_trigger_checks_it(engine: Engine) -> None:

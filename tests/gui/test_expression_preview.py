@@ -33,10 +33,10 @@ def test_preview_under_the_field_after_a_run(run_window, qtbot, tmp_path) -> Non
     assert preview.objectName() == "fieldHint"
     shot(inspector, tmp_path, "preview")
 
-    window.set_parameter("AI Agent", ("text",), "={{ $json.topic.toUpperCase() }}")
+    window.set_parameter("AI Agent", ("text",), "={{ $('Nope').item.json.topic }}")
     window.confirm_discard = lambda: True  # the edit is not to be saved when the test closes the window
     qtbot.waitUntil(lambda: inspector.builder.rows[("text",)].preview is not None
                     and inspector.builder.rows[("text",)].preview.objectName() == "fieldError")
     failed = inspector.builder.rows[("text",)].preview
-    assert failed.text() == "ERROR: Cannot read properties of undefined (reading 'toUpperCase')"
+    assert failed.text() == "ERROR: Referenced node doesn't exist"  # n8n's words
     shot(inspector, tmp_path, "preview-error")
