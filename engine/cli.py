@@ -232,6 +232,8 @@ async def run_file(args: argparse.Namespace, out: Output) -> int:
     except WorkflowFileError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
+    for warning in workflow.load_warnings:
+        print(f"mini-n8n: warning: {args.file}: {warning}", file=sys.stderr)
     try:
         engine = open_engine()
         if args.message is not None:

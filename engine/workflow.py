@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from . import json_text
 from .errors import WorkflowFileError
@@ -77,6 +77,12 @@ class Workflow(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     pinData: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] | None = None
+    _load_warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def load_warnings(self) -> list[str]:
+        """What loading the file changed to read it (links to missing nodes dropped): to be said."""
+        return self._load_warnings
 
     @field_validator("connections", mode="before")
     @classmethod
@@ -216,6 +222,10 @@ def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
     shape = _shape_problem(data)
     if shape is not None:
         raise WorkflowFileError(source, [shape])
+    if "nodes" not in data:  # every n8n workflow file has its node list, even an empty one
+        keys = ", ".join(json.dumps(k, ensure_ascii=False)[:40] for k in list(data)[:5]) + (", …" if len(data) > 5 else "")
+        raise WorkflowFileError(source, ['not an n8n workflow: the JSON object has no "nodes" list '
+                                         + (f"(its keys: {keys})" if data else "(it is empty)")])
     try:
         wf = Workflow.model_validate(data)
     except ValidationError as exc:
@@ -227,11 +237,7 @@ def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
         if node.name in seen:
             problems.append(f'node "{node.name}": the name is used by more than one node')
         seen.add(node.name)
-    for src, conn_type, _index, target in wf.links():
-        if src not in seen:
-            problems.append(f'connections: source node "{src}" does not exist')
-        if target.node not in seen:
-            problems.append(f'connections > {src} > {conn_type}: target node "{target.node}" does not exist')
+    wf._load_warnings = _drop_dangling_links(wf, seen)
     if not problems:
         loop = main_loop(wf)
         if loop is not None:
@@ -242,6 +248,25 @@ def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
         problems = [json_text.escape_surrogates(p) for p in problems]
         raise WorkflowFileError(source, sorted(set(problems), key=problems.index))
     return wf
+
+
+def _drop_dangling_links(wf: Workflow, names: set[str]) -> list[str]:
+    """Remove the links from or to a node that does not exist, and say which: one stale link must
+    not make the rest of the file unreadable. An entry with no links (n8n leaves some) is kept."""
+    dropped: list[str] = []
+    for src, by_type in wf.connections.items():
+        for conn_type, outputs in by_type.items():
+            for targets in outputs:
+                kept = [t for t in targets if src in names and t.node in names]
+                for target in targets:
+                    if src not in names:
+                        dropped.append(f'connections > {src} > {conn_type}: source node "{src}" does not exist; its link to '
+                                       f'"{target.node}" was dropped')
+                    elif target.node not in names:
+                        dropped.append(f'connections > {src} > {conn_type}: target node "{target.node}" does not exist; '
+                                       "the link was dropped")
+                targets[:] = kept
+    return [json_text.escape_surrogates(d) for d in dropped]
 
 
 def load_workflow_text(text: str, source: str = "<workflow>") -> Workflow:

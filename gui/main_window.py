@@ -628,9 +628,14 @@ class MainWindow(QMainWindow):
         self.load_document(workflow, path)
         self.recent.add(path)
         unsupported = sorted({n.type for n in workflow.nodes if not self.registry.knows(n.type)})
+        notes = []
         if unsupported:
-            self.show_message(f"Opened {Path(path).name}: {len(unsupported)} unsupported node type(s) kept as "
-                              f"placeholders ({', '.join(unsupported)})", 15000)
+            notes.append(f"{len(unsupported)} unsupported node type(s) kept as placeholders ({', '.join(unsupported)})")
+        if workflow.load_warnings:
+            notes.append(f"{len(workflow.load_warnings)} link(s) to missing nodes dropped ("
+                         + "; ".join(workflow.load_warnings) + ")")
+        if notes:
+            self.show_message(f"Opened {Path(path).name}: " + "; ".join(notes), 15000)
         else:
             self.show_message(f"Opened {Path(path).name}", 4000)
         return True

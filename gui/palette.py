@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMimeData, QModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QDrag, QFontMetrics, QPainter, QStandardItem, QStandardItemModel
+from PySide6.QtCore import QMimeData, QModelIndex, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView, QLineEdit, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget,
 )
@@ -15,6 +15,12 @@ from gui.canvas.view import NODE_MIME
 GROUPS = ("Triggers", "AI", "Models", "Memory", "Tools", "Core", "Notes")
 TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
 DESCRIPTION_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def row_colours(current: theme.Theme) -> tuple[QColor, QColor, QColor]:
+    """(name, description, selected row's fill) of node rows, from the theme: the style's own
+    selection (white text on a white-ish fill under Fusion with our item style) is not used."""
+    return current.node_text, current.muted_text, current.row_selected
 
 
 class _TwoLineDelegate(QStyledItemDelegate):
@@ -32,29 +38,34 @@ class _TwoLineDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         style = option.widget.style() if option.widget else None
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        name_colour, description_colour, selected_fill = row_colours(theme.current())
         painter.save()
         if style is not None:
             opt = QStyleOptionViewItem(option)
             self.initStyleOption(opt, index)
             opt.text = ""
             opt.icon = type(opt.icon)()
+            opt.state &= ~QStyle.StateFlag.State_Selected  # the selection is ours: see `row_colours`
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, option.widget)
         rect = option.rect
+        if selected:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(selected_fill)
+            painter.drawRoundedRect(QRectF(rect).adjusted(1, 1, -1, -1), 6, 6)
+            description_colour = name_colour
         icon = index.data(Qt.ItemDataRole.DecorationRole)
         if icon is not None:
             icon.paint(painter, QRect(rect.left() + 6, rect.top() + 10, 28, 28))
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        pal = option.palette
-        text_colour = pal.highlightedText().color() if selected else pal.text().color()
         name_font = theme.ui_font(9.5, bold=True)
         painter.setFont(name_font)
-        painter.setPen(text_colour)
+        painter.setPen(name_colour)
         text_rect = QRect(rect.left() + 42, rect.top() + 6, rect.width() - 48, 18)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, index.data())
         small = theme.ui_font(8)
         painter.setFont(small)
-        muted = text_colour if selected else theme.current().muted_text
-        painter.setPen(muted)
+        painter.setPen(description_colour)
         fm = QFontMetrics(small)
         desc_rect = QRect(rect.left() + 42, rect.top() + 24, rect.width() - 48, 18)
         painter.drawText(desc_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,

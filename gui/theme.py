@@ -49,6 +49,16 @@ class Theme:
     link: QColor
     disabled_fill: QColor
     unsupported: QColor
+    # panels: backgrounds under node_text, and coloured text on the panel's paper (canvas-like)
+    user_fill: QColor
+    user_name: QColor
+    agent_fill: QColor
+    agent_name: QColor
+    error_fill: QColor
+    error_text: QColor
+    answer_fill: QColor
+    link_text: QColor
+    row_selected: QColor
 
     def sticky_fill(self, colour: int) -> QColor:
         palette = STICKY_DARK if self.dark else STICKY_LIGHT
@@ -79,6 +89,15 @@ LIGHT = Theme(
     link=QColor("#9aa0ab"),
     disabled_fill=QColor("#eceef2"),
     unsupported=QColor("#d97706"),
+    user_fill=QColor("#e8f0fb"),
+    user_name=QColor("#1a5fb4"),
+    agent_fill=QColor("#eef6ef"),
+    agent_name=QColor("#1e7b34"),
+    error_fill=QColor("#fde2e1"),
+    error_text=QColor("#a1160a"),
+    answer_fill=QColor("#e6f4ea"),
+    link_text=QColor("#1a5fb4"),
+    row_selected=QColor("#ffe1dc"),
 )
 
 DARK = Theme(
@@ -94,7 +113,29 @@ DARK = Theme(
     link=QColor("#7c828e"),
     disabled_fill=QColor("#25272c"),
     unsupported=QColor("#f59e0b"),
+    user_fill=QColor("#1f3047"),
+    user_name=QColor("#8cb8ff"),
+    agent_fill=QColor("#1f3326"),
+    agent_name=QColor("#7fd49a"),
+    error_fill=QColor("#4a2325"),
+    error_text=QColor("#ff9d94"),
+    answer_fill=QColor("#1f3a2a"),
+    link_text=QColor("#8cb8ff"),
+    row_selected=QColor("#4a302c"),
 )
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours (1 to 21; body text wants at least 4.5)."""
+
+    def luminance(c: QColor) -> float:
+        def channel(v: float) -> float:
+            return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF())
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
 
 
 def system_is_dark() -> bool:

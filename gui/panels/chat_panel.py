@@ -6,7 +6,7 @@ import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QColor, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -45,11 +45,16 @@ class ChatInput(QPlainTextEdit):
         super().keyPressEvent(event)
 
 
-BUBBLE = {
-    "user": ("#1a5fb4", "#e8f0fb", "You"),
-    "assistant": ("#1e7b34", "#f2f7f2", "Agent"),
-    "error": ("#a1160a", "#fde2e1", "Error"),
-}
+WHO = {"user": "You", "assistant": "Agent", "error": "Error"}
+
+
+def bubble_colours(role: str, current: theme.Theme) -> tuple[QColor, QColor, QColor]:
+    """(name colour, background, text colour) of a bubble, all from the theme so dark stays readable."""
+    if role == "user":
+        return current.user_name, current.user_fill, current.node_text
+    if role == "assistant":
+        return current.agent_name, current.agent_fill, current.node_text
+    return current.error_text, current.error_fill, current.node_text
 
 
 class ChatPanel(QWidget):
@@ -66,7 +71,6 @@ class ChatPanel(QWidget):
         self.busy = False
 
         self.session_label = QLabel()
-        self.session_label.setStyleSheet("color: #666;")
         self.new_session_button = QPushButton("New session")
         self.new_session_button.setToolTip("Start a fresh conversation: Simple Memory starts empty")
         self.new_session_button.clicked.connect(self.new_session)
@@ -100,8 +104,12 @@ class ChatPanel(QWidget):
         layout.addWidget(self.view, 1)
         layout.addLayout(row)
         self._show_session()
+        self._apply_theme()
+        theme.manager().changed.connect(self._apply_theme)
+
+    def _apply_theme(self) -> None:
+        self.session_label.setStyleSheet(f"color: {theme.current().muted_text.name()};")
         self._render()
-        theme.manager().changed.connect(self._render)
 
     # ----- sending -------------------------------------------------------------------------------
     def submit(self) -> None:
@@ -174,20 +182,23 @@ class ChatPanel(QWidget):
         self.session_label.setToolTip(self.session_id)
 
     def _render(self) -> None:
+        current = theme.current()
+        muted = current.muted_text.name()
         if not self.entries:
-            self.view.setHtml("<p style='color:#888'>No messages in this session yet.</p>")
+            self.view.setHtml(f"<p style='color:{muted}'>No messages in this session yet.</p>")
             return
         parts = []
         for entry in self.entries:
-            colour, background, who = BUBBLE[entry.role]
+            name, background, text = bubble_colours(entry.role, current)
             body = html.escape(entry.text).replace("\n", "<br>")
             if entry.empty:
-                body = f"<i style='color:{theme.current().muted_text.name()}'>{html.escape(EMPTY_REPLY)}</i>"
+                body = f"<i style='color:{muted}'>{html.escape(EMPTY_REPLY)}</i>"
             if entry.streaming:
-                body += "<span style='color:#999'> ▍</span>"
+                body += f"<span style='color:{muted}'> ▍</span>"
             parts.append(
-                f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; background:{background}'>"
-                f"<tr><td><span style='color:{colour}; font-weight:bold'>{who}</span><br>{body}</td></tr></table>"
+                f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
+                f"background:{background.name()}'>"
+                f"<tr><td style='color:{text.name()}'><span style='color:{name.name()}; font-weight:bold'>{WHO[entry.role]}</span><br>{body}</td></tr></table>"
             )
         self.view.setHtml("".join(parts))
         bar = self.view.verticalScrollBar()

@@ -12,11 +12,15 @@ MAX_CHILDREN = 2000
 """Longer lists show their first MAX_CHILDREN entries and a note, so one huge value stays quick."""
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _summary(value: Any) -> str:
     if isinstance(value, dict):
-        return f"{{{len(value)} keys}}"
+        return f"{{{_count(len(value), 'key')}}}"
     if isinstance(value, list):
-        return f"[{len(value)} items]"
+        return f"[{_count(len(value), 'item')}]"
     if isinstance(value, str):
         return value if "\n" not in value else value.replace("\n", "⏎ ")
     return json.dumps(value)

@@ -54,10 +54,11 @@ def _pretty(value: Any) -> str:
 
 
 def _parse_json(text: str, what: str) -> Any:
+    """`text` decoded; `what` names the field in a message ("the arguments")."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise EditProblem(f"{what} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise EditProblem(f"Not valid JSON in {what}: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
 
 
 def _editor(read_only: bool = False, mono: bool = True) -> QPlainTextEdit:
@@ -247,7 +248,7 @@ class PendingView(QWidget):
         payload = (self.where or {}).get("payload") or {}
         kind = self.kind
         if kind == "before_tool":
-            args = _parse_json(self.args.toPlainText(), "The arguments")
+            args = _parse_json(self.args.toPlainText(), "the arguments")
             if not isinstance(args, dict):
                 raise EditProblem("The arguments must be a JSON object, like {\"expression\": \"6 * 7\"}")
             return None if args == payload.get("args") else {"args": args}
@@ -264,7 +265,7 @@ class PendingView(QWidget):
         return None
 
     def _tool_calls(self, original: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        calls = _parse_json(self.reply_calls.toPlainText() or "[]", "The tool calls")
+        calls = _parse_json(self.reply_calls.toPlainText() or "[]", "the tool calls")
         if not isinstance(calls, list):
             raise EditProblem("The tool calls must be a JSON list (use [] for none)")
         used = {str(c.get("id")) for c in original if isinstance(c, dict)}

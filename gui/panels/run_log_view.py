@@ -9,13 +9,21 @@ from __future__ import annotations
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
+from gui import theme
 from gui.bridge import RunLogLine
 
 MAX_LINES = 50_000
 NODE_SCHEME = "node:"
+COLOUR_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+"""A coloured fragment names its theme colour here, so a theme switch recolours the lines shown."""
+
+
+def text_colour(name: str, current: theme.Theme) -> QColor:
+    """The theme colour a run-log fragment is drawn in: "error", "note" or "link"."""
+    return {"error": current.error_text, "note": current.muted_text, "link": current.link_text}[name]
 
 
 class RunLogView(QPlainTextEdit):
@@ -33,11 +41,40 @@ class RunLogView(QPlainTextEdit):
         self.setMouseTracking(True)
         self.lines: list[RunLogLine] = []
         self._plain = QTextCharFormat()
-        self._error = QTextCharFormat()
-        self._error.setForeground(QColor("#a1160a"))
-        self._note = QTextCharFormat()
-        self._note.setForeground(QColor("#666666"))
+        self._error = self._coloured("error")
+        self._note = self._coloured("note")
         self._note.setFontItalic(True)
+        theme.manager().changed.connect(self._recolour)
+
+    @staticmethod
+    def _coloured(name: str, base: QTextCharFormat | None = None) -> QTextCharFormat:
+        fmt = QTextCharFormat(base) if base is not None else QTextCharFormat()
+        fmt.setProperty(COLOUR_PROPERTY, name)
+        fmt.setForeground(text_colour(name, theme.current()))
+        return fmt
+
+    def _recolour(self) -> None:
+        """Give every coloured fragment, and the formats of lines to come, the current theme's colour."""
+        for fmt in (self._error, self._note):
+            fmt.setForeground(text_colour(fmt.stringProperty(COLOUR_PROPERTY), theme.current()))
+        spans: list[tuple[int, int, str]] = []  # gathered first: recolouring may merge fragments
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                fragment = it.fragment()
+                name = fragment.charFormat().stringProperty(COLOUR_PROPERTY)
+                if name:
+                    spans.append((fragment.position(), fragment.position() + fragment.length(), name))
+                it += 1
+            block = block.next()
+        cursor = QTextCursor(self.document())
+        for start, end, name in spans:
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            recoloured = QTextCharFormat()
+            recoloured.setForeground(text_colour(name, theme.current()))
+            cursor.mergeCharFormat(recoloured)
 
     def clear_log(self) -> None:
         self.lines.clear()
@@ -77,10 +114,9 @@ class RunLogView(QPlainTextEdit):
             cursor.insertText(text, base)
             return
         cursor.insertText(text[:start], base)
-        link = QTextCharFormat(base)
+        link = self._coloured("error" if line.status == "error" else "link", base)
         link.setAnchor(True)
         link.setAnchorHref(NODE_SCHEME + quote(line.node, safe=""))
-        link.setForeground(QColor("#a1160a") if line.status == "error" else QColor("#1a5fb4"))
         link.setFontUnderline(True)
         cursor.insertText(line.node, link)
         cursor.insertText(text[start + len(line.node):], base)

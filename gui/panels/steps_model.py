@@ -20,8 +20,9 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 
+from gui import theme
 from gui.bridge import FINAL_ANSWER, NodeAfter, RunUpdated, StepBook, StepRow, compact
 
 from .columns_model import ColumnsTableModel, Index
@@ -42,10 +43,31 @@ COL_ITERATION, COL_ITEM, COL_TOOL, COL_INPUT, COL_OBSERVATION, COL_STATUS, COL_T
 
 NUMERIC_COLUMNS = frozenset({COL_ITEM, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS})
 
-ERROR_BACKGROUND = QBrush(QColor("#fde2e1"))
-ERROR_FOREGROUND = QBrush(QColor("#a1160a"))
-ANSWER_BACKGROUND = QBrush(QColor("#e6f4ea"))
-PENDING_FOREGROUND = QBrush(QColor("#8a8a8a"))
+
+
+class RowBrushes:
+    """The table's row colours in one theme: a coloured row sets its text colour too, so the
+    system palette's text (white in dark mode) never lands on a background it was not chosen for."""
+
+    def __init__(self, current: theme.Theme) -> None:
+        self.error_background = QBrush(current.error_fill)
+        self.error_status = QBrush(current.error_text)
+        self.answer_background = QBrush(current.answer_fill)
+        self.text = QBrush(current.node_text)
+        self.pending = QBrush(current.muted_text)
+
+
+_BRUSHES: dict[bool, RowBrushes] = {}
+
+
+def row_brushes() -> RowBrushes:
+    """The brushes of the current theme (made once per theme: `data` runs for every painted cell)."""
+    current = theme.current()
+    brushes = _BRUSHES.get(current.dark)
+    if brushes is None:
+        brushes = _BRUSHES[current.dark] = RowBrushes(current)
+    return brushes
+
 ITALIC = QFont()
 ITALIC.setItalic(True)
 
@@ -300,14 +322,17 @@ class StepsModel(ColumnsTableModel):
             return cells[index.column()]
         if role == BACKGROUND:
             if row.failed:
-                return ERROR_BACKGROUND
-            return ANSWER_BACKGROUND if row.kind == "answer" else None
+                return row_brushes().error_background
+            return row_brushes().answer_background if row.kind == "answer" else None
         if role == ALIGNMENT:
             return RIGHT if index.column() in NUMERIC_COLUMNS else None
         if role == FOREGROUND:
-            if row.failed and index.column() == COL_STATUS:
-                return ERROR_FOREGROUND
-            return PENDING_FOREGROUND if row.status == "pending" else None
+            brushes = row_brushes()
+            if row.failed:
+                return brushes.error_status if index.column() == COL_STATUS else brushes.text
+            if row.status == "pending":
+                return brushes.pending
+            return brushes.text if row.kind == "answer" else None
         if role == FONT:
             return ITALIC if row.kind != "tool" and index.column() == COL_TOOL else None
         if role == TOOLTIP:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.bridge import StepRow, rows_to_csv, rows_to_json
-from .steps_model import COL_INPUT, COL_ITERATION, COL_OBSERVATION, COL_TOOL, StepsFilter, StepsModel
+from .steps_model import COL_INPUT, COL_ITEM, COL_ITERATION, COL_OBSERVATION, COL_TOOL, StepsFilter, StepsModel
 
 ALL = "All"
 STATUSES = ["ok", "error", "pending"]
@@ -81,7 +81,7 @@ class StepsView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for col, width in ((COL_ITERATION, 70), (1, 40), (COL_TOOL, 130), (COL_INPUT, 200), (COL_OBSERVATION, 260),
+        for col, width in ((COL_ITERATION, 70), (COL_ITEM, 40), (COL_TOOL, 130), (COL_INPUT, 200), (COL_OBSERVATION, 260),
                            (5, 60), (6, 64), (7, 70), (8, 76), (9, 72)):
             header.resizeSection(col, width)
         header.setSectionResizeMode(COL_OBSERVATION, QHeaderView.ResizeMode.Stretch)
@@ -101,6 +101,8 @@ class StepsView(QWidget):
         self._iterations: set[tuple[Any, ...]] = set()
         self._calls = 0
         self._failed: set[int] = set()
+        self._several_items = False  # the Item column shows only once a row has an item other than 0
+        self.table.setColumnHidden(COL_ITEM, True)
         # the summary and the tool list count every row, shown or filtered out
         self.model.book_rows_added.connect(self._rows_inserted)
         self.model.book_cleared.connect(self._refresh_tools)
@@ -162,6 +164,9 @@ class StepsView(QWidget):
             self._tools |= new
             self._sync_tool_filter()
         self._iterations.update((r.agent, r.iterations, r.item) for r in rows)
+        if not self._several_items and any(r.item for r in rows):
+            self._several_items = True
+            self.table.setColumnHidden(COL_ITEM, False)
         self._calls += sum(1 for r in rows if r.kind == "tool")
         self._count_failed(range(first, last + 1))
 
@@ -180,6 +185,8 @@ class StepsView(QWidget):
         self._iterations = set()
         self._calls = 0
         self._failed = set()
+        self._several_items = False
+        self.table.setColumnHidden(COL_ITEM, True)
         self._sync_tool_filter()
         if rows:
             self._rows_inserted(0, len(rows) - 1)

@@ -76,19 +76,29 @@ def test_errors_name_the_node_and_the_field() -> None:
     assert "bad.json" in str(info.value)
 
 
-def test_connections_to_missing_nodes_and_duplicate_names_are_reported() -> None:
-    """A stale key with no links (n8n leaves some behind) is harmless and not reported."""
-    data = {
-        "nodes": [node("A", MANUAL_TRIGGER), node("A", MANUAL_TRIGGER)],
-        "connections": {"A": {"main": [[{"node": "Ghost", "type": "main", "index": 0}]]}, "Nobody": {"main": [[{"node": "A", "type": "main", "index": 0}]]}, "Empty": {"main": [[]]}},
-    }
+def test_duplicate_names_are_refused() -> None:
+    data = {"nodes": [node("A", MANUAL_TRIGGER), node("A", MANUAL_TRIGGER)], "connections": {}}
     with pytest.raises(WorkflowFileError) as info:
         parse_workflow(data)
-    assert info.value.problems == [
-        'node "A": the name is used by more than one node',
-        'connections > A > main: target node "Ghost" does not exist',
-        'connections: source node "Nobody" does not exist',
+    assert info.value.problems == ['node "A": the name is used by more than one node']
+
+
+def test_links_to_missing_nodes_are_dropped_and_said() -> None:
+    """One stale link does not make the file unreadable: the rest loads, the dropped links are
+    listed. A stale key with no links (n8n leaves some behind) is harmless and not reported."""
+    data = {
+        "nodes": [node("A", MANUAL_TRIGGER), node("B", SET)],
+        "connections": {"A": {"main": [[{"node": "Ghost", "type": "main", "index": 0},
+                                        {"node": "B", "type": "main", "index": 0}]]},
+                        "Nobody": {"main": [[{"node": "A", "type": "main", "index": 0}]]}, "Empty": {"main": [[]]}},
+    }
+    wf = parse_workflow(data)
+    assert [(src, ctype, target.node) for src, ctype, _i, target in wf.links()] == [("A", "main", "B")]
+    assert wf.load_warnings == [
+        'connections > A > main: target node "Ghost" does not exist; the link was dropped',
+        'connections > Nobody > main: source node "Nobody" does not exist; its link to "A" was dropped',
     ]
+    assert parse_workflow(json.loads(dump_workflow(wf))).load_warnings == []  # saved clean
 
 
 def test_not_json_and_not_an_object() -> None:
@@ -96,6 +106,33 @@ def test_not_json_and_not_an_object() -> None:
         load_workflow_text("{nope", "f.json")
     with pytest.raises(WorkflowFileError, match="holds a JSON list"):
         load_workflow_text("[]", "f.json")
+
+
+def test_a_json_object_that_is_not_a_workflow_is_refused() -> None:
+    with pytest.raises(WorkflowFileError) as info:
+        load_workflow_text('{"hello": "world"}', "hello.json")
+    assert info.value.problems == ['not an n8n workflow: the JSON object has no "nodes" list (its keys: "hello")']
+    with pytest.raises(WorkflowFileError, match=r'no "nodes" list \(it is empty\)'):
+        load_workflow_text("{}", "empty.json")
+    assert load_workflow_text('{"nodes": []}').nodes == []  # an empty workflow is a workflow
+
+
+def test_the_cli_warns_of_dropped_links_and_refuses_a_non_workflow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from engine.cli import main
+
+    stale = tmp_path / "stale.json"
+    connections: dict = {}
+    link(connections, "Start", "Edit Fields")
+    link(connections, "Start", "Ghost")
+    stale.write_text(json.dumps({"nodes": [node("Start", MANUAL_TRIGGER), node("Edit Fields", SET)],
+                                 "connections": connections}))
+    assert main(["run", str(stale)]) == 0
+    err = capsys.readouterr().err
+    assert f'mini-n8n: warning: {stale}: connections > Start > main: target node "Ghost" does not exist; the link was dropped' in err
+    hello = tmp_path / "hello.json"
+    hello.write_text('{"hello": "world"}')
+    assert main(["run", str(hello)]) == 2
+    assert 'not an n8n workflow: the JSON object has no "nodes" list (its keys: "hello")' in capsys.readouterr().err
 
 
 def test_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:

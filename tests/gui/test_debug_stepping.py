@@ -117,7 +117,7 @@ def test_edited_tool_argument_changes_the_observation_in_the_steps_table(run_win
     debug.pending.args.setPlainText('{"expression": 6 *')  # broken JSON: said, and the run stays paused
     qtbot.mouseClick(debug.pending.continue_button, Qt.MouseButton.LeftButton)
     assert controller.bridge.paused and debug.pending.problem.isVisible()
-    assert "not valid JSON" in debug.pending.problem.text()
+    assert "Not valid JSON in the arguments:" in debug.pending.problem.text()
 
     debug.pending.args.setPlainText('{"expression": "6 * 8"}')
     qtbot.mouseClick(debug.pending.continue_button, Qt.MouseButton.LeftButton)

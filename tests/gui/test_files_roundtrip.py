@@ -132,6 +132,31 @@ def test_an_unreadable_file_is_reported_and_the_document_kept(qtbot, make_window
     assert window.document.has_node("AI Agent")
 
 
+def test_a_json_file_that_is_not_a_workflow_is_refused(qtbot, make_window, tmp_path: Path, monkeypatch) -> None:
+    window = make_window(EXAMPLE)
+    hello = tmp_path / "hello.json"
+    hello.write_text('{"hello": "world"}')
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda parent, title, text: shown.append(text)))
+    assert not window.open_file(hello, ask=False)
+    assert shown and 'not an n8n workflow: the JSON object has no "nodes" list' in shown[0]
+    assert window.document.has_node("AI Agent")
+
+
+def test_a_link_to_a_missing_node_is_dropped_and_said(qtbot, make_window, tmp_path: Path) -> None:
+    data = json.loads(EXAMPLE.read_text())
+    data["connections"]["When chat message received"]["main"][0].append({"node": "Ghost", "type": "main", "index": 0})
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(data))
+    window = make_window()
+    assert window.open_file(stale, ask=False)
+    assert window.document.has_node("AI Agent")
+    message = window.statusBar().currentMessage()
+    assert "1 link(s) to missing nodes dropped" in message and 'target node "Ghost" does not exist' in message
+    assert [(src, target.node) for src, _t, _i, target in window.document.links() if src == "When chat message received"] \
+        == [("When chat message received", "AI Agent")]
+
+
 def test_rename_the_workflow_from_the_file_menu(qtbot, make_window, monkeypatch) -> None:
     from PySide6.QtWidgets import QInputDialog
 

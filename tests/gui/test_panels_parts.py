@@ -46,6 +46,13 @@ def test_json_tree_shows_values_and_cuts_long_lists(qtbot) -> None:
     assert tree.value_at("out", "list", "…") == "5 more"
 
 
+def test_json_tree_counts_in_singular_and_plural(qtbot) -> None:
+    tree = JsonTree()
+    qtbot.addWidget(tree)
+    tree.set_value({"one": {"a": 1}, "two": {"a": 1, "b": 2}, "single": [1], "none": []})
+    assert [tree.value_at(k) for k in ("one", "two", "single", "none")] == ["{1 key}", "{2 keys}", "[1 item]", "[0 items]"]
+
+
 def test_chat_streams_and_restarts_on_a_new_model_call(qtbot) -> None:
     chat = ChatPanel()
     qtbot.addWidget(chat)

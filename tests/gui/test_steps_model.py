@@ -239,3 +239,19 @@ def test_filtered_rows_follow_their_status_and_new_rows_as_they_arrive(qtmodelte
     view.status_filter.setCurrentText("All")
     assert proxy.rowCount() == 12
     qtmodeltester.check(proxy)
+
+
+def test_the_item_column_shows_only_when_a_run_has_several_items(qtbot) -> None:
+    from gui.panels.steps_model import COL_ITEM
+    from gui.panels.steps_view import StepsView
+
+    view = StepsView()
+    qtbot.addWidget(view)
+    row = lambda item: StepRow(iterations=(1,), item=item, agent="AI Agent", tool="Calculator", kind="tool",  # noqa: E731
+                               status="ok")
+    view.model.append_rows([row(0), row(0)])
+    assert view.table.isColumnHidden(COL_ITEM)  # a single-item run: the column would only say 0
+    view.model.append_rows([row(1)])
+    assert not view.table.isColumnHidden(COL_ITEM)
+    view.model.clear()
+    assert view.table.isColumnHidden(COL_ITEM)
