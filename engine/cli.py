@@ -1,4 +1,4 @@
-"""The `mini-n8n` command: run, resume and inspect executions headless, or open the editor.
+"""The `mini-n8n` command's headless part: run, resume and inspect executions (gui/launch.py opens the editor when no command is given).
 
 `mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
 `status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
@@ -414,12 +414,13 @@ def _command(args: argparse.Namespace, out: Output) -> int:
     return executions(args, out)
 
 
+def is_command(args: Sequence[str]) -> bool:
+    """Whether a command line is for this CLI (a subcommand or --help); `mini-n8n` opens the editor otherwise."""
+    return bool(args) and (args[0] in SUBCOMMANDS or args[0] in ("-h", "--help"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help"):
-        from gui.app import main as gui_main  # the editor; only this path imports Qt
-
-        return gui_main(args_list)
     out = Output()
     try:
         args = build_parser().parse_args(args_list)

@@ -40,6 +40,24 @@ def test_no_qt_import_statement_in_engine_or_nodes() -> None:
     assert offenders == []
 
 
+def test_engine_and_nodes_never_import_the_editor() -> None:
+    offenders = []
+    for folder in ("engine", "nodes"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for line in path.read_text().splitlines():
+                words = line.split()
+                if len(words) > 1 and words[0] in ("import", "from") and words[1].split(".")[0] == "gui":
+                    offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    assert offenders == []
+
+
+def test_the_command_opens_the_editor_only_without_a_cli_command() -> None:
+    from engine.cli import is_command
+
+    assert is_command(["run", "x.json"]) and is_command(["--help"]) and is_command(["executions", "list"])
+    assert not is_command([]) and not is_command(["workflow.json"])
+
+
 def test_builtin_node_types_are_named_by_their_own_type_ids() -> None:
     import nodes
     from engine.registry import builtin_registry
