@@ -19,7 +19,7 @@ import httpx
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
-from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason, max_reply_bytes
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
@@ -59,7 +59,7 @@ class Endpoint:
     secret: str | None = None
     timeout_ms: float = 60000
     idle_ms: float = 30000
-    max_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    max_bytes: int = field(default_factory=max_reply_bytes)  # $MINI_N8N_MAX_REPLY_BYTES when the call is set up
     max_retries: int = 2
 
     def error(self, message: str, description: str | None = None) -> NodeOperationError:

@@ -20,7 +20,6 @@ from engine.context import SupplyContext
 from engine.credentials import CredentialError, credential_ref, describe_credential
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
-from nodes.http_transport import max_reply_bytes
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
@@ -205,7 +204,6 @@ def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] |
         secret=key or None,
         timeout_ms=params.options.timeout,
         idle_ms=params.options.idleTimeout,
-        max_bytes=max_reply_bytes(),
         max_retries=params.options.maxRetries,
     )
     return OpenAIChat(params, endpoint)
