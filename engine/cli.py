@@ -22,12 +22,8 @@ from typing import TYPE_CHECKING, Sequence
 from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
 
 if TYPE_CHECKING:
-    from .abort import AbortSignal
     from .debugger import Breakpoints
-    from .executor import Engine, Execution
-    from .hooks import Hooks
-    from .registry import Registry
-    from .replay import ReplaySource
+    from .executor import Execution
     from .run_data import ExecutionState
     from .store import ExecutionStore
 
@@ -114,30 +110,6 @@ def parse_breaks(specs: list[str]) -> Breakpoints:
     return bp
 
 
-def answer_of(state: ExecutionState) -> str | None:
-    from .run_log import compact
-
-    items = state.result or []
-    if not items:
-        return None
-    data = items[0].get("json", {})
-    if "output" in data:
-        value = data["output"]
-        return value if isinstance(value, str) else compact(value)
-    return compact(data)
-
-
-def open_engine(registry: Registry | None = None) -> Engine:
-    """An engine that stores every execution and keeps Simple Memory in the store's file."""
-    from .executor import Engine
-    from .registry import builtin_registry
-    from .services import Services
-    from .store import ExecutionStore, SqliteMemoryStore
-
-    store = ExecutionStore()
-    return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
-
-
 async def drive(execution: Execution, quiet: bool, out: Output) -> int:
     """Run (or continue) an execution, printing its log; a pause detaches it and exits 3.
 
@@ -210,6 +182,8 @@ def report(state: ExecutionState, out: Output) -> int:
         out.line(f"continue with: mini-n8n resume {state.id}")
         return EXIT_PAUSED
     if state.status == "success":
+        from .runs import answer_of
+
         answer = answer_of(state)
         if answer is not None:
             out.line(f"answer: {answer}" if answer.strip() else "answer: (empty reply — the model returned no text)")
@@ -224,7 +198,7 @@ def report(state: ExecutionState, out: Output) -> int:
 
 async def run_file(args: argparse.Namespace, out: Output) -> int:
     from .errors import MiniN8nError, WorkflowFileError
-    from .start import StartError, read_input, unsupported_message, unsupported_on_path
+    from .start import read_input
     from .workflow import load_workflow
 
     try:
@@ -234,23 +208,16 @@ async def run_file(args: argparse.Namespace, out: Output) -> int:
         return EXIT_USAGE
     for warning in workflow.load_warnings:
         print(f"mini-n8n: warning: {args.file}: {warning}", file=sys.stderr)
-    try:
-        engine = open_engine()
-        if args.message is not None:
-            from nodes.triggers.chat_trigger import chat_item
+    from . import runs
 
-            start = engine.start_node(workflow, prefer_chat=True, trigger=args.trigger)
-            if not start.type.endswith(".chatTrigger"):
-                print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
-                return EXIT_USAGE
-            items = [chat_item(args.message, args.session)]
-        else:
-            items = read_input(args.input) if args.input is not None else None
-            start = engine.start_node(workflow, trigger=args.trigger, injected=items is not None)
-        blocked = unsupported_on_path(workflow, engine.registry, start.name, injected=items is not None)
-        if blocked:
-            raise StartError(unsupported_message(blocked))
-        execution = engine.create(workflow, start=start.name, items=items, mode="cli")
+    try:
+        engine = runs.open_engine()
+        items = read_input(args.input) if args.input is not None and args.message is None else None
+        execution = runs.start(engine, workflow, message=args.message, session_id=args.session, trigger=args.trigger,
+                               items=items, mode="cli")
+    except runs.NoChatTrigger:
+        print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
+        return EXIT_USAGE
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -277,37 +244,25 @@ async def raw_run(execution: Execution, out: Output) -> int:
 async def resume(args: argparse.Namespace, out: Output) -> int:
     from .errors import MiniN8nError
 
+    from .runs import open_engine, resume as resume_execution
+
     try:
-        execution = open_engine().resume(args.id)
+        execution = resume_execution(open_engine(), args.id)
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return await drive(execution, args.quiet, out)
 
 
-def prepare_rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,
-                  hooks: Hooks | None = None, signal: AbortSignal | None = None) -> tuple[Execution, ReplaySource]:
-    """A new execution of a stored one's workflow and first input, fed its recorded results:
-    up to `from_iteration` (re-run from here), or all of them compared as they go (`compare`)."""
-    from .replay import ReplaySource
-
-    recorded = engine.store.load(execution_id)
-    first = recorded.run_data.get(recorded.start_node or "", [])
-    items = first[0].input.get("main", [[]])[0] if first else None
-    execution = engine.create(recorded.workflow, start=recorded.start_node, items=items,
-                              mode="replay" if compare else "rerun", hooks=hooks, signal=signal)
-    source = ReplaySource(recorded, upto_iteration=None if compare else from_iteration, compare=compare)
-    execution.replay = source
-    return execution, source
-
-
 async def rerun(args: argparse.Namespace, compare: bool, out: Output) -> int:
     from .errors import MiniN8nError
 
+    from .runs import open_engine, rerun as rerun_execution
+
     engine = open_engine()
     try:
-        execution, source = prepare_rerun(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
-                                          compare=compare)
+        execution, source = rerun_execution(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
+                                            compare=compare)
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .connection_types import AI_LANGUAGE_MODEL, AI_TOOL, MAIN
 from .hooks import NodeAfter
@@ -82,11 +82,10 @@ class StepRow:
     tool_node: str | None = None
     model_task: TaskData | None = None
     tool_task: TaskData | None = None
-    index: int = -1  # position in the committed table, -1 while staged
+    index: int = -1  # position in the book's rows
     key: tuple[Any, ...] = field(default=())
     edited_from: str | None = None  # the tool's own observation when the user edited it while paused
     edits: list[dict[str, Any]] = field(default_factory=list)  # edits made while paused: {what, original, new}
-    cells: tuple[str, ...] | None = None  # display texts, made when first shown, cleared on change
 
     @property
     def iteration_text(self) -> str:
@@ -178,8 +177,6 @@ def steps_of(events: list[NodeAfter], finished: bool = True) -> list[StepRow]:
         book.feed(event)
     if finished:
         book.finish("not run")
-    else:
-        book.commit()
     return book.rows
 
 
@@ -193,24 +190,27 @@ class _ModelCall:
     model_ms: float
 
 
+@dataclass
+class StepsDiff:
+    """How the rows changed since the last diff: `inserts` in order, each (position at that
+    moment, rows put in there); `changed` rows that were in before and now read differently."""
+
+    inserts: list[tuple[int, list[StepRow]]] = field(default_factory=list)
+    changed: list[StepRow] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.inserts or self.changed)
+
+
 class StepBook:
-    """Builds and updates rows from node_after events; tells its owner where rows go.
+    """Builds and updates rows from node_after events; `take_diff()` says what changed since it
+    was last called, for a view to apply (rows are appended in blocks, a nested agent's rows are
+    inserted under the call that ran it)."""
 
-    `before_insert(pos, count)` / `after_insert()` bracket each insertion into `rows` (the Qt
-    model's begin/endInsertRows); updates of committed rows collect in `changed`. Appends are
-    staged and inserted in one block by `commit()`.
-    """
-
-    def __init__(
-        self,
-        before_insert: Callable[[int, int], None] | None = None,
-        after_insert: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self) -> None:
         self.rows: list[StepRow] = []
-        self.changed: set[int] = set()
-        self._before_insert = before_insert or (lambda pos, count: None)
-        self._after_insert = after_insert or (lambda: None)
-        self._staged: list[StepRow] = []
+        self._inserts: list[tuple[int, list[StepRow]]] = []
+        self._changed: dict[int, StepRow] = {}  # id(row) -> row, rows shown before that changed
         self._calls: dict[tuple[Any, ...], StepRow] = {}
         self._open: dict[tuple[Any, ...], list[StepRow]] = {}  # (scope, item) -> rows waiting for a result
         self._model_failed: dict[Scope | None, bool] = {}
@@ -238,7 +238,7 @@ class StepBook:
     def _reply_edited(self, task: TaskData) -> None:
         """The model's reply was edited before the agent acted on it: the rows of the reply it
         gave stay, marked replaced, and rows of the edited reply follow."""
-        old = [r for r in (*self.rows, *self._staged) if r.model_task is task and r.status != "replaced"]
+        old = [r for r in self.rows if r.model_task is task and r.status != "replaced"]
         if not old:
             return
         meta = task.metadata
@@ -265,31 +265,27 @@ class StepBook:
                 if row.status == "pending":
                     self._set(row, status=status, observation=row.observation or f"({status})")
         self._open.clear()
-        self.commit()
 
     def clear(self) -> None:
         self.rows.clear()
-        self._staged.clear()
+        self._inserts.clear()
         self._calls.clear()
         self._open.clear()
         self._model_failed.clear()
-        self.changed.clear()
+        self._changed.clear()
 
-    def stage(self, rows: list[StepRow]) -> None:
-        """Queue ready-made rows for the next `commit` (saved steps, benchmarks)."""
-        self._staged.extend(rows)
+    def add_rows(self, rows: list[StepRow]) -> None:
+        """Append ready-made rows (saved steps, benchmarks)."""
+        for row in rows:
+            self._append(row)
 
-    def commit(self) -> None:
-        """Insert the staged rows at the end of the table in one block."""
-        if not self._staged:
-            return
-        staged, self._staged = self._staged, []
-        start = len(self.rows)
-        self._before_insert(start, len(staged))
-        for offset, row in enumerate(staged):
-            row.index = start + offset
-        self.rows.extend(staged)
-        self._after_insert()
+    def take_diff(self) -> StepsDiff:
+        """The rows put in and changed since the last call."""
+        inserted = {id(r) for _pos, rows in self._inserts for r in rows}
+        diff = StepsDiff(self._inserts, [r for key, r in self._changed.items() if key not in inserted])
+        self._inserts = []
+        self._changed = {}
+        return diff
 
     # ----- the three kinds of run ----------------------------------------------------------------
     def _model_call(self, task: TaskData) -> None:
@@ -392,26 +388,32 @@ class StepBook:
     def _set(self, row: StepRow, **values: Any) -> None:
         for name, value in values.items():
             setattr(row, name, value)
-        row.cells = None
         if row.index >= 0:
-            self.changed.add(row.index)
+            self._changed[id(row)] = row
+
+    def _append(self, row: StepRow) -> None:
+        end = len(self.rows)
+        row.index = end
+        self.rows.append(row)
+        last = self._inserts[-1] if self._inserts else None
+        if last is not None and last[0] + len(last[1]) == end:
+            last[1].append(row)
+        else:
+            self._inserts.append((end, [row]))
 
     def _add(self, row: StepRow, outer: dict[str, Any] | None) -> None:
         """Append `row`, or for a nested agent insert it after the subtree of the call that ran it."""
         anchor = self._calls.get(_call_key(outer)) if outer else None
         if anchor is None:
-            self._staged.append(row)
+            self._append(row)
             return
-        self.commit()
         pos = anchor.index + 1
         while pos < len(self.rows) and self.rows[pos].depth > anchor.depth:
             pos += 1
         if pos == len(self.rows):
-            self._staged.append(row)
+            self._append(row)
             return
-        self._before_insert(pos, 1)
         self.rows.insert(pos, row)
         for index in range(pos, len(self.rows)):
             self.rows[index].index = index
-        self.changed = {i + 1 if i >= pos else i for i in self.changed}
-        self._after_insert()
+        self._inserts.append((pos, [row]))

@@ -1,7 +1,8 @@
 """The GUI's one door to the engine: document access and rules here, runs in `RunBridge` below.
 
-Every other module of `gui/` imports engine things from this module only, so the boundary
-between the Qt editor and the headless core stays in one place.
+Only this module drives the engine: runs, stored executions and the debugger. Other modules of
+`gui/` may import the engine's value types (run data, run state, step rows, hook events) and
+the document API re-exported here; tests/gui/test_boundary.py holds them to it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,15 @@ from engine.editing import (
     DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
 )
 from engine.errors import MiniN8nError, WorkflowFileError
+from engine.expressions.preview import expression_preview
 from engine.processes import pid_alive
 from engine.node_type import NodeType, UnsupportedNodeType
 from engine.registry import Registry, builtin_registry
 from engine.rules import connection_refusal, node_problems, port_name, workflow_problems
 from engine.pin_data import pin, pinned_items, unpin
+from engine.run_data import ExecutionState, TaskData, TaskError
+from engine.run_log import RunLogLine, compact
+from engine.steps_table import FINAL_ANSWER, StepRow, rows_to_csv, rows_to_json
 from engine.versions import version_note
 from engine.workflow import (
     ConnectionTarget,
@@ -45,7 +50,10 @@ __all__ = [
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of",
+    "credential_store", "credential_types_of", "expression_preview",
+    # value types of runs (what panels show), not the things that run them
+    "ExecutionState", "TaskData", "TaskError", "RunLogLine", "compact", "FINAL_ANSWER", "StepRow", "rows_to_csv",
+    "rows_to_json",
 ]
 
 
@@ -60,7 +68,7 @@ def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
     """The credential types a node type reads (offered by the inspector's credential picker)."""
     return tuple(node_type.credential_types)
 
-# ----- running workflows (RunBridge: engine hook events -> Qt signals) ------------------------
+# ----- running workflows (RunBridge: engine hook events -> one batched Qt signal) --------------
 
 import asyncio  # noqa: E402
 import gc  # noqa: E402
@@ -68,43 +76,21 @@ import logging  # noqa: E402
 import threading  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from typing import Callable  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
 
+from engine import runs  # noqa: E402
 from engine.abort import AbortSignal  # noqa: E402
-from engine.cli import answer_of, open_engine, prepare_rerun  # noqa: E402
-from engine.debugger import Breakpoints, Debugger  # noqa: E402
+from engine.debugger import Breakpoints, Debugger, PausePoint  # noqa: E402
 from engine.executor import Engine, Execution  # noqa: E402
-from engine.hooks import (  # noqa: E402
-    ExecutionPaused,
-    ExecutionResumed,
-    HookEvent,
-    Hooks,
-    NodeAfter,
-    NodeBefore,
-    RunUpdated,
-    TokenEvent,
-    WorkflowAfter,
-    WorkflowBefore,
-)
-from engine.observation import observation as tool_observation  # noqa: E402
+from engine.hooks import HookEvent, Hooks, WorkflowBefore  # noqa: E402
 from engine.replay import ReplaySource  # noqa: E402
-from engine.store import ExecutionStore, ExecutionSummary  # noqa: E402
-from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
-from engine.expressions.preview import expression_preview  # noqa: E402
-from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
-from engine.steps_table import FINAL_ANSWER, StepBook, StepRow, rows_to_csv, rows_to_json  # noqa: E402
-from nodes.triggers.chat_trigger import chat_item  # noqa: E402
+from engine.run_state import RunChanges, RunState  # noqa: E402
+from engine.runs import RunOutcome, is_chat_trigger  # noqa: E402
+from engine.store import ExecutionSummary  # noqa: E402
 
-__all__ += [
-    "AbortSignal", "Breakpoints", "Debugger", "ReplaySource",
-    "ExecutionStore", "ExecutionSummary", "Engine", "Execution", "ExecutionPaused", "ExecutionResumed",
-    "HookEvent", "Hooks", "NodeAfter", "NodeBefore", "RunUpdated", "TokenEvent", "WorkflowAfter", "WorkflowBefore",
-    "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
-    "FINAL_ANSWER", "StepBook", "StepRow", "rows_to_csv", "rows_to_json",
-    "answer_of", "RunBridge", "RunStart", "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
-]
+__all__ += ["RunBridge", "RunStart", "RunOutcome", "StoredRun", "is_chat_trigger", "new_session_id", "full_collections_held"]
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +98,8 @@ SLICE_MS = 4.0
 """The engine runs at most this long before the Qt loop gets a turn (paint, input, timers)."""
 
 FLUSH_MS = 25
-"""Hook events reach the panels in batches at most this often, so a long run never floods the UI."""
+"""What a run changed reaches the panels in one batch at most this often: the one place events
+are held, so a long run never floods the window."""
 
 
 class FullCollectionsHeld:
@@ -149,56 +136,49 @@ def new_session_id() -> str:
     return uuid.uuid4().hex
 
 
-def is_chat_trigger(node: Node) -> bool:
-    return node.type.endswith(".chatTrigger")
-
-
 @dataclass(frozen=True)
 class RunStart:
-    """A run has begun: which execution, from which node, with which chat message (if any)."""
+    """A run has begun: which execution, from which node, with which chat message (if any);
+    `run` is its RunState (for a resumed execution, already holding what it did before)."""
 
     execution_id: str
     workflow_name: str
     start_node: str
+    run: RunState
     message: str | None = None
     session_id: str | None = None
     mode: str = "manual"
 
 
 @dataclass(frozen=True)
-class RunOutcome:
-    """How a run ended: status (success/error/cancelled), error, final state and chat answer."""
+class StoredRun:
+    """A stored execution opened to look at: its state and the run as it was shown."""
 
-    status: str
-    error: TaskError | None
-    state: ExecutionState | None
-    answer: str | None = None
-    message: str | None = None
+    state: ExecutionState
+    run: RunState
 
 
 class RunBridge(QObject):
-    """Runs workflows on the asyncio loop inside Qt and turns engine hook events into Qt signals.
+    """Runs workflows on the asyncio loop inside Qt, folds their hook events into a RunState and
+    hands what changed to the panels in one batched signal.
 
     One bridge (and one Engine) per window, so Simple Memory keeps a session's conversation
-    between messages. Events arrive in batches (`events`, `log_lines`) every FLUSH_MS. The
-    engine stores every execution (engine.store), so runs can be reopened, resumed and re-run.
+    between messages. The engine stores every execution; the bridge lists, opens, resumes,
+    re-runs, replays and deletes them, and holds the debugger of a debug run.
     """
 
     run_started = Signal(object)  # RunStart
-    events = Signal(list)  # list[HookEvent], in order
-    log_lines = Signal(list)  # list[RunLogLine]
-    run_finished = Signal(object)  # RunOutcome
+    run_changed = Signal(object)  # RunChanges of the current run (engine.run_state), every FLUSH_MS at most
+    run_finished = Signal(object)  # RunOutcome, after the last run_changed of the run
     run_failed = Signal(str)  # a problem that kept the run from starting or broke it
     busy_changed = Signal(bool)
 
-    def __init__(self, registry: Registry | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.engine = open_engine(registry)
-        self.debugger: Debugger | None = None  # set for a debug run: breakpoints and stepping
+        self.engine = engine
         self.replay_source: ReplaySource | None = None  # the recorded results of the last re-run or replay
-        self._pending: list[HookEvent] = []
-        self._pending_lines: list[RunLogLine] = []
-        self._run_log = RunLog(on_line=self._pending_lines.append)  # a fresh one for each run
+        self.run: RunState | None = None  # the current or last run, as the panels show it
+        self._debugger: Debugger | None = None
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(FLUSH_MS)
@@ -206,10 +186,13 @@ class RunBridge(QObject):
         self._task: asyncio.Task[RunOutcome] | None = None
         self._signal: AbortSignal | None = None
         self._execution: Execution | None = None
-        self._recorded: list[HookEvent] = []
-        self._workflow_started = False
         self._thread = threading.get_ident()
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def open(cls, registry: Registry | None = None, parent: QObject | None = None) -> "RunBridge":
+        """A bridge on an engine that stores every execution in the user's store."""
+        return cls(runs.open_engine(registry), parent)
 
     # ----- state ---------------------------------------------------------------------------------
     @property
@@ -226,39 +209,74 @@ class RunBridge(QObject):
         return self._task
 
     @property
-    def store(self) -> ExecutionStore:
-        return self.engine.store  # type: ignore[no-any-return]
-
-    @property
     def paused(self) -> bool:
         """The running execution waits at a pause point of the debugger."""
-        return self.running and self.debugger is not None and self.debugger.is_paused
+        return self.running and self._debugger is not None and self._debugger.is_paused
+
+    @property
+    def paused_at(self) -> PausePoint | None:
+        return self._debugger.paused_at if self.paused and self._debugger is not None else None
+
+    @property
+    def debugging(self) -> bool:
+        """The running execution runs under the debugger."""
+        return self.running and self._debugger is not None
+
+    def start_node(self, workflow: Workflow) -> Node:
+        """The trigger a Run would start from (raises MiniN8nError when none can run)."""
+        return self.engine.start_node(workflow)
 
     # ----- starting and stopping -----------------------------------------------------------------
-    def send_chat(self, workflow: Workflow, message: str, session_id: str) -> asyncio.Task[RunOutcome] | None:
-        """Run `workflow` from its Chat Trigger with one chat message of `session_id`."""
-        return self._start(lambda: self._create(workflow, message, session_id), message, session_id)
+    def send_chat(self, workflow: Workflow, message: str, session_id: str,
+                  breakpoints: Breakpoints | None = None, stepping: bool = False) -> asyncio.Task[RunOutcome] | None:
+        """Run `workflow` from its Chat Trigger with one chat message of `session_id`
+        (under the debugger when `breakpoints` are given)."""
+        return self._start(lambda hooks, signal: runs.start(
+            self.engine, workflow, message=message, session_id=session_id, hooks=hooks, signal=signal,
+            mode="debug" if breakpoints is not None else "manual"), breakpoints, stepping, message, session_id)
 
-    def run_manual(self, workflow: Workflow) -> asyncio.Task[RunOutcome] | None:
+    def run_manual(self, workflow: Workflow, breakpoints: Breakpoints | None = None,
+                   stepping: bool = False) -> asyncio.Task[RunOutcome] | None:
         """Run `workflow` from its first trigger (the toolbar's Run)."""
-        return self._start(lambda: self._create(workflow, None, None), None, None)
+        return self._start(lambda hooks, signal: runs.start(
+            self.engine, workflow, hooks=hooks, signal=signal,
+            mode="debug" if breakpoints is not None else "manual"), breakpoints, stepping)
 
-    def resume(self, execution_id: str) -> asyncio.Task[RunOutcome] | None:
-        """Continue a stored paused or crashed execution (with `debugger`, when set)."""
-        def make() -> Execution:
-            execution = self.engine.resume(execution_id, hooks=Hooks(self._on_event), signal=self._fresh_signal())
-            self._recorded = self.store.events(execution.state.id)
-            return execution
-        return self._start(make, None, None)
+    def resume(self, execution_id: str, breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
+        """Continue a stored paused or crashed execution (stopping at `breakpoints`)."""
+        return self._start(lambda hooks, signal: runs.resume(self.engine, execution_id, hooks=hooks, signal=signal),
+                           breakpoints or Breakpoints(), False, resumed=True)
 
-    def rerun(self, execution_id: str, from_iteration: int) -> asyncio.Task[RunOutcome] | None:
+    def rerun(self, execution_id: str, from_iteration: int,
+              breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
         """A new execution that reuses a stored one's results up to `from_iteration`, live after."""
-        return self._start(lambda: self._rerun(execution_id, from_iteration, False), None, None)
+        return self._start(lambda hooks, signal: self._rerun(execution_id, from_iteration, False, hooks, signal),
+                           breakpoints, False)
 
-    def replay(self, execution_id: str) -> asyncio.Task[RunOutcome] | None:
+    def replay(self, execution_id: str, breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
         """Run a stored execution again on its recorded model replies; `replay_source.divergence`
         tells where the new run first differs."""
-        return self._start(lambda: self._rerun(execution_id, None, True), None, None)
+        return self._start(lambda hooks, signal: self._rerun(execution_id, None, True, hooks, signal), breakpoints, False)
+
+    def _rerun(self, execution_id: str, from_iteration: int | None, compare: bool, hooks: Hooks,
+               signal: AbortSignal) -> Execution:
+        execution, self.replay_source = runs.rerun(self.engine, execution_id, from_iteration=from_iteration,
+                                                   compare=compare, hooks=hooks, signal=signal)
+        return execution
+
+    def continue_(self, edit: dict[str, Any] | None = None) -> None:
+        """Go on from the pause point to the next breakpoint, with the user's edit of what is pending."""
+        if self.paused and self._debugger is not None:
+            self._debugger.continue_(edit)
+
+    def step(self, edit: dict[str, Any] | None = None) -> None:
+        """Go on to the next pause point of any kind; a debug run that is going stops at its next one."""
+        if self._debugger is None or not self.running:
+            return
+        if self._debugger.is_paused:
+            self._debugger.step(edit)
+        else:
+            self._debugger.stepping = True
 
     def detach(self) -> bool:
         """Leave a paused execution stored as paused and end its task (the window closes)."""
@@ -273,37 +291,41 @@ class RunBridge(QObject):
         if self._signal is not None:
             self._signal.abort()
 
-    def _start(self, make: Callable[[], Execution], message: str | None,
-               session_id: str | None) -> asyncio.Task[RunOutcome] | None:
+    def _start(self, make: Callable[[Hooks, AbortSignal], Execution], breakpoints: Breakpoints | None,
+               stepping: bool, message: str | None = None, session_id: str | None = None,
+               resumed: bool = False) -> asyncio.Task[RunOutcome] | None:
         if self.running:
             self.run_failed.emit("A run is already going; stop it first")
             return None
-        self._task = asyncio.ensure_future(self._run(make, message, session_id))
+        debugger = Debugger(breakpoints, stepping=stepping) if breakpoints is not None else None
+        self._task = asyncio.ensure_future(self._run(make, debugger, message, session_id, resumed))
         self._loop = self._task.get_loop()
         return self._task
 
-    async def _run(self, make: Callable[[], Execution], message: str | None, session_id: str | None) -> RunOutcome:
+    async def _run(self, make: Callable[[Hooks, AbortSignal], Execution], debugger: Debugger | None,
+                   message: str | None, session_id: str | None, resumed: bool) -> RunOutcome:
         self.busy_changed.emit(True)
         outcome = RunOutcome("error", TaskError(message="the run did not start"), None, message=message)
+        self._debugger = debugger
         try:
-            self._recorded = []
-            self._workflow_started = False
-            self._run_log = RunLog(on_line=self._pending_lines.append)
-            execution = make()
-            execution.debugger = self.debugger
+            self._signal = AbortSignal()
+            execution = make(Hooks(self._on_event), self._signal)
+            execution.debugger = debugger
             self._execution = execution
             state = execution.state
-            self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", message, session_id,
-                                           state.mode))
-            if self._recorded:  # a resumed execution: what it did before, as it was shown live
-                self._workflow_started = True
-                for event in self._recorded:
-                    self._on_event(event)
-                self._recorded = []
+            if resumed:  # what it did before, as it was shown live
+                self.run = RunState.of_stored(state, self.engine.store.events(state.id))
+                message = self.run.message
+            else:
+                self.run = RunState(state.id, workflow_name=state.workflow.name, start_node=state.start_node or "",
+                                    message=message, mode=state.mode, started_at=state.started_at)
+            self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", self.run, message,
+                                           session_id, state.mode))
+            self.flush()
+            execution.yield_interval_s = SLICE_MS / 1000.0
             with full_collections_held:
-                state = await self._drive(execution)
-            answer = answer_of(state) if state.status == "success" else None
-            outcome = RunOutcome(state.status, state.error, state, answer, message)
+                state = await execution.run()
+            outcome = RunOutcome.of(state, message)
         except asyncio.CancelledError:  # cancelled outside the engine's own handling
             state = self.state
             if state is not None and state.status == "running":
@@ -318,63 +340,48 @@ class RunBridge(QObject):
             self.run_failed.emit(text)
             outcome = RunOutcome("error", TaskError(message=text), self.state, None, message)
         finally:
+            if self.run is not None and outcome.state is not None and outcome.state.id == self.run.execution_id:
+                self.run.finish(outcome)
             self.flush()
             self._signal = None
+            self._debugger = None
             self.run_finished.emit(outcome)
             self.busy_changed.emit(False)
         return outcome
-
-    def _create(self, workflow: Workflow, message: str | None, session_id: str | None) -> Execution:
-        if message is not None:
-            start = self.engine.start_node(workflow, prefer_chat=True)
-            if not is_chat_trigger(start):
-                raise MiniN8nError(f'"{workflow.name}" has no Chat Trigger: run it from the toolbar instead')
-            items = [chat_item(message, session_id)]
-        else:
-            start = self.engine.start_node(workflow)
-            items = None
-        return self.engine.create(
-            workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._fresh_signal(),
-            mode="debug" if self.debugger is not None else "manual",
-        )
-
-    def _rerun(self, execution_id: str, from_iteration: int | None, compare: bool) -> Execution:
-        execution, self.replay_source = prepare_rerun(
-            self.engine, execution_id, from_iteration=from_iteration, compare=compare,
-            hooks=Hooks(self._on_event), signal=self._fresh_signal(),
-        )
-        return execution
-
-    def _fresh_signal(self) -> AbortSignal:
-        self._signal = AbortSignal()
-        return self._signal
-
-    async def _drive(self, execution: Execution) -> ExecutionState:
-        """Run it, letting the Qt loop have a turn at a node boundary every SLICE_MS."""
-        execution.yield_interval_s = SLICE_MS / 1000.0
-        return await execution.run()
 
     # ----- events --------------------------------------------------------------------------------
     def _on_event(self, event: HookEvent) -> None:
         if threading.get_ident() != self._thread and self._loop is not None:
             self._loop.call_soon_threadsafe(self._on_event, event)  # Qt objects live on the loop's thread
             return
-        if isinstance(event, WorkflowBefore):
-            if self._workflow_started:  # a resumed execution: its log goes on from what was shown
-                return
-            self._workflow_started = True
-        self._run_log(event)
-        self._pending.append(event)
+        run = self.run
+        if run is None or isinstance(event, WorkflowBefore) and event.execution_id != run.execution_id:
+            return
+        run.apply(event)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
 
     def flush(self) -> None:
-        """Hand the events gathered since the last flush to the panels."""
+        """Hand what the run changed since the last flush to the panels, in one signal."""
         self._flush_timer.stop()
-        events, self._pending = self._pending, []
-        lines = list(self._pending_lines)
-        self._pending_lines.clear()
-        if events:
-            self.events.emit(events)
-        if lines:
-            self.log_lines.emit(lines)
+        if self.run is None:
+            return
+        changes: RunChanges = self.run.take_changes()
+        if not changes.empty:
+            self.run_changed.emit(changes)
+
+    # ----- stored executions ---------------------------------------------------------------------
+    def executions(self) -> list[ExecutionSummary]:
+        """Every stored execution, newest first (those left running by a dead process: crashed)."""
+        store = self.engine.store
+        store.mark_crashed()
+        return store.list()  # type: ignore[no-any-return]
+
+    def open_execution(self, execution_id: str) -> StoredRun:
+        """A stored execution and its run as it was shown (raises MiniN8nError when it is gone)."""
+        store = self.engine.store
+        state = store.load(execution_id)
+        return StoredRun(state, RunState.of_stored(state, store.events(state.id)))
+
+    def delete_execution(self, execution_id: str) -> None:
+        self.engine.store.delete(execution_id)

@@ -1,8 +1,8 @@
 """Debugging in the editor: breakpoints, Debug/Continue, Step, Stop, edit-and-continue, executions.
 
-`DebugController(run_controller)` adds the Debug menu and keys (F5, F10, Shift+F5, F9), the
-Pending tab of the output panel and the Executions dock. It drives the bridge's debugger; what
-a paused execution is about to do comes from the ExecutionPaused events the bridge forwards.
+`DebugController(runs, window, bridge)` adds the Debug menu and keys (F5, F10, Shift+F5, F9), the
+Pending tab of the output panel and the Executions dock. Runs start under the debugger through
+the bridge with this window's breakpoints; where a run is paused is the bridge's RunState.
 """
 
 from __future__ import annotations
@@ -13,19 +13,15 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QInputDialog, QMenu, QToolButton
 
-from gui.bridge import (
-    Breakpoints,
-    Debugger,
-    ExecutionPaused,
-    ExecutionResumed,
-    MiniN8nError,
-    RunOutcome,
-    RunStart,
-)
+from engine.debugger import Breakpoints
+from engine.run_state import RunChanges
+from gui.bridge import MiniN8nError, RunBridge, RunOutcome, RunStart
+from gui.canvas.node_item import NodeItem
 from gui.panels.executions import ExecutionsPanel
 from gui.panels.pending import EditProblem, PendingView
 
 if TYPE_CHECKING:
+    from gui.main_window import MainWindow
     from gui.run_controller import RunController
 
 AGENT_BREAKS = (
@@ -52,23 +48,23 @@ def describe(where: dict[str, Any]) -> str:
 class DebugController(QObject):
     """Owns the window's breakpoints and debug actions, the Pending tab and the Executions dock."""
 
-    def __init__(self, runs: "RunController") -> None:
+    def __init__(self, runs: RunController, window: MainWindow, bridge: RunBridge) -> None:
         super().__init__(runs)
         self.runs = runs
-        self.window = runs.window
-        self.bridge = runs.bridge
+        self.window = window
+        self.bridge = bridge
         self.breakpoints = Breakpoints()
         self.pending = PendingView()
         runs.output.addTab(self.pending, "Pending")
-        self.executions = ExecutionsPanel(lambda: self.bridge.store)
+        self.executions = ExecutionsPanel()
         self._install_dock()
         self._install_actions()
         self._rerun_from: tuple[str, int] | None = None
         self._replaying: str | None = None
-        self._resumed_chat = False
+        self._debug_next: tuple[Breakpoints, bool] | None = None  # the next run starts under the debugger
+        self._viewing: str | None = None  # the stored execution shown read-only
 
-        bridge = self.bridge
-        bridge.events.connect(self._events)
+        bridge.run_changed.connect(self._run_changed)
         bridge.run_started.connect(self._run_started)
         bridge.run_finished.connect(self._run_finished)
         bridge.busy_changed.connect(self._update_actions)
@@ -81,13 +77,15 @@ class DebugController(QObject):
         self.executions.resume_requested.connect(self.resume)
         self.executions.rerun_requested.connect(self.rerun)
         self.executions.replay_requested.connect(self.replay)
+        self.executions.delete_requested.connect(self.delete_execution)
+        self.executions.refresh_requested.connect(self.refresh_executions)
         runs.output.steps.row_selected.connect(
             lambda row: self.executions.set_rerun_iteration(row.iterations[0] if row is not None else None))
-        changed = getattr(self.window, "document_changed", None)
-        if changed is not None:
-            changed.connect(self.draw_breakpoints)
-        self.window.installEventFilter(self)
-        self.executions.refresh()
+        window.document_changed.connect(self.draw_breakpoints)
+        window.read_only_changed.connect(self._read_only_changed)
+        window.act_copy_to_editor.triggered.connect(lambda: self._viewing and self.copy_to_editor(self._viewing))
+        window.installEventFilter(self)
+        self.refresh_executions()
         self._update_actions()
 
     # ----- layout --------------------------------------------------------------------------------
@@ -97,9 +95,11 @@ class DebugController(QObject):
         self.executions_dock.setObjectName("executionsDock")
         self.executions_dock.setWidget(self.executions)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.executions_dock)
-        window.tabifyDockWidget(self.runs.output_dock, self.executions_dock)
-        self.runs.output_dock.raise_()
-        self.executions_dock.visibilityChanged.connect(lambda shown: shown and self.executions.refresh())
+        # beside the output, not behind it: an opened execution's steps show next to the list
+        window.splitDockWidget(self.runs.output_dock, self.executions_dock, Qt.Orientation.Horizontal)
+        window.resizeDocks([self.runs.chat_dock, self.runs.output_dock, self.executions_dock], [320, 700, 420],
+                           Qt.Orientation.Horizontal)
+        self.executions_dock.visibilityChanged.connect(lambda shown: shown and self.refresh_executions())
 
     def _action(self, text: str, shortcut: str, tip: str, slot: Any) -> QAction:
         action = QAction(text, self)
@@ -143,24 +143,23 @@ class DebugController(QObject):
         menu.addAction(self.clear_action)
         menu.addSeparator()
         menu.addAction(self.executions_dock.toggleViewAction())
-        toolbar = getattr(self.window, "run_toolbar", None)
-        if toolbar is not None:
-            toolbar.addSeparator()
-            toolbar.addActions([self.debug_action, self.step_action])
-            breaks = QAction("Breakpoints", self)
-            breaks.setMenu(self.agent_menu)
-            breaks.setToolTip("Where a debug run stops inside every agent's loop")
-            toolbar.addAction(breaks)
-            button = toolbar.widgetForAction(breaks)
-            if isinstance(button, QToolButton):
-                button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        toolbar = self.window.run_toolbar
+        toolbar.addSeparator()
+        toolbar.addActions([self.debug_action, self.step_action])
+        breaks = QAction("Breakpoints", self)
+        breaks.setMenu(self.agent_menu)
+        breaks.setToolTip("Where a debug run stops inside every agent's loop")
+        toolbar.addAction(breaks)
+        button = toolbar.widgetForAction(breaks)
+        if isinstance(button, QToolButton):
+            button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        toolbar.addAction(self.executions_dock.toggleViewAction())
         self._update_agent_labels()
 
     # ----- breakpoints ---------------------------------------------------------------------------
     def toggle_breakpoint(self, names: list[str] | None = None) -> None:
         """F9: a breakpoint on the selected nodes (on when any of them has none)."""
-        scene = getattr(self.window, "scene", None)
-        names = names if names is not None else (scene.selected_names() if scene is not None else [])
+        names = names if names is not None else self.window.scene.selected_names()
         document = self.runs.workflow
         names = [n for n in names if document.has_node(n) and not document.node(n).type.endswith(".stickyNote")]
         if not names:
@@ -180,12 +179,10 @@ class DebugController(QObject):
         """Show node breakpoints on the canvas; names no longer in the document are dropped."""
         document = self.runs.workflow
         self.breakpoints.nodes = [n for n in self.breakpoints.nodes if document.has_node(n)]
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is None:
-            return
+        canvas = self.window.canvas
         for node in document.nodes:
             item = canvas.node_item(node.name)
-            if item is not None and getattr(item, "breakpoint", False) != (node.name in self.breakpoints.nodes):
+            if isinstance(item, NodeItem) and item.breakpoint != (node.name in self.breakpoints.nodes):
                 item.set_breakpoint(node.name in self.breakpoints.nodes)
 
     def _set_agent_break(self, field: str, on: bool) -> None:
@@ -239,8 +236,8 @@ class DebugController(QObject):
             self._release(step=True)
         elif not self.bridge.running:
             self._start(stepping=True)
-        elif self.bridge.debugger is not None:  # a debug run going: stop at its next pause point
-            self.bridge.debugger.stepping = True
+        else:  # a debug run going: stop at its next pause point
+            self.bridge.step()
 
     def continue_(self) -> None:
         if self.bridge.paused:
@@ -250,20 +247,22 @@ class DebugController(QObject):
         """Shift+F5: stop the run, paused or not."""
         self.runs.stop()
 
+    def pending_start(self) -> tuple[Breakpoints, bool] | None:
+        """The breakpoints and stepping of the run about to start, when F5/F10 asked for one."""
+        debug, self._debug_next = self._debug_next, None
+        return debug
+
     def _start(self, stepping: bool) -> None:
-        commit = getattr(self.window, "commit_pending_edits", None)
-        if commit is not None:
-            commit()
-        self.bridge.debugger = Debugger(self.breakpoints, stepping=stepping)
+        self.window.commit_pending_edits()
+        self._debug_next = (self.breakpoints, stepping)
         self.runs.run_workflow()
-        if not self.bridge.running:  # a chat workflow with nothing typed yet: the next message debugs
+        if not self.bridge.running and self._debug_next is not None:  # a chat workflow with nothing typed yet
             self.runs.show_status("Debugging: type a message in the Chat panel; it runs under the debugger", 0)
 
     def _release(self, step: bool) -> None:
-        debugger = self.bridge.debugger
-        if debugger is None or debugger.paused_at is None:
+        point = self.bridge.paused_at
+        if point is None:
             return
-        point = debugger.paused_at
         shown = self.pending.where or {}
         edit: dict[str, Any] | None = None
         if shown.get("key") == point.key:
@@ -273,19 +272,14 @@ class DebugController(QObject):
                 self.runs.show_status(f"Not continued: {exc}")
                 self._bring_pending()
                 return
-        (debugger.step if step else debugger.continue_)(edit)
+        (self.bridge.step if step else self.bridge.continue_)(edit)
         self._update_actions()
 
-    def _events(self, events: list[Any]) -> None:
-        where: dict[str, Any] | None = None
-        changed = False
-        for event in events:
-            if isinstance(event, ExecutionPaused):
-                where, changed = event.where, True
-            elif isinstance(event, ExecutionResumed):
-                where, changed = None, True
-        if not changed:
+    def _run_changed(self, changes: RunChanges) -> None:
+        if not changes.pause:
             return
+        run = self.bridge.run
+        where = run.pause if run is not None else None
         if where is not None and self.bridge.paused:
             self._show_pause(where)
         else:
@@ -295,8 +289,8 @@ class DebugController(QObject):
     def _show_pause(self, where: dict[str, Any]) -> None:
         self.pending.show_point(where)
         self._bring_pending()
-        canvas = getattr(self.window, "canvas", None)
-        item = canvas.node_item(str(where.get("node"))) if canvas is not None else None
+        canvas = self.window.canvas
+        item = canvas.node_item(str(where.get("node")))
         if item is not None:
             canvas.ensureVisible(item)
         self.runs.show_status(f"Paused {describe(where)} — F5 continue, F10 step, Shift+F5 stop", 0)
@@ -315,29 +309,24 @@ class DebugController(QObject):
         self.debug_action.setToolTip("Continue to the next breakpoint (F5)" if paused
                                      else "Run under the debugger: stop at breakpoints (F5)")
         self.debug_action.setEnabled(paused or not running)
-        self.step_action.setEnabled(paused or not running or self.bridge.debugger is not None)
+        self.step_action.setEnabled(paused or not running or self.bridge.debugging)
         self.stop_action.setEnabled(running)
         self.executions.set_busy(running)
 
-    def _run_started(self, _start: RunStart) -> None:
-        self.pending.show_point(None)
-        self.executions.refresh()
+    def _run_started(self, start: RunStart) -> None:
+        self._viewing = None
+        where = start.run.pause
+        self.pending.show_point(where, live=False) if where is not None else self.pending.show_point(None)
+        self.refresh_executions()
         self._update_actions()
 
     def _run_finished(self, _outcome: RunOutcome) -> None:
-        self.bridge.debugger = None  # plain runs (Run, chat) do not stop at breakpoints
         self.pending.show_point(None)
         self._update_actions()
 
     def _run_shown(self, outcome: RunOutcome) -> None:
-        self.executions.refresh()
+        self.refresh_executions()
         state = outcome.state
-        if self._resumed_chat:
-            self._resumed_chat = False
-            error = None
-            if outcome.status not in ("success", "paused"):
-                error = outcome.error.message if outcome.error is not None else f"The run ended {outcome.status}"
-            self.runs.chat.end_reply(outcome.answer, error)
         if self._replaying is not None:
             source = self.bridge.replay_source
             divergence = source.divergence if source is not None else None
@@ -362,28 +351,40 @@ class DebugController(QObject):
             self.executions.select(state.id)
 
     # ----- executions ----------------------------------------------------------------------------
+    def refresh_executions(self) -> None:
+        """List the stored executions again."""
+        self.executions.show_rows(self.bridge.executions())
+
+    def delete_execution(self, execution_id: str) -> None:
+        try:
+            self.bridge.delete_execution(execution_id)
+        except MiniN8nError as exc:
+            self.runs.show_status(str(exc))
+        self.refresh_executions()
+
     def open_execution(self, execution_id: str) -> bool:
-        """Show a stored execution read-only: statuses on the canvas, run log and steps."""
+        """Show a stored execution read-only: its workflow, statuses, run log, steps and chat."""
         if self.bridge.running:
             self.runs.show_status("A run is going: stop it before opening another execution")
             return False
         try:
-            state = self.bridge.store.load(execution_id)
+            stored = self.bridge.open_execution(execution_id)
         except MiniN8nError as exc:
             self.runs.show_status(str(exc))
-            self.executions.refresh()
+            self.refresh_executions()
             return False
-        self.runs.show_stored(state, self.bridge.store.events(state.id))
+        state = stored.state
+        self.window.enter_read_only(state.workflow, execution_id)
+        self._viewing = execution_id
+        self.runs.show_stored(stored)
+        self.draw_breakpoints()
         stored_pause = state.pause if state.status == "paused" else None
         self.pending.show_point(stored_pause, live=False)
         if stored_pause is not None:
             self._bring_pending()
-        names = {n.name for n in state.workflow.nodes}
-        note = ""
-        if names != {n.name for n in self.runs.workflow.nodes}:
-            note = " The editor holds another workflow: Copy to editor loads the one that ran."
+        self.executions_dock.show()
         self.executions.show_report(f"Showing execution {execution_id} ({state.status}) of “{state.workflow.name}”, "
-                                    f"read-only.{note}")
+                                    "read-only: Copy to editor to change and run it.")
         self.executions.select(execution_id)
         return True
 
@@ -393,42 +394,24 @@ class DebugController(QObject):
             self.runs.show_status("A run is going: stop it first")
             return False
         try:
-            state = self.bridge.store.load(execution_id)
+            stored = self.bridge.open_execution(execution_id)
         except MiniN8nError as exc:
             self.runs.show_status(str(exc))
             return False
-        confirm = getattr(self.window, "confirm_discard", None)
-        if confirm is not None and not confirm():
+        self.window.leave_read_only()
+        if not self.window.confirm_discard():
             return False
-        self.window.load_document(state.workflow.model_copy(deep=True))  # type: ignore[attr-defined]
-        self.open_execution(execution_id)
+        self.window.load_document(stored.state.workflow.model_copy(deep=True))
+        self.runs.show_stored(stored, read_only=False)
+        self.executions.show_report(f"Copied the workflow of execution {execution_id} to the editor")
+        self.executions.select(execution_id)
         self.runs.show_status(f"Copied the workflow of execution {execution_id} to the editor")
         return True
 
     def resume(self, execution_id: str) -> None:
         """Continue a paused or crashed execution, with this window's breakpoints."""
-        if self.bridge.running:
-            return
-        message = self._chat_message_of(execution_id)
-        self.bridge.debugger = Debugger(self.breakpoints)
-        if self.bridge.resume(execution_id) is None:
-            self.bridge.debugger = None
-            return
-        if message is not None:  # the reply streams into the chat, under the question it answers
-            self.runs.chat.add_user(message)
-            self.runs.chat.begin_reply()
-            self._resumed_chat = True
-
-    def _chat_message_of(self, execution_id: str) -> str | None:
-        """The chat message a stored execution started from, if it started from a Chat Trigger."""
-        try:
-            state = self.bridge.store.load(execution_id)
-        except MiniN8nError:
-            return None
-        first = state.run_data.get(state.start_node or "", [])
-        items = first[0].input.get("main", [[]])[0] if first else []
-        text = items[0].get("json", {}).get("chatInput") if items else None
-        return text if isinstance(text, str) else None
+        if not self.bridge.running:
+            self.bridge.resume(execution_id, self.breakpoints)
 
     def rerun(self, execution_id: str, iteration: int | None = None) -> None:
         """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""
@@ -443,21 +426,26 @@ class DebugController(QObject):
             if not ok:
                 return
         self._rerun_from = (execution_id, iteration)
-        self.bridge.debugger = self._debugger_if_set()
-        self.bridge.rerun(execution_id, iteration)
+        self.bridge.rerun(execution_id, iteration, self._breakpoints_if_set())
 
     def replay(self, execution_id: str) -> None:
         """Run it again on its recorded model replies and report the first divergence."""
         if self.bridge.running:
             return
         self._replaying = execution_id
-        self.bridge.debugger = self._debugger_if_set()
-        self.bridge.replay(execution_id)
+        self.bridge.replay(execution_id, self._breakpoints_if_set())
 
-    def _debugger_if_set(self) -> Debugger | None:
+    def _breakpoints_if_set(self) -> Breakpoints | None:
         bp = self.breakpoints
         any_set = bp.nodes or bp.before_model or bp.after_model or bp.before_tool or bp.after_tool_result or bp.on_tool_error
-        return Debugger(bp) if any_set else None
+        return bp if any_set else None
+
+    def _read_only_changed(self, read_only: bool) -> None:
+        if not read_only:
+            self._viewing = None
+            self.runs.leave_stored()
+            self.pending.show_point(None)
+        self.draw_breakpoints()
 
     # ----- closing -------------------------------------------------------------------------------
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802

@@ -32,10 +32,8 @@ from gui.palette import Palette
 from gui.recent_files import RecentFiles
 from gui.recovery import RecoveredWork, RecoveryFile, left_behind
 
-try:  # the run panels (chat, output, run log) attach themselves when present
-    from gui.run_controller import RunController
-except ImportError:  # pragma: no cover - the editor works without them
-    RunController = None  # type: ignore[assignment,misc]
+from gui.bridge import RunBridge
+from gui.run_controller import RunController
 
 FILE_FILTER = "n8n workflows (*.json);;All files (*)"
 AUTOSAVE_DELAY_MS = 1500
@@ -46,9 +44,10 @@ class MainWindow(QMainWindow):
 
     node_selected = Signal(str)
     document_changed = Signal()
+    read_only_changed = Signal(bool)  # a stored execution is shown (True) or the document again
 
     def __init__(self, bridge_registry: Registry | None = None, workflow: Workflow | None = None,
-                 path: str | Path | None = None) -> None:
+                 path: str | Path | None = None, bridge: RunBridge | None = None) -> None:
         super().__init__()
         self.registry = bridge_registry or builtin_registry()
         self.document = Workflow()
@@ -59,6 +58,7 @@ class MainWindow(QMainWindow):
         self.undo_stack = QUndoStack(self)
         self._selected = ""
         self._paste_count = 0
+        self._editing: tuple[Workflow, DocumentEditor, Path | None] | None = None  # set while read-only
 
         self.scene = WorkflowScene(self.document, self.registry)
         self.canvas = CanvasView(self.scene)
@@ -94,9 +94,8 @@ class MainWindow(QMainWindow):
         self._apply_style()
         self.resize(1400, 860)
         self.load_document(workflow if workflow is not None else new_workflow(), path)
-        self.run_controller = RunController(self) if RunController is not None else None
-        if self.run_controller is not None:  # expression previews read the run shown
-            self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())
+        self.run_controller = RunController(self, bridge if bridge is not None else RunBridge.open(self.registry))
+        self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())  # previews read the run
 
     # ----- layout ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -214,6 +213,7 @@ class MainWindow(QMainWindow):
         self.run_toolbar.setObjectName("runToolbar")
         self.run_toolbar.setMovable(False)
         self.addToolBar(self.run_toolbar)
+        self._build_read_only_bar()
 
     def _apply_style(self) -> None:
         self.setStyleSheet(theme.style_sheet())
@@ -221,6 +221,11 @@ class MainWindow(QMainWindow):
     # ----- the document ---------------------------------------------------------------------
     def load_document(self, workflow: Workflow, path: str | Path | None = None) -> None:
         """Show `workflow` (it becomes `document`); `path` is where Save writes it."""
+        if self._editing is not None:  # leaving a stored execution shown read-only
+            self._editing = None
+            self._set_editable(True)
+            self.read_only_bar.hide()
+            self.read_only_changed.emit(False)
         self.document = workflow
         self.editor = DocumentEditor(workflow, self.registry)
         self.path = Path(path) if path is not None else None
@@ -238,7 +243,7 @@ class MainWindow(QMainWindow):
 
     def set_pin(self, name: str, items: list | None) -> None:
         """Pin items on a node (n8n's pinData), or unpin it with None: one undoable edit."""
-        if not self.document.has_node(name):
+        if self.read_only or not self.document.has_node(name):
             return
         self.undo_stack.push(PinCommand(self, name, items))
         self.node_selected.emit(name)
@@ -357,9 +362,12 @@ class MainWindow(QMainWindow):
         return added
 
     def _on_type_dropped(self, type_id: str, pos: QPointF) -> None:
-        self.add_node(type_id, (pos.x() - 50, pos.y() - 50))
+        if not self.read_only:
+            self.add_node(type_id, (pos.x() - 50, pos.y() - 50))
 
     def _on_search_typed(self, text: str) -> None:
+        if self.read_only:
+            return
         self.palette_dock.show()
         self.palette_panel.start_search(text)
 
@@ -367,12 +375,16 @@ class MainWindow(QMainWindow):
         self.undo_stack.push(MoveCommand(self, before, after))
 
     def _on_nudged(self, dx: int, dy: int) -> None:
+        if self.read_only:
+            return
         names = self.scene.selected_names()
         self.move_nodes({n: (self.document.node(n).position[0] + dx, self.document.node(n).position[1] + dy)
                          for n in names})
 
     def _canvas_menu(self, pos) -> None:  # type: ignore[no-untyped-def]
         """Right-click: the edits that apply to what is under the pointer (or the selection)."""
+        if self.read_only:
+            return
         item = self.canvas.itemAt(pos)
         while item is not None and item.parentItem() is not None:
             item = item.parentItem()
@@ -738,7 +750,77 @@ class MainWindow(QMainWindow):
         self.autosave_now()
         self.show_message("Recovered unsaved work; save it to keep it", 10000)
 
+    # ----- a stored execution, read-only --------------------------------------------------------
+    def _build_read_only_bar(self) -> None:
+        self.read_only_bar = QToolBar("Read-only execution", self)
+        self.read_only_bar.setObjectName("readOnlyBar")
+        self.read_only_bar.setMovable(False)
+        self.read_only_label = QLabel()
+        self.read_only_label.setObjectName("readOnlyBanner")
+        self.read_only_bar.addWidget(self.read_only_label)
+        self.act_copy_to_editor = QAction("Copy to editor", self)
+        self.act_copy_to_editor.setToolTip("Load the workflow as it ran into the editor, to change and run it again")
+        self.act_leave_read_only = QAction("Back to the workflow", self)
+        self.act_leave_read_only.setToolTip("Leave this execution and show the workflow being edited")
+        self.act_leave_read_only.triggered.connect(self.leave_read_only)
+        self.read_only_bar.addActions([self.act_copy_to_editor, self.act_leave_read_only])
+        self.addToolBarBreak()
+        self.addToolBar(self.read_only_bar)
+        self.read_only_bar.hide()
+
+    @property
+    def read_only(self) -> bool:
+        """A stored execution is shown: its workflow on the canvas, nothing editable."""
+        return self._editing is not None
+
+    def enter_read_only(self, workflow: Workflow, execution_id: str) -> None:
+        """Show the workflow a stored execution ran, read-only, under a banner saying so."""
+        if self._editing is None:
+            self.commit_pending_edits()
+            self._editing = (self.document, self.editor, self.path)
+        shown = workflow.model_copy(deep=True)
+        self.document = shown
+        self.editor = DocumentEditor(shown, self.registry)
+        self.scene.set_workflow(shown)
+        self.canvas.minimap.rebuild()
+        self._selected = ""
+        self.inspector.show_node(None)
+        self._set_editable(False)
+        self.read_only_label.setText(f"  Execution {execution_id} — read-only  ")
+        self.read_only_bar.show()
+        self.canvas.fit_to_view()
+        self.read_only_changed.emit(True)
+
+    def leave_read_only(self) -> None:
+        """Show the document being edited again (with its undo history, as it was left)."""
+        if self._editing is None:
+            return
+        self.document, self.editor, self.path = self._editing
+        self._editing = None
+        self.scene.set_workflow(self.document)
+        self.canvas.minimap.rebuild()
+        self._selected = ""
+        self.inspector.show_node(None)
+        self._set_editable(True)
+        self.read_only_bar.hide()
+        self._update_title()
+        self.canvas.fit_to_view()
+        self.read_only_changed.emit(False)
+
+    def _set_editable(self, on: bool) -> None:
+        self.canvas.setInteractive(on)
+        self.palette_panel.setEnabled(on)
+        self.inspector.setEnabled(on)
+        for action in (self.act_cut, self.act_paste, self.act_duplicate, self.act_delete, self.act_rename,
+                       self.act_disable, self.act_rename_workflow, self.act_save, self.act_save_as):
+            action.setEnabled(on)
+        can_undo, can_redo = on and self.undo_stack.canUndo(), on and self.undo_stack.canRedo()
+        for action, enabled in ((self.act_undo, can_undo), (self.tool_undo, can_undo),
+                                (self.act_redo, can_redo), (self.tool_redo, can_redo)):
+            action.setEnabled(enabled)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.leave_read_only()
         if self.confirm_discard():
             self._autosave.stop()
             self.recovery.release()

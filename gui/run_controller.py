@@ -1,112 +1,79 @@
-"""Wires running into the main window: bridge, chat and output panels, canvas statuses, Run/Stop.
+"""Wires running into the main window: chat and output panels, canvas statuses, Run/Stop.
 
-`RunController(window)` is the single call the window makes; everything about running a
-workflow from the editor lives behind it.
+`RunController(window, bridge)` is the single call the window makes. What the panels and the
+canvas show of a run is the bridge's RunState (engine/run_state.py), rendered as it changes;
+nothing here decides a node's state.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QMainWindow, QMenu
+from PySide6.QtWidgets import QApplication, QDockWidget
 
-from gui.bridge import (
-    ExecutionPaused,
-    ExecutionResumed,
-    ExecutionState,
-    HookEvent,
-    MiniN8nError,
-    NodeAfter,
-    NodeBefore,
-    RunBridge,
-    RunLog,
-    RunLogLine,
-    RunOutcome,
-    RunStart,
-    TokenEvent,
-    Workflow,
-    is_chat_trigger,
-    pinned_items,
-)
+from engine.run_data import ExecutionState
+from engine.run_state import RunChanges, RunState
+from gui.bridge import MiniN8nError, RunBridge, RunOutcome, RunStart, StoredRun, Workflow, is_chat_trigger, pinned_items
+from gui.canvas.node_item import NodeItem
 from gui.panels.chat_panel import ChatPanel
 from gui.panels.output_panel import OutputPanel
 
+if TYPE_CHECKING:
+    from gui.main_window import MainWindow
+
 STATUS_TIMEOUT_MS = 8000
-TABLE_FLUSH_MS = 200
-"""The steps table and run log take new rows at most this often during a run (each repaint of a
-long table costs a few ms; canvas and chat follow every batch of the bridge)."""
-EVENT_CHUNK = 600
-LINE_CHUNK = 400
-"""At most this many hook events / run-log lines per turn of the loop; the rest on the next turn."""
+CANVAS_STATUS = {"idle": None, "pinned": "success"}
+"""The run states a node item draws differently from its own name (a pinned run shows as done;
+the pin itself is drawn from the document)."""
 
 
 class RunController(QObject):
-    """Owns the RunBridge of a window and keeps the panels, canvas and actions in step with runs.
+    """Keeps the panels, canvas and actions of a window in step with the bridge's runs.
 
-    `run_shown(outcome)` follows the bridge's `run_finished` once every row of the run is in
-    the panels (they take rows in chunks, so a fast run never freezes the window).
+    `run_shown(outcome)` follows the bridge's `run_finished` once the run's end is on screen.
     """
 
     run_shown = Signal(object)  # RunOutcome
 
-    def __init__(self, window: QMainWindow, bridge: RunBridge | None = None) -> None:
+    def __init__(self, window: MainWindow, bridge: RunBridge) -> None:
         super().__init__(window)
         self.window = window
-        self.bridge = bridge or RunBridge(getattr(window, "registry", None), self)
+        self.bridge = bridge
+        bridge.setParent(self)
         self.viewed: ExecutionState | None = None  # a stored execution opened from the Executions panel
+        self.shown: RunState | None = None  # the run the canvas and panels show
         self.output = OutputPanel(lambda: self.viewed or self.bridge.state)
         self.chat = ChatPanel()
         self.last_outcome: RunOutcome | None = None
-        self._runs: dict[str, int] = {}
-        self._stream_scope: Any = None
-        self._paused_node: str | None = None
-        self._table_events: list[Any] = []
-        self._table_lines: list[Any] = []
-        self._finishing: RunOutcome | None = None
-        self._table_timer = QTimer(self)
-        self._table_timer.setSingleShot(True)
-        self._table_timer.timeout.connect(self._flush_tables)
         self._install_docks()
         self._install_actions()
 
-        bridge_ = self.bridge
-        bridge_.run_started.connect(self._run_started)
-        bridge_.events.connect(self._events)
-        bridge_.log_lines.connect(self._log_lines)
-        bridge_.run_finished.connect(self._run_finished)
-        bridge_.run_failed.connect(self._run_failed)
-        bridge_.busy_changed.connect(self._busy_changed)
+        bridge.run_started.connect(self._run_started)
+        bridge.run_changed.connect(self._run_changed)
+        bridge.run_finished.connect(self._run_finished)
+        bridge.run_failed.connect(self._run_failed)
+        bridge.busy_changed.connect(self._busy_changed)
         self.chat.send_requested.connect(self.send_message)
         self.chat.stop_requested.connect(self.stop)
         self.output.run_log.node_clicked.connect(self.select_node)
-        selected = getattr(window, "node_selected", None)
-        if selected is not None:
-            selected.connect(self.output.node_data.show_node)
-        set_pin = getattr(window, "set_pin", None)
-        if set_pin is not None:  # pin or unpin from the Node data tab
-            self.output.node_data.set_pinned_lookup(lambda name: pinned_items(window.document, name))
-            self.output.node_data.pin_requested.connect(set_pin)
-        replaced = getattr(window, "document_changed", None)
-        if replaced is not None:
-            replaced.connect(self._document_replaced)
+        window.node_selected.connect(self.output.node_data.show_node)
+        self.output.node_data.set_pinned_lookup(lambda name: pinned_items(window.document, name))
+        self.output.node_data.pin_requested.connect(window.set_pin)  # pin or unpin from the Node data tab
+        window.document_changed.connect(self._document_replaced)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._quitting)  # leave no run behind when the editor quits
         self._busy_changed(False)
         from gui.debug_controller import DebugController
 
-        self.debug = DebugController(self)
+        self.debug = DebugController(self, window, bridge)
 
     # ----- layout --------------------------------------------------------------------------------
     def _install_docks(self) -> None:
         window = self.window
-        dock = getattr(window, "output_dock", None)
-        if dock is None:
-            dock = QDockWidget("Output", window)
-            dock.setObjectName("outputDock")
-            window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        dock = window.output_dock
         dock.setWidget(self.output)
         self.output_dock = dock
         self.chat_dock = QDockWidget("Chat", window)
@@ -133,15 +100,9 @@ class RunController(QObject):
         self.new_session_action.triggered.connect(self.chat.new_session)
         for action in (self.run_action, self.stop_action):
             window.addAction(action)
-        toolbar = getattr(window, "run_toolbar", None)
-        if toolbar is not None:
-            toolbar.addAction(self.run_action)
-            toolbar.addAction(self.stop_action)
-        menu = getattr(window, "run_menu", None)
-        if menu is None:
-            menu = next((m for m in window.menuBar().findChildren(QMenu) if m.title().replace("&", "") == "Run"), None)
-        if menu is None:
-            menu = window.menuBar().addMenu("&Run")
+        window.run_toolbar.addAction(self.run_action)
+        window.run_toolbar.addAction(self.stop_action)
+        menu = window.run_menu
         menu.addAction(self.run_action)
         menu.addAction(self.stop_action)
         menu.addSeparator()
@@ -149,29 +110,34 @@ class RunController(QObject):
 
     @property
     def settled(self) -> bool:
-        """No run going and every row of the last one shown."""
-        return not self.bridge.running and self._finishing is None and not self._table_events and not self._table_lines
+        """No run going and every change of the last one shown."""
+        return not self.bridge.running
 
     # ----- commands ------------------------------------------------------------------------------
     @property
     def workflow(self) -> Workflow:
-        return self.window.document  # type: ignore[attr-defined]
+        return self.window.document
 
     def send_message(self, text: str) -> None:
         """Send one chat message of the panel's session to the workflow's Chat Trigger."""
         if self.bridge.running:
             return
-        self.chat.add_user(text)
-        self.chat.begin_reply()
-        self.bridge.send_chat(self.workflow, text, self.chat.session_id)
+        self.window.leave_read_only()
+        debug = self.debug.pending_start()
+        if debug is not None:
+            self.bridge.send_chat(self.workflow, text, self.chat.session_id, *debug)
+        else:
+            self.bridge.send_chat(self.workflow, text, self.chat.session_id)
 
     def run_workflow(self) -> None:
         """Run from the toolbar: a Manual Trigger runs; a chat-only workflow sends the typed message."""
         if self.bridge.running:
             return
+        self.window.leave_read_only()
         try:
-            start = self.bridge.engine.start_node(self.workflow)
+            start = self.bridge.start_node(self.workflow)
         except MiniN8nError as exc:
+            self.debug.pending_start()
             self._run_failed(str(exc))
             return
         if is_chat_trigger(start):
@@ -182,7 +148,11 @@ class RunController(QObject):
                 self.chat.input.setFocus()
                 self.show_status("This workflow starts with a Chat Trigger: type a message in the Chat panel")
             return
-        self.bridge.run_manual(self.workflow)
+        debug = self.debug.pending_start()
+        if debug is not None:
+            self.bridge.run_manual(self.workflow, *debug)
+        else:
+            self.bridge.run_manual(self.workflow)
 
     def stop(self) -> None:
         if self.bridge.running:
@@ -191,13 +161,11 @@ class RunController(QObject):
 
     def select_node(self, name: str) -> None:
         """Select `name` on the canvas and show its data (from a click in the run log)."""
-        canvas = getattr(self.window, "canvas", None)
-        scene = getattr(canvas, "canvas_scene", None) if canvas is not None else None
-        if scene is not None and hasattr(scene, "select_names"):
-            scene.select_names([name])
-            item = canvas.node_item(name)
-            if item is not None:
-                canvas.ensureVisible(item)
+        canvas = self.window.canvas
+        self.window.scene.select_names([name])
+        item = canvas.node_item(name)
+        if item is not None:
+            canvas.ensureVisible(item)
         self.output.node_data.show_node(name)
         self.output.setCurrentWidget(self.output.node_data)
 
@@ -206,36 +174,14 @@ class RunController(QObject):
         if not self.bridge.detach():
             self.bridge.stop()
 
-    def show_stored(self, state: ExecutionState, events: list[HookEvent]) -> None:
-        """Show a stored execution read-only: canvas statuses, run log and steps, node data."""
-        self._drain()
-        self._runs = {}
-        self._stream_scope = None
-        self.output.clear_run()
-        self._reset_canvas()
+    def show_stored(self, stored: StoredRun, read_only: bool = True) -> None:
+        """Show a stored execution: statuses, run log, steps, node data and (read-only) its chat."""
+        state, run = stored.state, stored.run
         self.viewed = state
-        self.output.run_log.append_note(
-            f"Execution {state.id} of “{state.workflow.name}” ({state.mode}), stored — read-only")
-        lines: list[RunLogLine] = []
-        log = RunLog(on_line=lines.append)
-        states: dict[str, tuple[str, int, str | None]] = {}
-        for event in events:
-            log(event)
-            if isinstance(event, NodeAfter):
-                count = self._runs.get(event.node, 0) + 1
-                self._runs[event.node] = count
-                error = event.task.error.message if event.task.error is not None else None
-                states[event.node] = ("error" if event.task.execution_status == "error" else "success", count, error)
-        self.output.steps_model.feed(events)
-        self.output.run_log.append_lines(lines)
-        pause = state.pause or {}
-        if state.status == "paused" and pause.get("node"):
-            node = str(pause["node"])
-            states[node] = ("paused", self._runs.get(node, 0), None)
-        for name, node_state in states.items():
-            self._set_node_state(name, *node_state)
-        if state.status in ("success", "error", "cancelled"):
-            self.output.steps_model.finish("cancelled" if state.status == "cancelled" else "not run")
+        how = "stored — read-only" if read_only else "stored, its workflow copied to the editor"
+        self._show(run, f"Execution {state.id} of “{state.workflow.name}” ({state.mode}), {how}")
+        if read_only:
+            self.chat.show_stored(run.chat, f"Execution {state.id} — read-only")
         took = f" in {state.stopped_at - state.started_at:.0f} ms" if state.stopped_at is not None else ""
         error = state.error.message if state.error is not None else None
         self.output.run_log.append_note(f"status: {state.status}{took}" + (f" — {error}" if error else ""),
@@ -243,120 +189,80 @@ class RunController(QObject):
         self.output.node_data.refresh()
         self.show_status(f"Showing execution {state.id} ({state.status}), read-only")
 
-    def _document_replaced(self) -> None:
-        """Another workflow is open: the last run's views and the chat session belong to the old one."""
-        if self.bridge.running:
+    def leave_stored(self) -> None:
+        """Back from a stored execution to the document: its views and chat session return."""
+        if self.viewed is None:
             return
         self.viewed = None
+        self.chat.leave_stored()
+        self.shown = None
+        self.output.clear_run()
+        self._reset_canvas()
+        self.output.node_data.refresh()
+
+    def _document_replaced(self) -> None:
+        """Another workflow is open: the last run's views and the chat session belong to the old one."""
+        if self.bridge.running or self.window.read_only:
+            return
+        if self.viewed is not None:
+            return
+        self.shown = None
         self.output.clear_run()
         self.output.node_data.show_node(None)
         self.chat.new_session()
 
+    # ----- rendering a run -----------------------------------------------------------------------
+    def _show(self, run: RunState, note: str) -> None:
+        """Show `run` from scratch under a first run-log line `note`: canvas statuses, steps, run log."""
+        self.shown = run
+        self.output.clear_run()
+        self.output.run_log.append_note(note)
+        self._reset_canvas()
+        run.take_changes()  # everything is drawn from the run itself below
+        for name, node in run.nodes.items():
+            self._set_node_state(name, node.status, node.runs, node.error)
+        self.output.steps_model.show_rows(run.steps.rows)
+        self.output.run_log.append_lines(run.lines)
+
+    def _render(self, changes: RunChanges) -> None:
+        """Apply what the shown run changed since the last batch."""
+        for name, node in changes.nodes.items():
+            self._set_node_state(name, node.status, node.runs, node.error)
+        if changes.steps:
+            self.output.steps_model.apply(changes.steps)
+        if changes.lines:
+            self.output.run_log.append_lines(changes.lines)
+        if changes.chat and self.shown is not None and self.shown.message is not None:
+            self.chat.show_run(self.shown.chat)
+        node = self.output.node_data.node
+        if node is not None and node in changes.nodes:
+            self.output.node_data.refresh()
+
     # ----- bridge signals ------------------------------------------------------------------------
     def _run_started(self, start: RunStart) -> None:
+        self.window.leave_read_only()
         self.viewed = None
-        self._drain()
-        self._runs = {}
-        self._stream_scope = None
-        self.output.clear_run()
-        self._reset_canvas()
+        self.chat.leave_stored()
         what = f"message to {start.start_node}" if start.message is not None else f"from {start.start_node}"
-        self.output.run_log.append_note(f"Run {start.execution_id} of “{start.workflow_name}” {what}")
+        self._show(start.run, f"Run {start.execution_id} of “{start.workflow_name}” {what}")
+        if start.run.message is not None:
+            self.chat.show_run(start.run.chat, new=True)
         self.output.node_data.refresh()
         self.show_status("Running…", 0)
 
-    def _events(self, events: list[Any]) -> None:
-        states: dict[str, tuple[str | None, int, str | None]] = {}
-        tokens: list[str] = []
-        restart = False
-        for event in events:
-            if isinstance(event, NodeBefore):
-                states[event.node] = ("running", self._runs.get(event.node, 0), None)
-            elif isinstance(event, NodeAfter):
-                count = self._runs.get(event.node, 0) + 1
-                self._runs[event.node] = count
-                task = event.task
-                error = task.error.message if task.error is not None else None
-                states[event.node] = ("error" if task.execution_status == "error" else "success", count, error)
-            elif isinstance(event, ExecutionPaused) and event.where.get("node"):
-                self._paused_node = str(event.where["node"])
-                states[self._paused_node] = ("paused", self._runs.get(self._paused_node, 0), None)
-            elif isinstance(event, ExecutionResumed) and self._paused_node:
-                states[self._paused_node] = ("running", self._runs.get(self._paused_node, 0), None)
-                self._paused_node = None
-            elif isinstance(event, TokenEvent) and self._is_top_level(event.parent):
-                scope = (event.node, (event.parent or {}).get("iteration"), (event.parent or {}).get("itemIndex"))
-                if scope != self._stream_scope:
-                    self._stream_scope = scope
-                    restart = True
-                    tokens = []
-                tokens.append(event.text)
-        self._table_events.extend(events)
-        self._queue_tables()
-        for name, state in states.items():
-            self._set_node_state(name, *state)
-        if tokens or restart:
-            self.chat.stream("".join(tokens), restart=restart)
-        node = self.output.node_data.node
-        if node is not None and node in states:
-            self.output.node_data.refresh()
-
-    def _log_lines(self, lines: list[Any]) -> None:
-        self._table_lines.extend(lines)
-        self._queue_tables()
-
-    def _queue_tables(self) -> None:
-        if not self._table_timer.isActive():
-            self._table_timer.start(TABLE_FLUSH_MS)
-
-    def _flush_tables(self, everything: bool = False) -> None:
-        """Hand a chunk of the rows gathered so far to the steps table and the run log."""
-        self._table_timer.stop()
-        take = len(self._table_events) if everything else EVENT_CHUNK
-        events, self._table_events = self._table_events[:take], self._table_events[take:]
-        take = len(self._table_lines) if everything else LINE_CHUNK
-        lines, self._table_lines = self._table_lines[:take], self._table_lines[take:]
-        if events:
-            self.output.steps_model.feed(events)
-        if lines:
-            self.output.run_log.append_lines(lines)
-        if self._table_events or self._table_lines:
-            self._table_timer.start(0)  # the rest on the next turn of the loop
-        elif self._finishing is not None:
-            outcome, self._finishing = self._finishing, None
-            self._show_outcome(outcome)
-
-    def _drain(self) -> None:
-        """Put every gathered row in now (a new run starts before the last one was shown)."""
-        self._flush_tables(everything=True)
+    def _run_changed(self, changes: RunChanges) -> None:
+        if self.shown is self.bridge.run:
+            self._render(changes)
 
     def _run_finished(self, outcome: RunOutcome) -> None:
+        """The run's last changes are in: say how it ended."""
         self.last_outcome = outcome
-        self._finishing = outcome
-        self._table_timer.start(0)
-
-    def _show_outcome(self, outcome: RunOutcome) -> None:
-        """The run's rows are all in: close open steps, settle the canvas, answer in the chat."""
+        state = outcome.state
         if outcome.status == "paused":  # left stored at its pause point (the window closed)
             self.output.run_log.append_note("status: paused — stored; resume it from Executions")
-            if outcome.message is not None:
-                self.chat.end_reply(None)
             self.run_shown.emit(outcome)
             return
-        self.output.steps_model.finish("cancelled" if outcome.status == "cancelled" else "not run")
-        for name in self._unfinished_nodes():
-            message = "Execution was cancelled" if outcome.status == "cancelled" else "did not finish"
-            self._set_node_state(name, "error", self._runs.get(name, 0), message)
         error = outcome.error.message if outcome.error is not None else None
-        if outcome.message is not None:
-            if outcome.status == "success":
-                self.chat.end_reply(outcome.answer)
-            elif outcome.status == "cancelled":
-                self.chat.end_reply(None, "Stopped: the run was cancelled")
-            else:
-                where = f"[{outcome.error.node}] " if outcome.error is not None and outcome.error.node else ""
-                self.chat.end_reply(None, f"{where}{error or 'the run failed'}")
-        state = outcome.state
         took = ""
         if state is not None and state.stopped_at is not None:
             took = f" in {state.stopped_at - state.started_at:.0f} ms"
@@ -367,6 +273,9 @@ class RunController(QObject):
             text = f"status: {outcome.status}{took}" + (f" — {error}" if error else "")
             self.output.run_log.append_note(text, error=True)
             self.show_status(f"Run {outcome.status}{took}" + (f": {error}" if error else ""))
+        started = self.shown is not None and state is not None and self.shown.execution_id == state.id
+        if not started and outcome.message is not None and error:
+            self.chat.show_error(error)  # the run broke before it started: no transcript says so
         self.output.node_data.refresh()
         self.run_shown.emit(outcome)
 
@@ -381,32 +290,18 @@ class RunController(QObject):
         self.stop_action.setEnabled(busy)
         self.chat.set_busy(busy)
 
-    # ----- helpers -------------------------------------------------------------------------------
-    @staticmethod
-    def _is_top_level(parent: dict[str, Any] | None) -> bool:
-        return parent is None or parent.get("parent") is None
-
-    def _node_items(self) -> list[Any]:
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is None:
-            return []
-        return [canvas.node_item(n.name) for n in self.workflow.nodes]
-
+    # ----- canvas --------------------------------------------------------------------------------
     def _reset_canvas(self) -> None:
-        for item in self._node_items():
-            if item is not None and hasattr(item, "set_run_state"):
+        canvas = self.window.canvas
+        for node in self.window.document.nodes:
+            item = canvas.node_item(node.name)
+            if isinstance(item, NodeItem):
                 item.set_run_state(None, 0, None)
 
-    def _set_node_state(self, name: str, status: str | None, runs: int, error: str | None) -> None:
-        canvas = getattr(self.window, "canvas", None)
-        item = canvas.node_item(name) if canvas is not None else None
-        if item is not None and hasattr(item, "set_run_state"):
-            item.set_run_state(status, runs, error)
-
-    def _unfinished_nodes(self) -> list[str]:
-        """Nodes still shown running or paused when the run has ended (a Stop, a failure elsewhere)."""
-        return [item.name for item in self._node_items()
-                if item is not None and getattr(item, "status", None) in ("running", "paused")]
+    def _set_node_state(self, name: str, status: str, runs: int, error: str | None) -> None:
+        item = self.window.canvas.node_item(name)
+        if isinstance(item, NodeItem):
+            item.set_run_state(CANVAS_STATUS.get(status, status), runs, error)
 
     def show_status(self, text: str, timeout: int = STATUS_TIMEOUT_MS) -> None:
         self.window.statusBar().showMessage(text, timeout)

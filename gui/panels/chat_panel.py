@@ -1,9 +1,12 @@
-"""The Chat panel: the session's conversation, the reply streaming in token by token, New session."""
+"""The Chat panel: the session's conversation, the reply streaming in token by token, New session.
+
+Each run's part of the conversation is its RunState's transcript (engine/run_state.py), shown as
+it changes; a stored execution opened read-only shows its own conversation instead.
+"""
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent
@@ -17,18 +20,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.run_state import ChatTurn
 from gui import theme
 from gui.bridge import new_session_id
 
 EMPTY_REPLY = "(empty reply — the model returned no text)"
-
-
-@dataclass
-class ChatEntry:
-    role: str  # "user", "assistant", "error"
-    text: str
-    streaming: bool = False
-    empty: bool = False  # an answer that came back with no text: shown as such, never dropped
+ChatEntry = ChatTurn
 
 
 class ChatInput(QPlainTextEdit):
@@ -69,8 +66,13 @@ class ChatPanel(QWidget):
         self.session_id = new_session_id()
         self.entries: list[ChatEntry] = []
         self.busy = False
+        self._run_start: int | None = None  # where the current run's turns begin in `entries`
+        self._session: tuple[list[ChatEntry], int | None] | None = None  # kept while a stored chat is shown
 
         self.session_label = QLabel()
+        self.stored_label = QLabel()
+        self.stored_label.setObjectName("chatStoredBanner")
+        self.stored_label.hide()
         self.new_session_button = QPushButton("New session")
         self.new_session_button.setToolTip("Start a fresh conversation: Simple Memory starts empty")
         self.new_session_button.clicked.connect(self.new_session)
@@ -101,6 +103,7 @@ class ChatPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(head)
+        layout.addWidget(self.stored_label)
         layout.addWidget(self.view, 1)
         layout.addLayout(row)
         self._show_session()
@@ -108,32 +111,68 @@ class ChatPanel(QWidget):
         theme.manager().changed.connect(self._apply_theme)
 
     def _apply_theme(self) -> None:
-        self.session_label.setStyleSheet(f"color: {theme.current().muted_text.name()};")
+        current = theme.current()
+        self.session_label.setStyleSheet(f"color: {current.muted_text.name()};")
+        self.stored_label.setStyleSheet(f"color: {current.muted_text.name()}; font-style: italic;")
         self._render()
 
     # ----- sending -------------------------------------------------------------------------------
     def submit(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.busy:
+        if not text or self.busy or self._session is not None:
             return
         self.input.clear()
         self.send_requested.emit(text)
 
     def set_busy(self, busy: bool) -> None:
         self.busy = busy
-        self.send_button.setEnabled(not busy)
-        self.stop_button.setEnabled(busy)
-        self.new_session_button.setEnabled(not busy)
+        self._update_controls()
+
+    def _update_controls(self) -> None:
+        viewing = self._session is not None
+        self.send_button.setEnabled(not self.busy and not viewing)
+        self.stop_button.setEnabled(self.busy)
+        self.new_session_button.setEnabled(not self.busy and not viewing)
+        self.input.setReadOnly(viewing)
 
     def new_session(self) -> None:
         """A fresh session id: the agent's Simple Memory starts empty, the view clears."""
+        self.leave_stored()
         self.session_id = new_session_id()
         self.entries.clear()
+        self._run_start = None
         self._show_session()
         self._render()
         self.session_changed.emit(self.session_id)
 
     # ----- the conversation ----------------------------------------------------------------------
+    def show_run(self, turns: list[ChatTurn], new: bool = False) -> None:
+        """Show a run's transcript as the end of the conversation (`new`: a run that just began)."""
+        if new or self._run_start is None:
+            self._run_start = len(self.entries)
+        self.entries[self._run_start:] = turns
+        self._render()
+
+    def show_stored(self, turns: list[ChatTurn], label: str) -> None:
+        """Show only a stored execution's conversation, read-only, until `leave_stored`."""
+        if self._session is None:
+            self._session = (self.entries, self._run_start)
+        self.entries, self._run_start = list(turns), None
+        self.stored_label.setText(label)
+        self.stored_label.show()
+        self._update_controls()
+        self._render()
+
+    def leave_stored(self) -> None:
+        """The session's conversation again."""
+        if self._session is None:
+            return
+        self.entries, self._run_start = self._session
+        self._session = None
+        self.stored_label.hide()
+        self._update_controls()
+        self._render()
+
     def add_user(self, text: str) -> None:
         self.entries.append(ChatEntry("user", text))
         self._render()
@@ -185,7 +224,8 @@ class ChatPanel(QWidget):
         current = theme.current()
         muted = current.muted_text.name()
         if not self.entries:
-            self.view.setHtml(f"<p style='color:{muted}'>No messages in this session yet.</p>")
+            empty = "No chat messages in this execution." if self._session is not None else "No messages in this session yet."
+            self.view.setHtml(f"<p style='color:{muted}'>{empty}</p>")
             return
         parts = []
         for entry in self.entries:

@@ -8,7 +8,7 @@ Re-run from iteration N and Replay start new executions from its recorded result
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.bridge import ExecutionStore, ExecutionSummary
+from engine.store.base import ExecutionSummary
 
 from .columns_model import ColumnsTableModel, Index
 
@@ -82,17 +82,18 @@ class ExecutionsModel(ColumnsTableModel):
 
 
 class ExecutionsPanel(QWidget):
-    """Lists the executions of `store()`; its buttons ask the owner to act on the selected one."""
+    """Lists the stored executions it is given; its buttons ask the owner to act on the selected one."""
 
+    refresh_requested = Signal()
+    delete_requested = Signal(str)
     open_requested = Signal(str)
     copy_requested = Signal(str)
     resume_requested = Signal(str)
     rerun_requested = Signal(str)
     replay_requested = Signal(str)
 
-    def __init__(self, store: Callable[[], ExecutionStore], parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._store = store
         self.model = ExecutionsModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -124,7 +125,7 @@ class ExecutionsPanel(QWidget):
         self.replay_button.setToolTip("Run it again on its recorded model replies (tools live) and report the first "
                                       "place the new run differs")
         self.delete_button = QPushButton("Delete")
-        self.refresh_button.clicked.connect(self.refresh)
+        self.refresh_button.clicked.connect(self.refresh_requested.emit)
         self.open_button.clicked.connect(lambda: self._ask(self.open_requested))
         self.copy_button.clicked.connect(lambda: self._ask(self.copy_requested))
         self.resume_button.clicked.connect(lambda: self._ask(self.resume_requested))
@@ -155,11 +156,13 @@ class ExecutionsPanel(QWidget):
 
     # ----- rows ----------------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Read the list again (executions left running by a process that is gone become crashed)."""
+        """Ask for the list again."""
+        self.refresh_requested.emit()
+
+    def show_rows(self, rows: list[ExecutionSummary]) -> None:
+        """Show these executions, keeping the selected one selected."""
         selected = self.selected()
-        store = self._store()
-        store.mark_crashed()
-        self.model.set_rows(store.list())
+        self.model.set_rows(rows)
         if selected is not None:
             self.select(selected.id)
         self.update_buttons()
@@ -180,8 +183,7 @@ class ExecutionsPanel(QWidget):
     def delete_selected(self) -> None:
         summary = self.selected()
         if summary is not None and summary.status != "running":
-            self._store().delete(summary.id)
-            self.refresh()
+            self.delete_requested.emit(summary.id)
 
     # ----- buttons -------------------------------------------------------------------------------
     def set_rerun_iteration(self, iteration: int | None) -> None:

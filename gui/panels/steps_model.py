@@ -1,7 +1,7 @@
 """The Intermediate steps table model, and the proxy that filters it by tool and status.
 
-A QAbstractTableModel over StepBook rows: rows arrive in blocks (one beginInsertRows per
-batch of hook events), so 100,000 rows stay cheap to append and to scroll. Sorting and
+A QAbstractTableModel over a run's step rows: rows arrive as the StepBook's diffs, in blocks
+(one beginInsertRows per batch of hook events), so 100,000 rows stay cheap to append and to scroll. Sorting and
 filtering happen in the model, each with one Python pass over the rows (the rows shown, in
 order, as a list of book rows), not in a QSortFilterProxyModel's per-row and per-pair
 callbacks, which call into Python hundreds of thousands of times on a big table. The proxy
@@ -17,13 +17,13 @@ from PySide6.QtCore import (
     QIdentityProxyModel,
     QModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QBrush, QFont
 
 from gui import theme
-from gui.bridge import FINAL_ANSWER, NodeAfter, RunUpdated, StepBook, StepRow, compact
+from engine.run_log import compact
+from engine.steps_table import FINAL_ANSWER, StepRow, StepsDiff
 
 from .columns_model import ColumnsTableModel, Index
 
@@ -85,7 +85,7 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 class StepsModel(ColumnsTableModel):
-    """Rows of tool calls and final answers; `feed(events)` adds a batch of hook events.
+    """Rows of tool calls and final answers, kept in step with a run's StepBook by `apply(diff)`.
 
     Qt's row signals speak of the rows shown (filtered, sorted); `book_rows_added`,
     `book_rows_changed` and `book_cleared` speak of every row, in the order they happened.
@@ -98,78 +98,75 @@ class StepsModel(ColumnsTableModel):
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.book = StepBook(self._before_insert, self._after_insert)
+        self._rows: list[StepRow] = []  # the run's rows in the order they happened (the StepBook's)
+        self._cells: dict[StepRow, tuple[str, ...]] = {}  # display texts, made when first shown
         self._order: list[int] | None = None  # view row -> book row while sorted or filtered
         self._view_of: list[int] | None = None  # book row -> view row (-1: filtered out), likewise
         self._sort_spec: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self._tool: str | None = None
         self._status: str | None = None
-        self._inserting = (0, 0)  # book position and count of the rows going in
-        self._resort = QTimer(self)
-        self._resort.setSingleShot(True)
-        self._resort.setInterval(250)
-        self._resort.timeout.connect(lambda: self.sort(*self._sort_spec))
+        self._resort_due = False
 
-    # ----- feeding -------------------------------------------------------------------------------
-    def feed(self, events: list[Any]) -> None:
-        for event in events:
-            if isinstance(event, NodeAfter):
-                self.book.feed(event)
-            elif isinstance(event, RunUpdated):  # an observation edited while paused
-                self.book.update(event.node, event.task)
-        self._commit()
+    # ----- taking rows ---------------------------------------------------------------------------
+    def apply(self, diff: StepsDiff) -> None:
+        """Take what the run's StepBook changed: rows put in, rows that read differently now."""
+        for pos, rows in diff.inserts:
+            self._insert(pos, rows)
+        if diff.changed:
+            for row in diff.changed:
+                self._cells.pop(row, None)
+            self._rows_changed(sorted(row.index for row in diff.changed))
+        if self._resort_due:
+            self.sort(*self._sort_spec)
 
-    def finish(self, status: str = "cancelled") -> None:
-        self.book.finish(status)
-        self._commit()
+    def show_rows(self, rows: list[StepRow]) -> None:
+        """Show these rows instead (a stored execution opened, a resumed one)."""
+        self.clear()
+        if rows:
+            self._insert(0, list(rows))
+            if self._resort_due:
+                self.sort(*self._sort_spec)
 
     def clear(self) -> None:
-        self._resort.stop()
         self.beginResetModel()
-        self.book.clear()
+        self._rows = []
+        self._cells.clear()
+        self._resort_due = False
         if self._order is not None:
             self._order, self._view_of = [], []
         self.endResetModel()
         self.book_cleared.emit()
 
     def append_rows(self, rows: list[StepRow]) -> None:
-        """Add ready-made rows (used to load saved steps and by the benchmark)."""
-        self.book.stage(rows)
-        self._commit()
+        """Add ready-made rows at the end (saved steps, the benchmark)."""
+        start = len(self._rows)
+        for offset, row in enumerate(rows):
+            row.index = start + offset
+        self.apply(StepsDiff([(start, list(rows))], []))
 
-    def _before_insert(self, pos: int, count: int) -> None:
-        self._inserting = (pos, count)
+    def _insert(self, pos: int, new_rows: list[StepRow]) -> None:
+        count = len(new_rows)
         if self._order is None:
             self.beginInsertRows(QModelIndex(), pos, pos + count - 1)
-        # else the rows shown are known once the book holds the new ones (_after_insert)
-
-    def _after_insert(self) -> None:
-        pos, count = self._inserting
-        if self._order is None:
+            self._rows[pos:pos] = new_rows
             self.endInsertRows()
         else:
-            rows = self.book.rows
+            rows = self._rows
+            rows[pos:pos] = new_rows
             if pos < len(rows) - count:  # a nested agent's row went in above others: they moved down
                 self._order = [i + count if i >= pos else i for i in self._order]
             new = range(pos, pos + count)
             shown = [i for i in new if self._accepts(rows[i])] if self.filtered else list(new)
-            if shown:  # while sorted, new rows show at the bottom until the re-sort
+            if shown:  # new rows go in at the bottom, then take their sorted place
                 end = len(self._order)
                 self.beginInsertRows(QModelIndex(), end, end + len(shown) - 1)
                 self._order.extend(shown)
                 self.endInsertRows()
             self._view_of = self._inverse(self._order, len(rows))
-            if self.sorted:
-                self._resort.start()
+            self._resort_due = self.sorted
         self.book_rows_added.emit(pos, pos + count - 1)
 
-    def _commit(self) -> None:
-        self.book.commit()
-        changed = self.book.changed
-        if not changed:
-            return
-        book_rows = sorted(changed)
-        changed.clear()
+    def _rows_changed(self, book_rows: list[int]) -> None:
         last_col = len(COLUMNS) - 1
         if self._view_of is None:
             self.dataChanged.emit(self.index(book_rows[0], 0), self.index(book_rows[-1], last_col))
@@ -180,14 +177,13 @@ class StepsModel(ColumnsTableModel):
                 view_row = self._view_of[book_row]
                 if view_row >= 0:
                     self.dataChanged.emit(self.index(view_row, 0), self.index(view_row, last_col))
-            if self.sorted:
-                self._resort.start()
+            self._resort_due = self.sorted
         self.book_rows_changed.emit(book_rows)
 
     def _refilter(self, book_rows: list[int]) -> None:
         """Rows whose status changed leave or join the filtered view (joining ones at the bottom)."""
         assert self._order is not None and self._view_of is not None
-        rows, view_of = self.book.rows, self._view_of
+        rows, view_of = self._rows, self._view_of
         leaving = sorted((view_of[b] for b in book_rows if view_of[b] >= 0 and not self._accepts(rows[b])), reverse=True)
         joining = [b for b in book_rows if view_of[b] < 0 and self._accepts(rows[b])]
         if not leaving and not joining:
@@ -216,11 +212,10 @@ class StepsModel(ColumnsTableModel):
         """Show only the rows of `tool` and/or `status` ("error": every failed row); None: all."""
         if (tool or None, status or None) == (self._tool, self._status):
             return
-        self._resort.stop()
         self._tool, self._status = tool or None, status or None
         self.beginResetModel()
         self._order = self._shown_order()
-        self._view_of = None if self._order is None else self._inverse(self._order, len(self.book.rows))
+        self._view_of = None if self._order is None else self._inverse(self._order, len(self._rows))
         self.endResetModel()
 
     @property
@@ -240,7 +235,7 @@ class StepsModel(ColumnsTableModel):
 
     def _shown_order(self) -> list[int] | None:
         """Book rows in view order (None: all, as they happened): one pass to filter, one sort."""
-        rows = self.book.rows
+        rows = self._rows
         if not self.filtered and not self.sorted:
             return None
         if self.filtered:
@@ -260,20 +255,20 @@ class StepsModel(ColumnsTableModel):
     # ----- sorting -------------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Order the rows by `column` (-1: the order they happened in), keeping selections."""
-        self._resort.stop()
+        self._resort_due = False
         self._sort_spec = (column, order)
         new_order = self._shown_order()
-        if (len(new_order) if new_order is not None else len(self.book.rows)) != self.rowCount():
+        if (len(new_order) if new_order is not None else len(self._rows)) != self.rowCount():
             self.beginResetModel()  # not expected: the shown rows are kept up to date as they change
             self._order = new_order
-            self._view_of = None if new_order is None else self._inverse(new_order, len(self.book.rows))
+            self._view_of = None if new_order is None else self._inverse(new_order, len(self._rows))
             self.endResetModel()
             return
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         book_rows = [(self._book_row(i.row()), i.column()) for i in persistent]
         self._order = new_order
-        self._view_of = None if new_order is None else self._inverse(new_order, len(self.book.rows))
+        self._view_of = None if new_order is None else self._inverse(new_order, len(self._rows))
         moved = [self.index(self._view_row(b), c) for b, c in book_rows]
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
@@ -295,20 +290,20 @@ class StepsModel(ColumnsTableModel):
     @property
     def rows(self) -> list[StepRow]:
         """Rows in the order they happened (not the sorted view order)."""
-        return self.book.rows
+        return self._rows
 
     def row_at(self, row: int) -> StepRow:
         """The row shown at view row `row`."""
-        return self.book.rows[self._book_row(row)]
+        return self._rows[self._book_row(row)]
 
     # ----- QAbstractTableModel -------------------------------------------------------------------
     def row_total(self) -> int:
-        return len(self.book.rows) if self._order is None else len(self._order)
+        return len(self._rows) if self._order is None else len(self._order)
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         # Called for every visible cell and role on each paint: keep it to a few list lookups.
         r = index.row()
-        rows = self.book.rows
+        rows = self._rows
         if r < 0 or r >= len(rows):
             return None
         order = self._order
@@ -318,7 +313,7 @@ class StepsModel(ColumnsTableModel):
             r = order[r]
         row = rows[r]
         if role == DISPLAY:
-            cells = row.cells or self._cells(row)
+            cells = self._cells.get(row) or self._make_cells(row)
             return cells[index.column()]
         if role == BACKGROUND:
             if row.failed:
@@ -341,7 +336,7 @@ class StepsModel(ColumnsTableModel):
             if col == COL_OBSERVATION:
                 return edits + row.observation
             if col == COL_INPUT and row.tool_input is not None:
-                return edits + (row.cells or self._cells(row))[col]
+                return edits + (self._cells.get(row) or self._make_cells(row))[col]
             return edits.strip() or None
         if role == SORT_ROLE:
             return self._sort_key(row, index.column())
@@ -349,9 +344,8 @@ class StepsModel(ColumnsTableModel):
             return row
         return None
 
-    @staticmethod
-    def _cells(row: StepRow) -> tuple[str, ...]:
-        """The display text of every column of `row`, made once (the book clears it on change)."""
+    def _make_cells(self, row: StepRow) -> tuple[str, ...]:
+        """The display text of every column of `row`, made once (dropped when the row changes)."""
         cells = (
             row.iteration_text,
             str(row.item),
@@ -364,7 +358,7 @@ class StepsModel(ColumnsTableModel):
             "" if row.tokens_out is None else str(row.tokens_out),
             _ms(row.model_ms),
         )
-        row.cells = cells
+        self._cells[row] = cells
         return cells
 
     @classmethod

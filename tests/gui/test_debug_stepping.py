@@ -185,7 +185,7 @@ def test_stop_while_paused_cancels_and_the_window_stays_usable(run_window, qtbot
     with qtbot.waitSignal(controller.run_shown, timeout=5000) as shown:
         key(qtbot, window, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
     assert shown.args[0].status == "cancelled"
-    assert debug.pending.where is None and controller.bridge.debugger is None
+    assert debug.pending.where is None and not controller.bridge.debugging
     assert controller.run_action.isEnabled() and debug.debug_action.isEnabled()
     # usable: a plain run does not stop at the breakpoints, and goes to the end
     controller.chat.input.setPlainText("again")

@@ -178,14 +178,17 @@ def test_events_from_another_thread_reach_the_panels_on_the_loop_thread(run_wind
     """A model running in a worker thread may emit hook events there; the bridge hands them over."""
     import threading
 
-    from gui.bridge import TokenEvent
+    from engine.hooks import TokenEvent
+    from engine.run_state import RunState
 
     _window, controller = run_window(three_iteration_workflow())
     seen: list[int] = []
-    controller.bridge.events.connect(lambda events: seen.append(threading.get_ident()))
+    controller.bridge.run_changed.connect(lambda changes: seen.append(threading.get_ident()))
+    controller.bridge.run = RunState("x", message="hello")  # as after a run started
     controller.bridge._loop = asyncio.get_event_loop()  # noqa: SLF001 - as after a run started
     worker = threading.Thread(target=controller.bridge._on_event, args=(TokenEvent("x", "Model", "hi"),))  # noqa: SLF001
     worker.start()
     worker.join()
     qtbot.waitUntil(lambda: bool(seen), timeout=3000)
     assert seen == [threading.get_ident()]
+    assert controller.bridge.run.chat[-1].text == "hi"

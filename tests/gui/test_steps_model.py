@@ -11,7 +11,7 @@ from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
 from engine.run_data import TaskData, TaskError
-from engine.steps_table import StepRow
+from engine.steps_table import StepBook, StepRow, StepsDiff
 from gui.panels.steps_model import StepsFilter, StepsModel
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
@@ -29,6 +29,14 @@ def recorded_events(replies, **kwargs):  # type: ignore[no-untyped-def]
     return events
 
 
+def feed(model: StepsModel, book: StepBook, events: list) -> None:
+    """Fold hook events into the run's book and hand the model the diff, as a run does."""
+    for event in events:
+        if isinstance(event, NodeAfter):
+            book.feed(event)
+    model.apply(book.take_diff())
+
+
 def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
     events = recorded_events(
         [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 + 2"}),
@@ -36,11 +44,12 @@ def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
          {"text": "", "toolCalls": [tool_call("Nowhere", {"a": 1})]}],
     )
     model = StepsModel()
+    book = StepBook()
     qtmodeltester.check(model)
     inserted: list[tuple[int, int]] = []
     model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
     for start in range(0, len(events), 3):
-        model.feed(events[start:start + 3])
+        feed(model, book, events[start:start + 3])
     rows = [(r.iteration_text, r.tool, r.status, r.observation) for r in model.rows]
     assert rows == [
         ("1", "Calculator", "ok", "4"),
@@ -60,7 +69,8 @@ def test_model_error_is_a_row() -> None:
     events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "1"})]},
                               {"error": "rate limited"}])
     model = StepsModel()
-    model.feed(events)
+    book = StepBook()
+    feed(model, book, events)
     assert [(r.tool, r.status, r.observation) for r in model.rows] == [
         ("Calculator", "ok", "1"), ("model error", "error", "rate limited")]
 
@@ -91,14 +101,15 @@ def test_nested_agent_rows_sit_under_the_outer_call(qtmodeltester) -> None:
     """An agent used as a tool: its iterations go right below the outer call that ran it."""
     outer_call = {"node": "Outer", "runIndex": 0, "iteration": 1, "itemIndex": 0, "toolCallId": "o1", "toolName": "researcher"}
     model = StepsModel()
+    book = StepBook()
     qtmodeltester.check(model)
-    model.feed([
+    feed(model, book, [
         NodeAfter("x", "Model", 0, _model_task("Outer", 1, {"toolCalls": [
             {"id": "o1", "name": "researcher", "args": {"q": "a"}}, {"id": "o2", "name": "calc", "args": {"e": "1"}}]})),
         NodeAfter("x", "Inner model", 0, _model_task("Researcher", 1, {"toolCalls": [
             {"id": "i1", "name": "search", "args": {"q": "a"}}]}, outer_call), outer_call),
     ])
-    model.feed([
+    feed(model, book, [
         NodeAfter("x", "Search", 0, _tool_task("Researcher", 1, "i1", "search", {"response": "found"}, outer_call)),
         NodeAfter("x", "Inner model", 1, _model_task("Researcher", 2, {"content": "a is found"}, outer_call), outer_call),
         NodeAfter("x", "Researcher", 0, _tool_task("Outer", 1, "o1", "researcher", {"output": "a is found"})),
@@ -118,9 +129,11 @@ def test_nested_agent_rows_sit_under_the_outer_call(qtmodeltester) -> None:
 
 def test_cancelled_run_marks_open_calls() -> None:
     model = StepsModel()
-    model.feed([NodeAfter("x", "Model", 0, _model_task("A", 1, {"toolCalls": [{"id": "c", "name": "slow", "args": {}}]}))])
+    book = StepBook()
+    feed(model, book, [NodeAfter("x", "Model", 0, _model_task("A", 1, {"toolCalls": [{"id": "c", "name": "slow", "args": {}}]}))])
     assert model.rows[0].status == "pending"
-    model.finish("cancelled")
+    book.finish("cancelled")
+    model.apply(book.take_diff())
     assert model.rows[0].status == "cancelled" and model.rows[0].failed
 
 
@@ -146,15 +159,13 @@ def test_proxy_passes_the_model_tester(qtmodeltester, batches: int) -> None:
 
 
 def test_rows_arriving_while_sorted(qtmodeltester, qtbot) -> None:
-    """New rows show at the bottom of a sorted table, then take their place at the next re-sort."""
+    """New rows take their sorted place as they arrive."""
     model = StepsModel()
     qtmodeltester.check(model)
     model.append_rows([_row(i) for i in range(0, 30, 2)])
     model.sort(7, Qt.SortOrder.DescendingOrder)  # tokens in
     assert model.index(0, 7).data() == "28"
     model.append_rows([_row(i) for i in range(1, 30, 2)])
-    assert model.index(model.rowCount() - 1, 7).data() == "29"
-    qtbot.waitUntil(lambda: model.index(0, 7).data() == "29", timeout=3000)
     assert [model.index(r, 7).data() for r in range(4)] == ["29", "28", "27", "26"]
     assert [r.tokens_in for r in model.rows][:3] == [0, 2, 4]  # the happened-order is kept underneath
     qtmodeltester.check(model)
@@ -197,7 +208,8 @@ def test_real_nested_agent_rows() -> None:
 
     asyncio.run(run())
     model = StepsModel()
-    model.feed(events)
+    book = StepBook()
+    feed(model, book, events)
     shown = [(model.index(r, 0).data(), model.index(r, 2).data(), model.index(r, 5).data(), model.index(r, 4).data())
              for r in range(model.rowCount())]
     assert shown == [
@@ -223,14 +235,14 @@ def test_filtered_rows_follow_their_status_and_new_rows_as_they_arrive(qtmodelte
     assert [r.tool_call_id for r in proxy.visible_rows()] == ["c0", "c1", "c2", "c3"]
     view.status_filter.setCurrentText("error")
     assert proxy.rowCount() == 0
-    model.book._set(pending[1], status="error", observation="Error: boom")
-    model.book._set(pending[2], status="ok", observation="4")
-    model._commit()
+    pending[1].status, pending[1].observation = "error", "Error: boom"
+    pending[2].status, pending[2].observation = "ok", "4"
+    model.apply(StepsDiff(changed=[pending[1], pending[2]]))
     assert proxy.visible_rows() == [pending[1]]
     view.status_filter.setCurrentText("pending")
     assert [r.tool_call_id for r in proxy.visible_rows()] == ["c0", "c3"]
-    model.book._set(pending[0], status="ok", observation="1")
-    model._commit()
+    pending[0].status, pending[0].observation = "ok", "1"
+    model.apply(StepsDiff(changed=[pending[0]]))
     assert [r.tool_call_id for r in proxy.visible_rows()] == ["c3"]
     view.status_filter.setCurrentText("error")
     model.append_rows([_row(7), _row(8)])  # 7 failed, 8 did not

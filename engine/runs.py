@@ -1,0 +1,127 @@
+"""Starting, resuming, re-running and replaying runs, and what a run came to: one place for
+the CLI and the editor's bridge, so both start and judge runs the same way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import MiniN8nError
+from .hooks import Hooks
+
+if TYPE_CHECKING:
+    from .abort import AbortSignal
+    from .executor import Engine, Execution
+    from .registry import Registry
+    from .replay import ReplaySource
+    from .run_data import ExecutionState, Item, TaskError
+    from .workflow import Node, Workflow
+
+
+def open_engine(registry: Registry | None = None) -> Engine:
+    """An engine that stores every execution and keeps Simple Memory in the store's file."""
+    from .executor import Engine
+    from .registry import builtin_registry
+    from .services import Services
+    from .store import ExecutionStore, SqliteMemoryStore
+
+    store = ExecutionStore()
+    return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+
+
+def is_chat_trigger(node: Node) -> bool:
+    return node.type.endswith(".chatTrigger")
+
+
+class NoChatTrigger(MiniN8nError):
+    """A chat message was given for a workflow that has no Chat Trigger."""
+
+
+def start(engine: Engine, workflow: Workflow, *, message: str | None = None, session_id: str | None = None,
+          trigger: str | None = None, items: list[Item] | None = None, mode: str = "manual",
+          hooks: Hooks | None = None, signal: AbortSignal | None = None) -> Execution:
+    """A new execution of `workflow`: from its Chat Trigger with `message`, else from `trigger`
+    (or the first trigger that can run) with `items`. Refused, naming them, when a node on the
+    run's path has a type mini-n8n does not run."""
+    from .start import StartError, unsupported_message, unsupported_on_path
+
+    if message is not None:
+        from nodes.triggers.chat_trigger import chat_item
+
+        node = engine.start_node(workflow, prefer_chat=True, trigger=trigger)
+        if not is_chat_trigger(node):
+            raise NoChatTrigger(f'"{workflow.name}" has no Chat Trigger: run it from its trigger instead')
+        items = [chat_item(message, session_id)]
+    else:
+        node = engine.start_node(workflow, trigger=trigger, injected=items is not None)
+    blocked = unsupported_on_path(workflow, engine.registry, node.name, injected=items is not None)
+    if blocked:
+        raise StartError(unsupported_message(blocked))
+    return engine.create(workflow, start=node.name, items=items, mode=mode, hooks=hooks, signal=signal)
+
+
+def resume(engine: Engine, execution_id: str, *, hooks: Hooks | None = None,
+           signal: AbortSignal | None = None) -> Execution:
+    """A stored paused, interrupted or crashed execution, ready to continue where it stopped."""
+    return engine.resume(execution_id, hooks=hooks, signal=signal)
+
+
+def rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,
+          hooks: Hooks | None = None, signal: AbortSignal | None = None) -> tuple[Execution, ReplaySource]:
+    """A new execution of a stored one's workflow and first input, fed its recorded results:
+    up to `from_iteration` (re-run from there), or all of them compared as they go (`compare`:
+    a replay)."""
+    from .replay import ReplaySource
+
+    recorded = engine.store.load(execution_id)
+    first = recorded.run_data.get(recorded.start_node or "", [])
+    items = first[0].input.get("main", [[]])[0] if first else None
+    execution = engine.create(recorded.workflow, start=recorded.start_node, items=items,
+                              mode="replay" if compare else "rerun", hooks=hooks, signal=signal)
+    source = ReplaySource(recorded, upto_iteration=None if compare else from_iteration, compare=compare)
+    execution.replay = source
+    return execution, source
+
+
+def answer_of(state: ExecutionState) -> str | None:
+    """The chat answer of a finished run: its last node's first item's `output` (as text)."""
+    from .run_log import compact
+
+    items = state.result or []
+    if not items:
+        return None
+    data = items[0].get("json", {})
+    if "output" in data:
+        value = data["output"]
+        return value if isinstance(value, str) else compact(value)
+    return compact(data)
+
+
+def chat_message_of(state: ExecutionState) -> str | None:
+    """The chat message an execution started from, when it started from a Chat Trigger."""
+    first = state.run_data.get(state.start_node or "", [])
+    if first:
+        items = first[0].input.get("main", [[]])[0]
+    elif state.stack and state.stack[0].node == state.start_node:  # not run yet
+        items = state.stack[0].input
+    else:
+        items = []
+    text = items[0].get("json", {}).get("chatInput") if items else None
+    return text if isinstance(text, str) else None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: status (success/error/cancelled/paused), error, final state, chat answer
+    and the chat message it answered."""
+
+    status: str
+    error: TaskError | None
+    state: ExecutionState | None
+    answer: str | None = None
+    message: str | None = None
+
+    @classmethod
+    def of(cls, state: ExecutionState, message: str | None = None) -> RunOutcome:
+        answer = answer_of(state) if state.status == "success" else None
+        return cls(state.status, state.error, state, answer, message)
