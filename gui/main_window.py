@@ -44,6 +44,7 @@ class MainWindow(QMainWindow):
 
     node_selected = Signal(str)
     document_changed = Signal()
+    document_replaced = Signal()  # another workflow was loaded (not an edit of this one)
     read_only_changed = Signal(bool)  # a stored execution is shown (True) or the document again
 
     def __init__(self, bridge_registry: Registry | None = None, workflow: Workflow | None = None,
@@ -240,6 +241,7 @@ class MainWindow(QMainWindow):
         self.canvas.fit_to_view()
         self.recovery.discard()
         self.document_changed.emit()
+        self.document_replaced.emit()
 
     def set_pin(self, name: str, items: list | None) -> None:
         """Pin items on a node (n8n's pinData), or unpin it with None: one undoable edit."""

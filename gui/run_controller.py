@@ -61,7 +61,7 @@ class RunController(QObject):
         window.node_selected.connect(self.output.node_data.show_node)
         self.output.node_data.set_pinned_lookup(lambda name: pinned_items(window.document, name))
         self.output.node_data.pin_requested.connect(window.set_pin)  # pin or unpin from the Node data tab
-        window.document_changed.connect(self._document_replaced)
+        window.document_replaced.connect(self._document_replaced)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._quitting)  # leave no run behind when the editor quits
