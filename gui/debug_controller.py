@@ -282,6 +282,7 @@ class DebugController(QObject):
         where = run.pause if run is not None else None
         if where is not None and self.bridge.paused:
             self._show_pause(where)
+            self.refresh_executions()  # listed as paused: it can be left and resumed later
         else:
             self.pending.show_point(None)
         self._update_actions()
@@ -382,6 +383,8 @@ class DebugController(QObject):
         self.pending.show_point(stored_pause, live=False)
         if stored_pause is not None:
             self._bring_pending()
+        elif self.runs.output.currentWidget() is self.pending:
+            self.runs.output.setCurrentWidget(self.runs.output.steps)
         self.executions_dock.show()
         self.executions.show_report(f"Showing execution {execution_id} ({state.status}) of “{state.workflow.name}”, "
                                     "read-only: Copy to editor to change and run it.")

@@ -769,6 +769,15 @@ class MainWindow(QMainWindow):
         self.addToolBarBreak()
         self.addToolBar(self.read_only_bar)
         self.read_only_bar.hide()
+        self._style_read_only_bar()
+        theme.manager().changed.connect(self._style_read_only_bar)
+
+    def _style_read_only_bar(self) -> None:
+        current = theme.current()
+        self.read_only_bar.setStyleSheet(
+            f"QToolBar#readOnlyBar {{ background: {current.user_fill.name()}; border: none; }}"
+            f"QToolBar#readOnlyBar QLabel, QToolBar#readOnlyBar QToolButton {{ color: {current.node_text.name()}; }}"
+            "QToolBar#readOnlyBar QLabel { font-weight: bold; }")
 
     @property
     def read_only(self) -> bool:

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from gui.main_window import MainWindow
 
 STATUS_TIMEOUT_MS = 8000
+OUTPUT_MIN_WIDTH = 560
+"""The output panel may be narrower than its steps toolbar asks for, so Chat, Output and
+Executions fit side by side on a 1440-pixel screen."""
 CANVAS_STATUS = {"idle": None, "pinned": "success"}
 """The run states a node item draws differently from its own name (a pinned run shows as done;
 the pin itself is drawn from the document)."""
@@ -74,6 +77,7 @@ class RunController(QObject):
     def _install_docks(self) -> None:
         window = self.window
         dock = window.output_dock
+        self.output.setMinimumWidth(OUTPUT_MIN_WIDTH)
         dock.setWidget(self.output)
         self.output_dock = dock
         self.chat_dock = QDockWidget("Chat", window)

@@ -138,16 +138,22 @@ class ExecutionsPanel(QWidget):
         self.report.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.report.hide()
 
-        buttons = QHBoxLayout()
-        for button in (self.open_button, self.copy_button, self.resume_button, self.rerun_button,
-                       self.replay_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.delete_button)
-        buttons.addWidget(self.refresh_button)
+        # two rows of buttons, so the panel fits beside the output panel on a laptop screen
+        shown = QHBoxLayout()
+        for button in (self.open_button, self.copy_button):
+            shown.addWidget(button)
+        shown.addStretch(1)
+        shown.addWidget(self.delete_button)
+        shown.addWidget(self.refresh_button)
+        again = QHBoxLayout()
+        for button in (self.resume_button, self.rerun_button, self.replay_button):
+            again.addWidget(button)
+        again.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(buttons)
+        layout.setSpacing(4)
+        layout.addLayout(shown)
+        layout.addLayout(again)
         layout.addWidget(self.report)
         layout.addWidget(self.table, 1)
         self.rerun_iteration: int | None = None
