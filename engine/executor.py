@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from . import from_ai
@@ -34,30 +33,6 @@ from .start import choose_start
 from .versions import version_note
 from .services import Services
 from .workflow import Node, Workflow
-
-
-@dataclass(frozen=True)
-class Boundary:
-    """A place the executor may stop: before `entry` runs.
-
-    kind "node": a main-path node about to run; "tool": a node about to run for an action;
-    "resume": a node about to be called again with the answers to its request.
-    """
-
-    kind: str
-    node: str
-    entry: StackEntry
-
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "node": self.node, "round": self.entry.round}
-        if self.entry.action is not None:
-            out["action"] = self.entry.action.model_dump(mode="json", by_alias=True)
-        if self.entry.parent is not None:
-            out["parent"] = self.entry.parent
-        return out
-
-
-PausePolicy = Callable[[Boundary], bool]
 
 
 class Engine:
@@ -122,8 +97,7 @@ class Execution:
         self.state = state
         self.hooks = hooks
         self.signal = signal or AbortSignal()
-        self.pause_policy: PausePolicy | None = None
-        self.debugger: Debugger | None = None
+        self.debugger: Debugger | None = None  # where the run pauses (the one pause mechanism)
         # called with (state, at_boundary): at a boundary the stack is exact and resumable
         self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
         self.on_detach: Callable[[ExecutionState], None] | None = None  # left paused: the store's lease ends
@@ -139,7 +113,6 @@ class Execution:
         self._incoming: dict[tuple[str, str], list[str]] = {}
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append(src)
-        self._skip_pause_once = False
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
         # a restored execution that was paused passes its own pause point once without stopping
@@ -205,13 +178,10 @@ class Execution:
             self._run_task.cancel()
 
     # ----- running ----------------------------------------------------------------------------
-    async def run(self, pause: PausePolicy | None = None) -> ExecutionState:
-        """Run until the stack is empty, an error, a Stop, or the pause policy says stop."""
-        if pause is not None:
-            self.pause_policy = pause
+    async def run(self) -> ExecutionState:
+        """Run until the stack is empty, an error, a Stop, or a pause the execution is left at."""
         state = self.state
         resumed = state.status in ("paused", "crashed", "running")
-        self._skip_pause_once = state.status == "paused"
         state.status = "running"
         state.stopped_at = None
         self.hooks.emit(WorkflowBefore(state.id, state.workflow.name, resumed))
@@ -256,20 +226,6 @@ class Execution:
             if self.signal.aborted:
                 raise ExecutionCancelled()
             entry = stack[-1]
-            if self.pause_policy is not None:
-                boundary = Boundary(
-                    "resume" if entry.pending is not None else ("tool" if entry.mode == "tool" else "node"),
-                    entry.node,
-                    entry,
-                )
-                if self._skip_pause_once:
-                    self._skip_pause_once = False
-                elif self.pause_policy(boundary):
-                    state.status = "paused"
-                    self._checkpoint(True)
-                    self.hooks.emit(ExecutionPaused(state.id, boundary.describe()))
-                    return
-            self._skip_pause_once = False
             if entry.round == 0 and entry.pending is None and self.may_pause:
                 await self._pause_before(entry)
             self._checkpoint(True)

@@ -12,6 +12,7 @@ from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter, NodeBefore
 from engine.workflow import Workflow, parse_workflow
 from tests.builders import AGENT, CALCULATOR, CHAT_TRIGGER, SCRIPTED, link, node, tool_call
+from tests.engine.pausing import at_boundaries, run_to_pause
 
 AGENT_TOOL = "@n8n/n8n-nodes-langchain.agentTool"
 SYSTEM = "You are a helpful assistant"  # as the editor writes it: n8n sends none when options lack it
@@ -137,14 +138,15 @@ async def test_nested_run_resumes_from_json_at_every_boundary(engine: Engine) ->
     from engine.registry import builtin_registry
 
     execution = engine.create(two_level_workflow(), items=[{"json": {"chatInput": "Price of 17 shirts?"}}])
-    state = await execution.run(pause=lambda boundary: True)
+    everywhere = at_boundaries("Chat", "Outer Agent")
+    state = await run_to_pause(execution, everywhere)
     kinds: list[tuple[str, str]] = []
     while state.status == "paused":
         snapshot = json.dumps(execution.snapshot())
         top = json.loads(snapshot)["stack"][-1]
         kinds.append((top["node"], top.get("mode", "main")))
         execution = Engine(builtin_registry(), engine.services).restore(json.loads(snapshot))
-        state = await execution.run(pause=lambda boundary: True)
+        state = await run_to_pause(execution, everywhere)
     assert state.status == "success", state.error
     assert state.result[0]["json"]["output"] == "17 shirts cost 425 dollars."
     assert ("Calculator", "tool") in kinds and ("Shop Clerk", "tool") in kinds

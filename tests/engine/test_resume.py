@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
-from engine.executor import Boundary, Engine
+from engine.debugger import Breakpoints
+from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.requests import EngineRequest, EngineResponse
 from nodes.agent.tools_agent import ToolsAgent
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import CALCULATOR, agent_workflow, tool_call
+from tests.engine.pausing import at_boundaries, run_to_pause
 
 REPLIES = [
     {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
@@ -35,15 +37,13 @@ def strip_times(state_json: dict) -> dict:
 
 
 async def test_agent_resumes_from_a_json_copy_of_the_request_metadata(engine: Engine) -> None:
-    """Run the Agent one round at a time; between rounds keep only JSON text of the request."""
+    """Run the Agent one tool result at a time; between them keep only JSON text of the state."""
     wf = agent_workflow(REPLIES)
     paused_states: list[str] = []
-
-    def pause_on_resume(boundary: Boundary) -> bool:
-        return boundary.kind == "resume"
+    after_each_result = Breakpoints(after_tool_result=True)
 
     execution = engine.create(wf, items=[chat_item("go", "s")])
-    state = await execution.run(pause=pause_on_resume)
+    state = await run_to_pause(execution, after_each_result)
     rounds = 0
     while state.status == "paused":
         rounds += 1
@@ -52,12 +52,12 @@ async def test_agent_resumes_from_a_json_copy_of_the_request_metadata(engine: En
         del execution, state  # nothing but the JSON text goes on
         fresh_engine = Engine(builtin_registry(), engine.services)
         execution = fresh_engine.restore(json.loads(text))
-        state = await execution.run(pause=pause_on_resume)
-    assert rounds == 2
+        state = await run_to_pause(execution, after_each_result)
+    assert rounds == 3  # after c1, after c2, after c3
     assert state.status == "success"
     assert state.result == [{"json": {"output": "426 and 1024"}, "pairedItem": {"item": 0}}]
-    # the request metadata stored at the second pause is plain JSON with the seed's fields
-    snapshot = json.loads(paused_states[1])
+    # the request metadata stored once the second iteration's tools answered is plain JSON with the seed's fields
+    snapshot = json.loads(paused_states[2])
     pending = snapshot["stack"][-1]["pending"]["request"]["metadata"]
     assert pending["iterationCount"] == 2
     assert [s["toolCallId"] for s in pending["previousRequests"]["0"]] == ["c1"]
@@ -73,22 +73,20 @@ async def test_stopping_at_every_boundary_and_restoring_gives_the_same_run(engin
 
     execution = Engine(builtin_registry()).create(wf, items=[chat_item("go", "same")])
     stops = 0
-    kinds: list[str] = []
+    seen: list[dict] = []
+    everywhere = at_boundaries("Chat", "AI Agent")
 
-    def always(boundary: Boundary) -> bool:
-        kinds.append(boundary.kind)
-        return True
-
-    state = await execution.run(pause=always)
+    state = await run_to_pause(execution, everywhere, seen)
     services = execution.engine.services
     while state.status == "paused":
         stops += 1
         execution = Engine(builtin_registry(), services).restore(json.loads(json.dumps(execution.snapshot())))
-        state = await execution.run(pause=always)
+        state = await run_to_pause(execution, everywhere, seen)
     assert state.status == "success"
-    # chat trigger, agent, 3 tool runs, 2 resumes
-    assert stops == 7
-    assert [k for k in kinds] == ["node", "node", "tool", "resume", "tool", "tool", "resume"]
+    # chat trigger, agent, before and after each of the 3 tool runs
+    assert stops == 8
+    assert [p["kind"] for p in seen] == ["node", "node", "before_tool", "tool_result", "before_tool", "tool_result",
+                                         "before_tool", "tool_result"]
     assert strip_times(state.to_json())["runData"] == strip_times(reference.to_json())["runData"]
     assert state.result == reference.result
 
@@ -98,7 +96,7 @@ async def test_tools_agent_execute_from_json_metadata_directly() -> None:
     engine = Engine(builtin_registry())
     wf = agent_workflow(REPLIES[:1] + [{"text": "425"}])
     execution = engine.create(wf, items=[chat_item("go", "s")])
-    state = await execution.run(pause=lambda b: b.kind == "resume")
+    state = await run_to_pause(execution, Breakpoints(after_tool_result=True))
     entry = state.stack[-1]
     request_json = json.dumps(entry.pending.request.model_dump(by_alias=True))
     responses_json = json.dumps([r.model_dump(by_alias=True) for r in entry.pending.responses])

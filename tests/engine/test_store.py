@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.executor import Boundary, Engine
+from engine.debugger import Breakpoints
+from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
+from tests.engine.pausing import run_to_pause
 
 ROUNDS = 150
 
@@ -42,14 +44,7 @@ async def test_a_long_run_is_stored_small_and_read_back_exactly(tmp_path: Path) 
 async def test_the_stack_of_a_paused_run_is_read_back_exactly(tmp_path: Path) -> None:
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(long_agent(), items=[chat_item("go", "s")])
-    resumes = 0
-
-    def pause_at_round_100(boundary: Boundary) -> bool:
-        nonlocal resumes
-        resumes += boundary.kind == "resume"
-        return resumes == 100
-
-    state = await execution.run(pause=pause_at_round_100)
+    state = await run_to_pause(execution, Breakpoints(after_tool_result=True, from_iteration=100))
     assert state.status == "paused"
     loaded = store.load(state.id, for_resume=True)
     assert as_json([e.to_json() for e in loaded.stack]) == as_json([e.to_json() for e in state.stack])

@@ -17,7 +17,9 @@ from engine.registry import builtin_registry
 from engine.store import ExecutionBusy, ExecutionStore
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
+from engine.debugger import Breakpoints
 from tests.builders import agent_workflow, tool_call
+from tests.engine.pausing import run_to_pause
 
 ROOT = Path(__file__).parents[2]
 ANSWER = " ".join(["word"] * 60)  # streamed at 20 ms a token: the resumed run lasts over a second
@@ -94,7 +96,7 @@ def test_resumes_started_together_run_the_execution_once(tmp_path: Path) -> None
 async def test_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_path: Path) -> None:
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(agent_workflow(replies("ok")[:1] + [{"text": "ok"}]), items=[chat_item("go", "s")])
-    state = await execution.run(pause=lambda b: b.kind == "tool")
+    state = await run_to_pause(execution, Breakpoints(before_tool=True))
     assert state.status == "paused"
     other = ExecutionStore(tmp_path / "x.sqlite")
     # this process under another start time: the pid was recycled, the owner is gone

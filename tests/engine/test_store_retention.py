@@ -17,7 +17,9 @@ from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
+from engine.debugger import Breakpoints
 from tests.builders import agent_workflow, tool_call
+from tests.engine.pausing import run_to_pause
 
 ROOT = Path(__file__).parents[2]
 REPLIES = [{"toolCalls": [tool_call("Calculator", {"expression": "1 + 1"})]}, {"text": "2"}]
@@ -36,8 +38,9 @@ async def executions_aged(store: ExecutionStore, ages_days: list[float]) -> list
         state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
         store.connection.execute("UPDATE executions SET started_at=? WHERE id=?", (time.time() * 1000 - age * DAY_MS, state.id))
         ids.append(state.id)
-    paused = await Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "p")]).run(
-        pause=lambda b: b.kind == "tool")
+    paused = await run_to_pause(
+        Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "p")]),
+        Breakpoints(before_tool=True))
     store.connection.execute("UPDATE executions SET started_at=? WHERE id=?", (time.time() * 1000 - 30 * DAY_MS, paused.id))
     return ids + [paused.id]
 
