@@ -97,7 +97,7 @@ log = logging.getLogger(__name__)
 SLICE_MS = 4.0
 """The engine runs at most this long before the Qt loop gets a turn (paint, input, timers)."""
 
-FLUSH_MS = 25
+FLUSH_MS = 50
 """What a run changed reaches the panels in one batch at most this often: the one place events
 are held, so a long run never floods the window."""
 
@@ -294,60 +294,69 @@ class RunBridge(QObject):
     def _start(self, make: Callable[[Hooks, AbortSignal], Execution], breakpoints: Breakpoints | None,
                stepping: bool, message: str | None = None, session_id: str | None = None,
                resumed: bool = False) -> asyncio.Task[RunOutcome] | None:
+        """Create the execution and show it at once (the chat shows the message as it is sent,
+        Stop works from the first moment); its task then drives it. None when it cannot start."""
         if self.running:
             self.run_failed.emit("A run is already going; stop it first")
             return None
         debugger = Debugger(breakpoints, stepping=stepping) if breakpoints is not None else None
-        self._task = asyncio.ensure_future(self._run(make, debugger, message, session_id, resumed))
-        self._loop = self._task.get_loop()
-        return self._task
-
-    async def _run(self, make: Callable[[Hooks, AbortSignal], Execution], debugger: Debugger | None,
-                   message: str | None, session_id: str | None, resumed: bool) -> RunOutcome:
         self.busy_changed.emit(True)
-        outcome = RunOutcome("error", TaskError(message="the run did not start"), None, message=message)
-        self._debugger = debugger
+        self._signal = AbortSignal()
         try:
-            self._signal = AbortSignal()
             execution = make(Hooks(self._on_event), self._signal)
             execution.debugger = debugger
-            self._execution = execution
             state = execution.state
             if resumed:  # what it did before, as it was shown live
-                self.run = RunState.of_stored(state, self.engine.store.events(state.id))
-                message = self.run.message
+                run = RunState.of_stored(state, self.engine.store.events(state.id))
+                message = run.message
             else:
-                self.run = RunState(state.id, workflow_name=state.workflow.name, start_node=state.start_node or "",
-                                    message=message, mode=state.mode, started_at=state.started_at)
-            self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", self.run, message,
-                                           session_id, state.mode))
-            self.flush()
-            execution.yield_interval_s = SLICE_MS / 1000.0
+                run = RunState(state.id, workflow_name=state.workflow.name, start_node=state.start_node or "",
+                               message=message, mode=state.mode, started_at=state.started_at)
+        except Exception as exc:
+            self._end(self._failure(exc, message, None))
+            return None
+        self._debugger, self._execution, self.run = debugger, execution, run
+        self._task = asyncio.ensure_future(self._drive(execution, message))
+        self._loop = self._task.get_loop()
+        self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", run, message,
+                                       session_id, state.mode))
+        self.flush()
+        return self._task
+
+    async def _drive(self, execution: Execution, message: str | None) -> RunOutcome:
+        execution.yield_interval_s = SLICE_MS / 1000.0
+        try:
             with full_collections_held:
                 state = await execution.run()
             outcome = RunOutcome.of(state, message)
         except asyncio.CancelledError:  # cancelled outside the engine's own handling
-            state = self.state
-            if state is not None and state.status == "running":
+            state = execution.state
+            if state.status == "running":
                 state.status = "cancelled"
             outcome = RunOutcome("cancelled", TaskError(message="Execution was cancelled"), state, None, message)
-        except MiniN8nError as exc:
-            self.run_failed.emit(str(exc))
-            outcome = RunOutcome("error", TaskError(message=str(exc)), self.state, None, message)
-        except Exception as exc:  # a bug must reach the user in the window, not only the console
-            log.exception("run failed")
-            text = f"{type(exc).__name__}: {exc}"
-            self.run_failed.emit(text)
-            outcome = RunOutcome("error", TaskError(message=text), self.state, None, message)
-        finally:
-            if self.run is not None and outcome.state is not None and outcome.state.id == self.run.execution_id:
-                self.run.finish(outcome)
-            self.flush()
-            self._signal = None
-            self._debugger = None
-            self.run_finished.emit(outcome)
-            self.busy_changed.emit(False)
+        except Exception as exc:
+            outcome = self._failure(exc, message, execution.state)
+        if self.run is not None and self.run.execution_id == execution.state.id:
+            self.run.finish(outcome)
+        self._end(outcome)
         return outcome
+
+    def _failure(self, exc: Exception, message: str | None, state: ExecutionState | None) -> RunOutcome:
+        """A problem that kept the run from starting or broke it: said in the window, not only the console."""
+        if isinstance(exc, MiniN8nError):
+            text = str(exc)
+        else:
+            log.exception("run failed", exc_info=exc)
+            text = f"{type(exc).__name__}: {exc}"
+        self.run_failed.emit(text)
+        return RunOutcome("error", TaskError(message=text), state, None, message)
+
+    def _end(self, outcome: RunOutcome) -> None:
+        self.flush()
+        self._signal = None
+        self._debugger = None
+        self.run_finished.emit(outcome)
+        self.busy_changed.emit(False)
 
     # ----- events --------------------------------------------------------------------------------
     def _on_event(self, event: HookEvent) -> None:

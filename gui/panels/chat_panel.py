@@ -7,6 +7,7 @@ it changes; a stored execution opened read-only shows its own conversation inste
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent
@@ -150,14 +151,14 @@ class ChatPanel(QWidget):
         """Show a run's transcript as the end of the conversation (`new`: a run that just began)."""
         if new or self._run_start is None:
             self._run_start = len(self.entries)
-        self.entries[self._run_start:] = turns
+        self.entries[self._run_start:] = [replace(turn) for turn in turns]  # as they are now: the run goes on
         self._render()
 
     def show_stored(self, turns: list[ChatTurn], label: str) -> None:
         """Show only a stored execution's conversation, read-only, until `leave_stored`."""
         if self._session is None:
             self._session = (self.entries, self._run_start)
-        self.entries, self._run_start = list(turns), None
+        self.entries, self._run_start = [replace(turn) for turn in turns], None
         self.stored_label.setText(label)
         self.stored_label.show()
         self._update_controls()

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QSizePolicy,
     QAbstractItemView,
     QComboBox,
     QFileDialog,
@@ -49,6 +50,8 @@ class StepsView(QWidget):
         self.status_filter.currentTextChanged.connect(lambda text: self.proxy.set_status(None if text == ALL else text))
         self.summary = QLabel()
         self.summary.setObjectName("stepsSummary")
+        # its text changes with every batch of rows: its width must not re-lay out the window each time
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         copy_button = QPushButton("Copy row")
         copy_button.clicked.connect(self.copy_selected)
         export_button = QPushButton("Export…")
