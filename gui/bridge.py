@@ -84,7 +84,7 @@ from engine import runs  # noqa: E402
 from engine.abort import AbortSignal  # noqa: E402
 from engine.debugger import Breakpoints, Debugger, PausePoint  # noqa: E402
 from engine.executor import Engine, Execution  # noqa: E402
-from engine.hooks import HookEvent, Hooks, WorkflowBefore  # noqa: E402
+from engine.hooks import HookEvent, Hooks  # noqa: E402
 from engine.replay import ReplaySource  # noqa: E402
 from engine.run_state import RunChanges, RunState  # noqa: E402
 from engine.runs import RunOutcome, is_chat_trigger  # noqa: E402
@@ -364,7 +364,7 @@ class RunBridge(QObject):
             self._loop.call_soon_threadsafe(self._on_event, event)  # Qt objects live on the loop's thread
             return
         run = self.run
-        if run is None or isinstance(event, WorkflowBefore) and event.execution_id != run.execution_id:
+        if run is None or event.execution_id != run.execution_id:  # a run left behind (detached, stopped)
             return
         run.apply(event)
         if not self._flush_timer.isActive():

@@ -316,8 +316,7 @@ class DebugController(QObject):
 
     def _run_started(self, start: RunStart) -> None:
         self._viewing = None
-        where = start.run.pause
-        self.pending.show_point(where, live=False) if where is not None else self.pending.show_point(None)
+        self.pending.show_point(start.run.pause, live=False)  # a resumed execution: where it stood
         self.refresh_executions()
         self._update_actions()
 
