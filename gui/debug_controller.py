@@ -1,8 +1,8 @@
-"""Debugging in the editor: breakpoints, Debug/Continue, Step, Stop, edit-and-continue, executions.
+"""Debugging in the editor: breakpoints, Debug/Continue, Step, Stop, edit-and-continue.
 
-`DebugController(runs, window, bridge)` adds the Debug menu and keys (F5, F10, Shift+F5, F9), the
-Pending tab of the output panel and the Executions dock. Runs start under the debugger through
-the bridge with this window's breakpoints; where a run is paused is the bridge's RunState.
+`DebugController(runs, window, bridge)` adds the Debug menu and keys (F5, F10, Shift+F5, F9) and
+the Pending tab of the output panel. Runs start under the debugger through the bridge with this
+window's breakpoints; where a run is paused is the bridge's RunState.
 """
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QInputDialog, QMenu, QToolButton
+from PySide6.QtWidgets import QInputDialog, QMenu, QToolButton
 
 from engine.debugger import Breakpoints
 from engine.run_state import RunChanges
-from gui.bridge import MiniN8nError, RunBridge, RunOutcome, RunStart
+from gui.bridge import RunBridge, RunOutcome, RunStart
 from gui.canvas.node_item import NodeItem
-from gui.panels.executions import ExecutionsPanel
 from gui.panels.pending import EditProblem, PendingView
 
 if TYPE_CHECKING:
@@ -56,51 +55,22 @@ class DebugController(QObject):
         self.breakpoints = Breakpoints()
         self.pending = PendingView()
         runs.output.addTab(self.pending, "Pending")
-        self.executions = ExecutionsPanel()
-        self._install_dock()
         self._install_actions()
-        self._rerun_from: tuple[str, int] | None = None
-        self._replaying: str | None = None
         self._debug_next: tuple[Breakpoints, bool] | None = None  # the next run starts under the debugger
-        self._viewing: str | None = None  # the stored execution shown read-only
 
         bridge.run_changed.connect(self._run_changed)
         bridge.run_started.connect(self._run_started)
         bridge.run_finished.connect(self._run_finished)
         bridge.busy_changed.connect(self._update_actions)
-        runs.run_shown.connect(self._run_shown)
         self.pending.continue_requested.connect(self.continue_)
         self.pending.step_requested.connect(self.step)
         self.pending.stop_requested.connect(self.stop)
-        self.executions.open_requested.connect(self.open_execution)
-        self.executions.copy_requested.connect(self.copy_to_editor)
-        self.executions.resume_requested.connect(self.resume)
-        self.executions.rerun_requested.connect(self.rerun)
-        self.executions.replay_requested.connect(self.replay)
-        self.executions.delete_requested.connect(self.delete_execution)
-        self.executions.refresh_requested.connect(self.refresh_executions)
-        runs.output.steps.row_selected.connect(
-            lambda row: self.executions.set_rerun_iteration(row.iterations[0] if row is not None else None))
         window.document_changed.connect(self.draw_breakpoints)
         window.read_only_changed.connect(self._read_only_changed)
-        window.act_copy_to_editor.triggered.connect(lambda: self._viewing and self.copy_to_editor(self._viewing))
         window.installEventFilter(self)
-        self.refresh_executions()
         self._update_actions()
 
     # ----- layout --------------------------------------------------------------------------------
-    def _install_dock(self) -> None:
-        window = self.window
-        self.executions_dock = QDockWidget("Executions", window)
-        self.executions_dock.setObjectName("executionsDock")
-        self.executions_dock.setWidget(self.executions)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.executions_dock)
-        # beside the output, not behind it: an opened execution's steps show next to the list
-        window.splitDockWidget(self.runs.output_dock, self.executions_dock, Qt.Orientation.Horizontal)
-        window.resizeDocks([self.runs.chat_dock, self.runs.output_dock, self.executions_dock], [320, 700, 420],
-                           Qt.Orientation.Horizontal)
-        self.executions_dock.visibilityChanged.connect(lambda shown: shown and self.refresh_executions())
-
     def _action(self, text: str, shortcut: str, tip: str, slot: Any) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(shortcut))
@@ -141,8 +111,6 @@ class DebugController(QObject):
         self.agent_menu.addSeparator()
         self.agent_menu.addActions([self.tools_action, self.from_iteration_action])
         menu.addAction(self.clear_action)
-        menu.addSeparator()
-        menu.addAction(self.executions_dock.toggleViewAction())
         toolbar = self.window.run_toolbar
         toolbar.addSeparator()
         toolbar.addActions([self.debug_action, self.step_action])
@@ -153,7 +121,6 @@ class DebugController(QObject):
         button = toolbar.widgetForAction(breaks)
         if isinstance(button, QToolButton):
             button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        toolbar.addAction(self.executions_dock.toggleViewAction())
         self._update_agent_labels()
 
     # ----- breakpoints ---------------------------------------------------------------------------
@@ -282,7 +249,6 @@ class DebugController(QObject):
         where = run.pause if run is not None else None
         if where is not None and self.bridge.paused:
             self._show_pause(where)
-            self.refresh_executions()  # listed as paused: it can be left and resumed later
         else:
             self.pending.show_point(None)
         self._update_actions()
@@ -312,140 +278,31 @@ class DebugController(QObject):
         self.debug_action.setEnabled(paused or not running)
         self.step_action.setEnabled(paused or not running or self.bridge.debugging)
         self.stop_action.setEnabled(running)
-        self.executions.set_busy(running)
 
     def _run_started(self, start: RunStart) -> None:
-        self._viewing = None
         self.pending.show_point(start.run.pause, live=False)  # a resumed execution: where it stood
-        self.refresh_executions()
         self._update_actions()
 
     def _run_finished(self, _outcome: RunOutcome) -> None:
         self.pending.show_point(None)
         self._update_actions()
 
-    def _run_shown(self, outcome: RunOutcome) -> None:
-        self.refresh_executions()
-        state = outcome.state
-        if self._replaying is not None:
-            source = self.bridge.replay_source
-            divergence = source.divergence if source is not None else None
-            if divergence is not None:
-                text, problem = divergence.describe(), True
-            elif outcome.status == "success":
-                text, problem = f"Replay of {self._replaying}: no divergence — same model inputs and tool results", False
-            else:
-                text, problem = f"Replay of {self._replaying} ended {outcome.status}", True
-            self.executions.show_report(text, problem)
-            self.runs.output.run_log.append_note(text, error=problem)
-            self.runs.show_status(text)
-            self._replaying = None
-        elif self._rerun_from is not None:
-            source_id, iteration = self._rerun_from
-            source = self.bridge.replay_source
-            used = f"reused {source.used_models} model replies and {source.used_tools} tool results" if source else ""
-            self.executions.show_report(f"Re-run of {source_id} from iteration {iteration} ({state.id if state else ''}): "
-                                        f"{outcome.status}; {used}")
-            self._rerun_from = None
-        if state is not None:
-            self.executions.select(state.id)
-
-    # ----- executions ----------------------------------------------------------------------------
-    def refresh_executions(self) -> None:
-        """List the stored executions again."""
-        self.executions.show_rows(self.bridge.executions())
-
-    def delete_execution(self, execution_id: str) -> None:
-        try:
-            self.bridge.delete_execution(execution_id)
-        except MiniN8nError as exc:
-            self.runs.show_status(str(exc))
-        self.refresh_executions()
-
-    def open_execution(self, execution_id: str) -> bool:
-        """Show a stored execution read-only: its workflow, statuses, run log, steps and chat."""
-        if self.bridge.running:
-            self.runs.show_status("A run is going: stop it before opening another execution")
-            return False
-        try:
-            stored = self.bridge.open_execution(execution_id)
-        except MiniN8nError as exc:
-            self.runs.show_status(str(exc))
-            self.refresh_executions()
-            return False
-        state = stored.state
-        self.window.enter_read_only(state.workflow, execution_id)
-        self._viewing = execution_id
-        self.runs.show_stored(stored)
-        self.draw_breakpoints()
-        stored_pause = state.pause if state.status == "paused" else None
-        self.pending.show_point(stored_pause, live=False)
-        if stored_pause is not None:
-            self._bring_pending()
-        elif self.runs.output.currentWidget() is self.pending:
-            self.runs.output.setCurrentWidget(self.runs.output.steps)
-        self.executions_dock.show()
-        self.executions.show_report(f"Showing execution {execution_id} ({state.status}) of “{state.workflow.name}”, "
-                                    "read-only: Copy to editor to change and run it.")
-        self.executions.select(execution_id)
-        return True
-
-    def copy_to_editor(self, execution_id: str) -> bool:
-        """n8n's "debug in editor": the workflow as it ran becomes the editor's document."""
-        if self.bridge.running:
-            self.runs.show_status("A run is going: stop it first")
-            return False
-        try:
-            stored = self.bridge.open_execution(execution_id)
-        except MiniN8nError as exc:
-            self.runs.show_status(str(exc))
-            return False
-        self.window.leave_read_only()
-        if not self.window.confirm_discard():
-            return False
-        self.window.load_document(stored.state.workflow.model_copy(deep=True))
-        self.runs.show_stored(stored, read_only=False)
-        self.executions.show_report(f"Copied the workflow of execution {execution_id} to the editor")
-        self.executions.select(execution_id)
-        self.runs.show_status(f"Copied the workflow of execution {execution_id} to the editor")
-        return True
-
-    def resume(self, execution_id: str) -> None:
-        """Continue a paused or crashed execution, with this window's breakpoints."""
-        if not self.bridge.running:
-            self.bridge.resume(execution_id, self.breakpoints)
-
-    def rerun(self, execution_id: str, iteration: int | None = None) -> None:
-        """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""
-        if self.bridge.running:
-            return
-        if iteration is None:
-            viewed = self.runs.viewed
-            iteration = self.executions.rerun_iteration if viewed is not None and viewed.id == execution_id else None
-        if iteration is None:
-            iteration, ok = QInputDialog.getInt(self.window, "Re-run from iteration",
-                                                "Reuse the recorded results up to iteration:", 1, 0, 10_000)
-            if not ok:
-                return
-        self._rerun_from = (execution_id, iteration)
-        self.bridge.rerun(execution_id, iteration, self._breakpoints_if_set())
-
-    def replay(self, execution_id: str) -> None:
-        """Run it again on its recorded model replies and report the first divergence."""
-        if self.bridge.running:
-            return
-        self._replaying = execution_id
-        self.bridge.replay(execution_id, self._breakpoints_if_set())
-
-    def _breakpoints_if_set(self) -> Breakpoints | None:
+    def breakpoints_if_set(self) -> Breakpoints | None:
+        """This window's breakpoints when any is set (a re-run or replay then runs under the debugger)."""
         bp = self.breakpoints
         any_set = bp.nodes or bp.before_model or bp.after_model or bp.before_tool or bp.after_tool_result or bp.on_tool_error
         return bp if any_set else None
 
+    def show_stored_pause(self, where: dict[str, Any] | None) -> None:
+        """A stored execution's pause point, read-only in the Pending tab (None: not paused)."""
+        self.pending.show_point(where, live=False)
+        if where is not None:
+            self._bring_pending()
+        elif self.runs.output.currentWidget() is self.pending:
+            self.runs.output.setCurrentWidget(self.runs.output.steps)
+
     def _read_only_changed(self, read_only: bool) -> None:
         if not read_only:
-            self._viewing = None
-            self.runs.leave_stored()
             self.pending.show_point(None)
         self.draw_breakpoints()
 

@@ -70,8 +70,10 @@ class RunController(QObject):
             app.aboutToQuit.connect(self._quitting)  # leave no run behind when the editor quits
         self._busy_changed(False)
         from gui.debug_controller import DebugController
+        from gui.executions_controller import ExecutionsController
 
         self.debug = DebugController(self, window, bridge)
+        self.executions = ExecutionsController(self, self.debug, window, bridge)
 
     # ----- layout --------------------------------------------------------------------------------
     def _install_docks(self) -> None:

@@ -45,7 +45,7 @@ def test_the_bridge_exports_no_engine_driver() -> None:
 
 
 def test_controllers_do_not_probe_their_collaborators() -> None:
-    for name in ("run_controller.py", "debug_controller.py", "bridge.py", "panels/executions.py",
+    for name in ("run_controller.py", "debug_controller.py", "executions_controller.py", "bridge.py", "panels/executions.py",
                  "panels/chat_panel.py", "panels/steps_model.py"):
         text = (GUI / name).read_text()
         assert "getattr(" not in text and "hasattr(" not in text, name

@@ -36,7 +36,7 @@ def click(qtbot, button) -> None:  # type: ignore[no-untyped-def]
 
 
 def panel_of(controller):  # type: ignore[no-untyped-def]
-    panel = controller.debug.executions
+    panel = controller.executions.panel
     panel.refresh()
     return panel
 

@@ -83,7 +83,7 @@ def open_stored(qtbot, window, controller):  # type: ignore[no-untyped-def]
     controller.chat.input.setPlainText("hello")
     with qtbot.waitSignal(controller.run_shown, timeout=10_000):
         qtbot.keyClick(controller.chat.input, Qt.Key.Key_Return)
-    panel = controller.debug.executions
+    panel = controller.executions.panel
     panel.refresh()
     assert panel.select(run_id)
     qtbot.mouseClick(panel.open_button, Qt.MouseButton.LeftButton)
@@ -103,7 +103,7 @@ def test_a_stored_execution_opens_read_only_under_a_banner(run_window, qtbot) ->
     assert [(e.role, e.text) for e in controller.chat.entries] == [("user", "go"), ("assistant", "The answer is 43.")]
     assert controller.chat.stored_label.isVisible() and not controller.chat.send_button.isEnabled()
     # Output beside Executions, not behind it
-    executions_dock = controller.debug.executions_dock
+    executions_dock = controller.executions.dock
     assert executions_dock.isVisible() and controller.output_dock.isVisible()
     assert executions_dock not in window.tabifiedDockWidgets(controller.output_dock)
     assert executions_dock.geometry().left() >= controller.output_dock.geometry().right()
@@ -140,7 +140,7 @@ def test_leaving_a_stored_execution_gives_back_the_workflow_and_its_undo(run_win
     run_id = shown.args[0].state.id
     window.rename_workflow("my edits")
     assert window.undo_stack.canUndo()
-    assert controller.debug.open_execution(run_id)
+    assert controller.executions.open_execution(run_id)
     assert window.document.name == "test agent" and not window.act_undo.isEnabled()
     window.act_leave_read_only.trigger()
     assert not window.read_only and not window.read_only_bar.isVisible()
