@@ -309,7 +309,8 @@ class RunBridge(QObject):
             if resumed:  # what it did before, as it was shown live
                 run = RunState.of_stored(state, self.engine.store.events(state.id))
                 message = run.message
-            else:
+            else:  # a re-run or replay of a chat execution answers the same message again
+                message = message if message is not None else runs.chat_message_of(state)
                 run = RunState(state.id, workflow_name=state.workflow.name, start_node=state.start_node or "",
                                message=message, mode=state.mode, started_at=state.started_at)
         except Exception as exc:

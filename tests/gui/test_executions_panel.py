@@ -147,6 +147,8 @@ def test_rerun_from_iteration_2_and_replay_from_the_panel(run_window, qtbot) -> 
     assert shown.args[0].status == "success" and shown.args[0].state.mode == "replay"
     assert panel.report.text() == f"Replay of {run_id}: no divergence — same model inputs and tool results"
     assert "no divergence" in controller.output.run_log.toPlainText()
+    # a replay of a chat execution answers the same message again, in the chat as in a live run
+    assert [(e.role, e.text) for e in controller.chat.entries[-2:]] == [("user", "go"), ("assistant", "The answer is 43.")]
 
 
 def test_a_run_killed_mid_way_shows_as_crashed_and_resumes(run_window, qtbot, tmp_path) -> None:
