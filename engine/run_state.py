@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from .run_data import ExecutionState, TaskError
     from .runs import RunOutcome
 
-NODE_STATUSES = ("idle", "running", "paused", "success", "error", "pinned")
 FINISHED = ("success", "error", "cancelled")
 CANCELLED_NOTE = "Execution was cancelled"
 UNFINISHED_NOTE = "did not finish"
@@ -134,10 +133,6 @@ class RunState:
         if self.pause is not None and self.pause.get("node"):
             names.add(str(self.pause["node"]))
         return {name: self.node(name) for name in names}
-
-    @property
-    def finished(self) -> bool:
-        return self.status in FINISHED
 
     # ----- folding events ------------------------------------------------------------------------
     def apply_all(self, events: Iterable[HookEvent]) -> None:

@@ -203,3 +203,15 @@ async def test_an_empty_answer_is_an_empty_reply_not_a_missing_one(stored_engine
     run = RunState(execution.state.id, message="hi")
     await play(stored_engine, run, execution, lambda *_: None)
     assert [(t.role, t.text, t.empty) for t in run.chat] == [("user", "hi", False), ("assistant", "", True)]
+
+
+async def test_a_pinned_node_reads_pinned_not_run(stored_engine: Engine) -> None:
+    workflow = agent_workflow([{"text": "ok"}], tools=[], trigger="manual",
+                              agent_params={"promptType": "define", "text": "go"})
+    workflow.pinData["Start"] = [{"json": {"n": 1}}]
+    execution = runs.start(stored_engine, workflow, hooks=Hooks())
+    run = RunState(execution.state.id)
+    outcome = await play(stored_engine, run, execution, lambda *_: None)
+    assert outcome.status == "success"
+    assert run.node("Start") == NodeState("pinned", 1) and run.node("AI Agent") == NodeState("success", 1)
+    assert run.chat == []  # a manual run does not talk in the chat
