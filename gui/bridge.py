@@ -148,6 +148,7 @@ class RunStart:
     message: str | None = None
     session_id: str | None = None
     mode: str = "manual"
+    workflow: Workflow | None = None  # the workflow as it runs
 
 
 @dataclass(frozen=True)
@@ -320,7 +321,7 @@ class RunBridge(QObject):
         self._task = asyncio.ensure_future(self._drive(execution, message))
         self._loop = self._task.get_loop()
         self.run_started.emit(RunStart(state.id, state.workflow.name, state.start_node or "", run, message,
-                                       session_id, state.mode))
+                                       session_id, state.mode, state.workflow))
         self.flush()
         return self._task
 

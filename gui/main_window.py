@@ -784,6 +784,11 @@ class MainWindow(QMainWindow):
         """A stored execution is shown: its workflow on the canvas, nothing editable."""
         return self._editing is not None
 
+    @property
+    def edited_document(self) -> Workflow:
+        """The workflow being edited (set aside while a stored execution is shown)."""
+        return self._editing[0] if self._editing is not None else self.document
+
     def enter_read_only(self, workflow: Workflow, execution_id: str) -> None:
         """Show the workflow a stored execution ran, read-only, under a banner saying so."""
         if self._editing is None:

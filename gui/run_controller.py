@@ -246,7 +246,11 @@ class RunController(QObject):
 
     # ----- bridge signals ------------------------------------------------------------------------
     def _run_started(self, start: RunStart) -> None:
-        self.window.leave_read_only()
+        ran = start.workflow
+        if ran is not None and {n.name for n in ran.nodes} != {n.name for n in self.window.edited_document.nodes}:
+            self.window.enter_read_only(ran, start.execution_id)  # a stored execution of another workflow goes on
+        else:
+            self.window.leave_read_only()
         self.viewed = None
         self.chat.leave_stored()
         what = f"message to {start.start_node}" if start.message is not None else f"from {start.start_node}"

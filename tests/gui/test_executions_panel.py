@@ -111,6 +111,9 @@ def test_a_paused_execution_left_by_a_closed_window_resumes_in_a_fresh_one(run_w
     outcome = shown.args[0]
     assert outcome.status == "success" and outcome.state.id == run_id
     assert outcome.answer == "The answer is 43."
+    # the editor holds another workflow: the canvas shows the one that ran, read-only, with its states
+    assert second.read_only and second.canvas.node_item("Calculator").status == "success"
+    assert second.canvas.node_item("Calculator").runs == 2
     assert [(e.role, e.text) for e in fresh.chat.entries[-2:]] == [("user", "go"), ("assistant", "The answer is 43.")]
     # what it did before the pause is shown with what it did after
     assert [r.observation for r in fresh.output.steps_model.rows] == ["42", "43", "The answer is 43."]
