@@ -26,7 +26,7 @@ from gui.canvas.connection_item import ConnectionItem
 from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
-from gui.commands import CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
+from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
@@ -45,7 +45,7 @@ class MainWindow(QMainWindow):
     """One open workflow, with every editor panel around its canvas."""
 
     node_selected = Signal(str)
-    document_changed = Signal()
+    document_changed = Signal()  # another document, or nodes, connections or values edited (not moves)
 
     def __init__(self, bridge_registry: Registry | None = None, workflow: Workflow | None = None,
                  path: str | Path | None = None) -> None:
@@ -243,17 +243,18 @@ class MainWindow(QMainWindow):
         self.undo_stack.push(PinCommand(self, name, items))
         self.node_selected.emit(name)
 
-    def document_edited(self) -> None:
-        """Called by every command after it changed the document."""
-        self.scene.sync()
-        self.canvas.minimap.rebuild()
-        self.canvas.update_minimap()
-        if self._selected and not self.document.has_node(self._selected):
+    def document_edited(self, change: Change) -> None:
+        """Called by every command after it changed the document, with what it touched."""
+        self.scene.apply(change)
+        self.canvas.content_changed()
+        if change.structure and self._selected and not self.document.has_node(self._selected):
             self._on_selection_changed()
-        self.inspector.refresh()
+        if change.structure or change.nodes or not change.moved:
+            self.inspector.refresh()  # positions are not shown there
         self._update_title()
         self._autosave.start()
-        self.document_changed.emit()
+        if change.structure or change.nodes:  # a move changes nothing a run or a panel shows
+            self.document_changed.emit()
 
     def is_modified(self) -> bool:
         return not self.undo_stack.isClean()

@@ -161,8 +161,10 @@ def main() -> None:
             window.move_nodes({f"Set {i + 1}": (i * 320, 40)})
             view.viewport().repaint()
             edits.append((time.perf_counter() - started) * 1000)
-        print(f"  one edit (move a node, undoable) + repaint: median {statistics.median(edits):.1f} ms "
-              "(the canvas resyncs with the document after every edit)")
+        edit = statistics.median(edits)
+        results.append(edit <= FRAME_TARGET_MS)
+        print(f"  one edit (move a node, undoable) + repaint: median {edit:.1f} ms   target {FRAME_TARGET_MS:.0f} ms: "
+              f"{'met' if edit <= FRAME_TARGET_MS else 'NOT met'} (ratio {edit / FRAME_TARGET_MS:.2f})")
         print(f"targets met: {sum(results)} of {len(results)}")
         window.undo_stack.setClean()
         window.close()
