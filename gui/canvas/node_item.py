@@ -40,6 +40,16 @@ def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> st
     return "square"
 
 
+def body_size(node_type: NodeType) -> tuple[float, float]:
+    """Width and height of a node of this type on the canvas (before it exists)."""
+    kind = node_kind(node_type.inputs, node_type.outputs)
+    if kind == "wide":
+        return WIDE_WIDTH, WIDE_HEIGHT
+    if kind == "sub":
+        return CIRCLE, CIRCLE
+    return SQUARE, SQUARE
+
+
 class NodeItem(QGraphicsRectItem):
     """The drawing of one workflow node; `set_run_state` paints the run status area.
 
@@ -136,13 +146,18 @@ class NodeItem(QGraphicsRectItem):
         no link (a Tool input takes many, so it always has one). None while read-only."""
         if self.read_only or not self.node_type.supported:
             return []
-        used = {link.source for link in self.connections} | {link.target for link in self.connections}
+        links: dict[PortItem, int] = {}
+        for link in self.connections:
+            for end in (link.source, link.target):
+                links[end] = links.get(end, 0) + 1
         spots = []
         for port in self.ports:
-            if port.side == "right" and port not in used:
+            if port.side == "right" and port not in links:
                 spots.append((port, port.pos() + QPointF(PLUS_OUT, 0)))
-            elif port.side == "bottom" and (port.conn_type == "ai_tool" or port not in used):
-                spots.append((port, port.pos() + QPointF(0, PLUS_BELOW)))
+            elif port.side == "bottom":
+                limit = next((s.max_connections for s in self.inputs if s.type == port.conn_type), None)
+                if limit is None or links.get(port, 0) < limit:
+                    spots.append((port, port.pos() + QPointF(0, PLUS_BELOW)))
         return spots
 
     def plus_at(self, pos: QPointF) -> PortItem | None:
