@@ -27,6 +27,7 @@ from gui.canvas.connection_item import ConnectionItem
 from gui.canvas.node_item import NodeItem, body_size
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
+from gui.first_frame import after_first_frame
 from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
 from gui.palette import Palette
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
         self.canvas = CanvasView(self.scene)
         self.setCentralWidget(self.canvas)
         self.palette_panel = Palette(self.registry)
+        after_first_frame(self, self.palette_panel.populate)
         self.inspector = Inspector(self)
         self._build_docks()
         self._build_actions()

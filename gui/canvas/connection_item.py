@@ -28,6 +28,8 @@ def link_path(start: QPointF, end: QPointF, conn_type: str) -> QPainterPath:
 
 
 INSERT_SIZE = 20.0
+_ARROW = QPolygonF([QPointF(-8, -5), QPointF(0, 0), QPointF(-8, 5)])
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
 class InsertHandle(QGraphicsItem):
@@ -64,24 +66,23 @@ class ConnectionItem(QGraphicsPathItem):
     head is a child polygon. Selection is kept in `selected` and shown by colour.
     """
 
-    def __init__(self, key, source: PortItem, target: PortItem) -> None:
+    def __init__(self, key, source: PortItem, target: PortItem, far: bool = False) -> None:
         super().__init__()
         self.key = key
         self.source = source
         self.target = target
         self.conn_type = source.conn_type
-        self._shape = QPainterPath()
+        self._shape: QPainterPath | None = None  # the hover and click area, made when first asked
         self.setAcceptHoverEvents(True)
-        self.setZValue(0)
         self.hovered = False
         self.selected = False  # kept here, not by Qt, so Qt's C++ paint never draws a selection box
-        self.far = False  # drawn solid and one pixel wide when zoomed far out
+        self.far = far  # drawn solid and one pixel wide when zoomed far out
         self.read_only = False  # a stored execution is shown: no "+" to insert a node
         self.insert_handle: InsertHandle | None = None  # made on the first hover
         self.arrow: QGraphicsPolygonItem | None = None
         if self.conn_type == MAIN:
-            self.arrow = QGraphicsPolygonItem(QPolygonF([QPointF(-8, -5), QPointF(0, 0), QPointF(-8, 5)]), self)
-            self.arrow.setPen(QPen(Qt.PenStyle.NoPen))
+            self.arrow = QGraphicsPolygonItem(_ARROW, self)
+            self.arrow.setPen(_NO_PEN)
         self.setToolTip(f"{key.source} → {key.target}  (click to select, Delete to remove)")
         source.node_item.connections.add(self)
         target.node_item.connections.add(self)
@@ -130,9 +131,7 @@ class ConnectionItem(QGraphicsPathItem):
     def update_path(self) -> None:
         path = link_path(self.source.scenePos(), self.target.scenePos(), self.conn_type)
         self.setPath(path)
-        stroker = QPainterPathStroker()
-        stroker.setWidth(12)
-        self._shape = stroker.createStroke(path)
+        self._shape = None
         if self.arrow is not None:
             self.arrow.setPos(self.target.scenePos() - QPointF(7, 0))
         if self.insert_handle is not None:
@@ -143,6 +142,10 @@ class ConnectionItem(QGraphicsPathItem):
         return self.path().pointAtPercent(max(0.0, min(1.0, fraction)))
 
     def shape(self) -> QPainterPath:
+        if self._shape is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(12)
+            self._shape = stroker.createStroke(self.path())
         return self._shape
 
     def hoverEnterEvent(self, event) -> None:  # noqa: N802

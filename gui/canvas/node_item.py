@@ -27,8 +27,10 @@ PLUS_BELOW = 46.0  # its distance under a bottom (sub-node) input
 BREAKPOINT_COLOUR = QColor("#e5484d")
 PIN_COLOUR = QColor("#7c4dff")  # n8n marks pinned data in purple
 VERSION_COLOUR = QColor("#e5a00d")
-_MOVED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
-_SELECTED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
+# made once: every node item uses them, and each Qt enum operation costs a Python call
+_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
 def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> str:
@@ -91,16 +93,13 @@ class NodeItem(QGraphicsRectItem):
             self.width = self.height = CIRCLE
         else:
             self.width = self.height = SQUARE
-        self.setFlags(
-            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
-        )
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setFlags(_FLAGS)
+        self.setCacheMode(_CACHE)
+        self.setPen(_NO_PEN)
         self.setRect(self._bounds())
         self.setAcceptHoverEvents(True)
-        self.setZValue(1)
+        self.base_z = 1
+        self.setZValue(self.base_z)
         self.ports: list[PortItem] = []
         self._build_ports()
         self.setPos(QPointF(float(node.position[0]), float(node.position[1])))
@@ -189,9 +188,20 @@ class NodeItem(QGraphicsRectItem):
         pos = QPointF(float(node.position[0]), float(node.position[1]))
         if pos != self.pos():
             self.setPos(pos)
+            self.moved()
         if changed:
             self._update_tooltip()
             self._look_changed()
+
+    def moved(self) -> None:
+        """The item was moved (by a drag or from the document): its links and the far-out
+        drawing follow. Called explicitly: an itemChange override would cost a Python call
+        on every change of every item."""
+        for link in self.connections:
+            link.update_path()
+        scene = self.scene()
+        if scene is not None and scene.far:  # type: ignore[attr-defined]
+            scene.far_changed(self)  # type: ignore[attr-defined]
 
     def set_run_state(self, status: str | None, runs: int, error: str | None) -> None:
         """Show a run status (None, running, success, error, paused), run count and error."""
@@ -261,17 +271,6 @@ class NodeItem(QGraphicsRectItem):
                 path.addRoundedRect(self.body_rect(), 12, 12)
             self._body = path
         return QPainterPath(self._body)
-
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
-        if change == _MOVED:
-            for link in self.connections:
-                link.update_path()
-            scene = self.scene()
-            if scene is not None and scene.far:  # type: ignore[attr-defined]
-                scene.far_changed(self)  # type: ignore[attr-defined]
-        elif change == _SELECTED:
-            self.setZValue(3 if value else 1)
-        return super().itemChange(change, value)
 
     # ----- painting ------------------------------------------------------------------------
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
@@ -523,6 +522,15 @@ class NodeItem(QGraphicsRectItem):
             event.accept()
             return
         super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        """Qt drags every selected movable item; their links follow."""
+        super().mouseMoveEvent(event)
+        scene = self.scene()
+        if scene is not None:
+            for item in scene.selectedItems():
+                if isinstance(item, NodeItem):
+                    item.moved()
 
     def hoverMoveEvent(self, event) -> None:  # noqa: N802
         on_plus = self.plus_at(event.pos()) is not None

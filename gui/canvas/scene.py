@@ -56,7 +56,8 @@ class WorkflowScene(QGraphicsScene):
         self._far = False
         self.far_drawing = FarDrawing()
         self._read_only = False
-        self.selectionChanged.connect(self.far_changed)
+        self._raised: list[NodeItem] = []  # selected nodes, drawn above the others
+        self.selectionChanged.connect(self._selection_changed)
 
     # ----- mirroring the document -----------------------------------------------------------
     def restyle(self) -> None:
@@ -184,8 +185,7 @@ class WorkflowScene(QGraphicsScene):
         in_port = target.port("in", link.type, link.input)
         if out_port is None or in_port is None:
             return  # an unsupported node declares no ports; the link stays in the document
-        item = ConnectionItem(link, out_port, in_port)
-        item.set_far(self._far)
+        item = ConnectionItem(link, out_port, in_port, self._far)
         item.read_only = self._read_only
         self.addItem(item)
         self._links[link] = item
@@ -275,6 +275,16 @@ class WorkflowScene(QGraphicsScene):
     def read_only(self) -> bool:
         return self._read_only
 
+    def _selection_changed(self) -> None:
+        """Selected nodes are drawn above the others (and far out, in the selection colour)."""
+        for item in self._raised:
+            if isValid(item):
+                item.setZValue(item.base_z)
+        self._raised = [i for i in self.selectedItems() if isinstance(i, NodeItem)]
+        for item in self._raised:
+            item.setZValue(item.base_z + 2)
+        self.far_changed()
+
     def far_changed(self, item: NodeItem | None = None) -> None:
         """A node moved or changed its look (None: any may have): the far-out drawing follows."""
         self.far_drawing.invalidate(item)
@@ -340,6 +350,8 @@ class WorkflowScene(QGraphicsScene):
                 after[item.name] = new
             else:
                 item.setPos(float(old[0]), float(old[1]))  # a tiny drag that snapped back
+                if isinstance(item, NodeItem):
+                    item.moved()
         if after:
             self.nodes_moved.emit(before, after)
 

@@ -54,12 +54,12 @@ class StickyItem(QGraphicsRectItem):
         self.setFlags(
             QGraphicsItem.GraphicsItemFlag.ItemIsMovable
             | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
         )
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.setAcceptHoverEvents(True)
-        self.setZValue(-1)
+        self.base_z = -1  # notes lie under nodes and links
+        self.setZValue(self.base_z)
         self.refresh(node, force=True)
 
     def refresh(self, node: Node, force: bool = False) -> None:
