@@ -74,3 +74,14 @@ def test_read_only_scene_refuses_moves_links_and_plus_handles(make_window) -> No
     assert not note.flags() & NodeItem.GraphicsItemFlag.ItemIsMovable
     scene.set_read_only(False)
     assert agent.flags() & NodeItem.GraphicsItemFlag.ItemIsMovable and agent.plus_spots()
+
+
+def test_a_notes_colour_is_picked_from_the_note_colours(make_window) -> None:
+    from PySide6.QtWidgets import QComboBox
+
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["About this workflow"])
+    colour = window.inspector.builder.editors[("color",)]
+    assert isinstance(colour, QComboBox) and colour.itemText(0) == "Yellow"
+    window.scene.select_names(["AI Agent"])
+    assert not any(isinstance(e, QComboBox) and e.itemText(0) == "Yellow" for e in window.inspector.builder.editors.values())
