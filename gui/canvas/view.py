@@ -61,6 +61,17 @@ class CanvasView(QGraphicsView):
         self.verticalScrollBar().valueChanged.connect(self.update_minimap)
         theme.manager().changed.connect(self.on_theme_changed)
 
+    # ----- read-only (a stored execution is shown) ----------------------------------------------
+    def set_read_only(self, on: bool) -> None:
+        """Show the document without letting it be changed here: no moves, links, "+" handles,
+        palette drops or arrow-key nudges (the window refuses its own edit actions)."""
+        self.canvas_scene.set_read_only(on)
+        self.setAcceptDrops(not on)
+
+    @property
+    def read_only(self) -> bool:
+        return self.canvas_scene.read_only
+
     # ----- lookups (used by the run panels too) -----------------------------------------------
     def node_item(self, name: str) -> NodeItem | StickyItem | None:
         return self.canvas_scene.node_item(name)
@@ -288,7 +299,7 @@ class CanvasView(QGraphicsView):
             super().dragMoveEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
-        if event.mimeData().hasFormat(NODE_MIME):
+        if event.mimeData().hasFormat(NODE_MIME) and not self.read_only:
             type_id = bytes(event.mimeData().data(NODE_MIME).data()).decode("utf-8")
             self.type_dropped.emit(type_id, self.mapToScene(event.position().toPoint()))
             event.acceptProposedAction()
@@ -297,7 +308,7 @@ class CanvasView(QGraphicsView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         arrows = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
-        if event.key() in arrows and self.canvas_scene.selected_names():
+        if event.key() in arrows and self.canvas_scene.selected_names() and not self.read_only:
             step = 50 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 10
             dx, dy = arrows[Qt.Key(event.key())]
             self.nudged.emit(dx * step, dy * step)

@@ -85,3 +85,20 @@ def test_a_notes_colour_is_picked_from_the_note_colours(make_window) -> None:
     assert isinstance(colour, QComboBox) and colour.itemText(0) == "Yellow"
     window.scene.select_names(["AI Agent"])
     assert not any(isinstance(e, QComboBox) and e.itemText(0) == "Yellow" for e in window.inspector.builder.editors.values())
+
+
+def test_a_read_only_view_takes_no_drops_and_no_nudges(qtbot, make_window) -> None:
+    from PySide6.QtCore import Qt
+
+    window = make_window(EXAMPLE)
+    view = window.canvas
+    view.set_read_only(True)
+    assert view.read_only and not view.acceptDrops()
+    window.scene.select_names(["Calculator"])
+    view.setFocus()
+    before = window.document.node("Calculator").position
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert window.document.node("Calculator").position == before and window.undo_stack.count() == 0
+    view.set_read_only(False)
+    qtbot.keyClick(view, Qt.Key.Key_Right)
+    assert window.document.node("Calculator").position != before
