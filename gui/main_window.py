@@ -322,13 +322,18 @@ class MainWindow(QMainWindow):
         return self.add_node(type_id, (centre.x() - 50, centre.y() - 50))
 
     def _add_connected(self, type_id: str, anchor: str) -> str | None:
-        """Add a node wired to the fitting port of `anchor`, if it has one."""
+        """Add a node wired to the fitting port of `anchor`, if it has one; a model, memory or
+        tool added while a sub-node is selected goes to that sub-node's parent (its agent)."""
         node_type = self.registry.get(type_id)
         anchor_item = self.canvas.node_item(anchor)
         if not isinstance(anchor_item, NodeItem):
             return None
         outputs = [s.type for s in node_type.outputs]
         sub_type = outputs[0] if outputs and all(t != MAIN for t in outputs) else None
+        if sub_type is not None and anchor_item.kind == "sub":
+            parents = [link.target.node_item for link in anchor_item.connections if link.source.node_item is anchor_item]
+            if len(parents) == 1:
+                anchor_item, anchor = parents[0], parents[0].name
         if sub_type is not None and anchor_item.port("in", sub_type) is not None:
             return self.add_at_port(type_id, anchor, "in", sub_type)
         if sub_type is None and any(s.type == MAIN for s in node_type.inputs):

@@ -110,3 +110,11 @@ def test_plus_in_the_middle_of_a_link_inserts_a_node(qtbot, make_window) -> None
     window.undo_stack.undo()
     assert ("When chat message received", "main", "AI Agent") in links(window)
     assert not window.document.has_node(new)
+
+
+def test_a_tool_added_while_a_tool_is_selected_goes_to_its_agent(make_window) -> None:
+    window = make_window(EXAMPLE)
+    window.scene.select_names(["Calculator"])
+    added = window.add_node_at_centre("@n8n/n8n-nodes-langchain.toolCalculator")
+    assert (added, "ai_tool", "AI Agent") in links(window)
+    assert_alone(window, added)
