@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QCursor, QGuiApplication, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar,
 )
@@ -19,17 +19,16 @@ from shiboken6 import isValid
 
 from gui import theme
 from gui.bridge import (
-    MAIN, DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
-    connection_refusal, load_workflow, new_workflow, save_workflow,
+    DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
+    load_workflow, new_workflow, save_workflow,
 )
-from gui.canvas.adding import LABEL_ROOM, TypeMenu, free_spot, occupied, types_for_link, types_for_port
 from gui.canvas.connection_item import ConnectionItem
-from gui.canvas.node_item import NodeItem, body_size
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
 from gui.first_frame import after_first_frame
 from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
+from gui.node_adding import NodeAdder
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
 from gui.recovery import RecoveredWork, RecoveryFile, left_behind
@@ -61,10 +60,11 @@ class MainWindow(QMainWindow):
         self.undo_stack = QUndoStack(self)
         self._selected = ""
         self._paste_count = 0
-        self.type_menu: TypeMenu | None = None  # the node types offered by a "+" handle
 
         self.scene = WorkflowScene(self.document, self.registry)
         self.canvas = CanvasView(self.scene)
+        self.adding = NodeAdder(self.registry, self.scene, self.canvas, lambda: self.document, self.push_structure,
+                                self.show_message, self)
         self.setCentralWidget(self.canvas)
         self.palette_panel = Palette(self.registry)
         after_first_frame(self, self.palette_panel.populate)
@@ -83,8 +83,6 @@ class MainWindow(QMainWindow):
         self.scene.message.connect(self.show_message)
         self.scene.selectionChanged.connect(self._on_selection_changed)
         self.scene.node_activated.connect(self.inspector.focus_first_field)
-        self.scene.plus_clicked.connect(self._on_plus_clicked)
-        self.scene.insert_clicked.connect(self._on_insert_clicked)
         self.canvas.type_dropped.connect(self._on_type_dropped)
         self.canvas.search_typed.connect(self._on_search_typed)
         self.canvas.nudged.connect(self._on_nudged)
@@ -289,141 +287,13 @@ class MainWindow(QMainWindow):
         return command.result
 
     def add_node(self, type_id: str, position: tuple[float, float], name: str | None = None) -> str | None:
-        """Add a node of a type with its top-left corner at `position`, or right of it where it
-        covers no other node; the view follows it. Returns its name."""
-        spot = free_spot(occupied(self.scene.node_items()), self.registry.get(type_id), *position)
-
-        def edit(editor: DocumentEditor) -> str:
-            node = editor.new_node(type_id, spot, name)
-            editor.add_node(node)
-            return node.name
-        added = self.push_structure(f"Add {self.registry.get(type_id).display_name}", edit)
-        if added:
-            self._show_new_node(added)
-        return added
-
-    def _show_new_node(self, name: str) -> None:
-        """Select a node just added and scroll it into view."""
-        self.scene.select_names([name])
-        item = self.canvas.node_item(name)
-        if item is not None:
-            self.canvas.ensureVisible(item.sceneBoundingRect(), 60, 60)
-        self.canvas.setFocus()
+        """Add a node of a type with its top-left corner at `position` (or right of it, on free
+        canvas); the view follows it. Returns its name."""
+        return self.adding.add(type_id, position, name)
 
     def add_node_at_centre(self, type_id: str) -> str | None:
-        """Add from the palette: next to the selected node and connected to it when they fit
-        (after it for a main node, under it for a model, memory or tool), else mid-view."""
-        selected = self.scene.selected_names()
-        if len(selected) == 1:
-            added = self._add_connected(type_id, selected[0])
-            if added:
-                return added
-        centre = self.canvas.visible_scene_rect().center()
-        return self.add_node(type_id, (centre.x() - 50, centre.y() - 50))
-
-    def _add_connected(self, type_id: str, anchor: str) -> str | None:
-        """Add a node wired to the fitting port of `anchor`, if it has one; a model, memory or
-        tool added while a sub-node is selected goes to that sub-node's parent (its agent)."""
-        node_type = self.registry.get(type_id)
-        anchor_item = self.canvas.node_item(anchor)
-        if not isinstance(anchor_item, NodeItem):
-            return None
-        outputs = [s.type for s in node_type.outputs]
-        sub_type = outputs[0] if outputs and all(t != MAIN for t in outputs) else None
-        if sub_type is not None and anchor_item.kind == "sub":
-            parents = [link.target.node_item for link in anchor_item.connections if link.source.node_item is anchor_item]
-            if len(parents) == 1:
-                anchor_item, anchor = parents[0], parents[0].name
-        if sub_type is not None and anchor_item.port("in", sub_type) is not None:
-            return self.add_at_port(type_id, anchor, "in", sub_type)
-        if sub_type is None and any(s.type == MAIN for s in node_type.inputs):
-            free = [p for p, _spot in anchor_item.plus_spots() if p.direction == "out" and p.conn_type == MAIN]
-            port = free[0] if free else anchor_item.port("out", MAIN)
-            if port is not None:
-                return self.add_at_port(type_id, anchor, "out", MAIN, port.index)
-        return None
-
-    def add_at_port(self, type_id: str, anchor: str, direction: str, conn_type: str, index: int = 0) -> str | None:
-        """Add a node connected to a port of `anchor` in one undo step: after a main output, or
-        under a sub-node input (Chat Model, Memory, Tool, ...). Placed where it covers no node;
-        the view follows it. A connection the rules refuse is said, the node stays."""
-        node_type = self.registry.get(type_id)
-        anchor_item = self.canvas.node_item(anchor)
-        port = anchor_item.port(direction, conn_type, index) if isinstance(anchor_item, NodeItem) else None
-        if port is None:
-            return None
-        width, height = body_size(node_type)
-        origin = anchor_item.pos()
-        taken = occupied(self.scene.node_items())
-        if direction == "out":
-            spot = free_spot(taken, node_type, origin.x() + anchor_item.width + 120, origin.y() + port.y() - height / 2,
-                             step_y=height + LABEL_ROOM + 40)
-            ends = (anchor, "new", index, 0)
-        else:
-            spot = free_spot(taken, node_type, origin.x() + port.x() - width / 2, origin.y() + anchor_item.height + 140)
-            ends = ("new", anchor, 0, index)
-        refusal: list[str] = []
-
-        def edit(editor: DocumentEditor) -> str:
-            node = editor.new_node(type_id, spot)
-            editor.add_node(node)
-            source, target = (node.name if e == "new" else e for e in ends[:2])
-            reason = connection_refusal(self.document, self.registry, source, conn_type, target)
-            if reason is None:
-                editor.connect(source, conn_type, target, ends[2], ends[3])
-            else:
-                refusal.append(reason)
-            return node.name
-        added = self.push_structure(f"Add {node_type.display_name}", edit)
-        if added and refusal:
-            self.show_message(f'Added "{added}", not connected: {refusal[0]}')
-        if added:
-            self._show_new_node(added)
-        return added
-
-    def insert_into_link(self, type_id: str, link: Link) -> str | None:
-        """Put a new node inside a main connection (source → new → target), in one undo step."""
-        node_type = self.registry.get(type_id)
-        source, target = self.canvas.node_item(link.source), self.canvas.node_item(link.target)
-        if not isinstance(source, NodeItem) or not isinstance(target, NodeItem):
-            return None
-        width, height = body_size(node_type)
-        out_port = source.port("out", MAIN, link.output)
-        y = source.pos().y() + (out_port.y() if out_port is not None else source.height / 2) - height / 2
-        x = (source.pos().x() + source.width + target.pos().x()) / 2 - width / 2
-        spot = free_spot(occupied(self.scene.node_items()), node_type, x, y, step_y=height + LABEL_ROOM + 40)
-
-        def edit(editor: DocumentEditor) -> str:
-            node = editor.new_node(type_id, spot)
-            editor.add_node(node)
-            editor.disconnect(link)
-            editor.connect(link.source, MAIN, node.name, link.output, 0)
-            editor.connect(node.name, MAIN, link.target, 0, link.input)
-            return node.name
-        added = self.push_structure(f'Insert {node_type.display_name} between "{link.source}" and "{link.target}"',
-                                    edit)
-        if added:
-            self._show_new_node(added)
-        return added
-
-    def _on_plus_clicked(self, port) -> None:  # type: ignore[no-untyped-def]
-        """The "+" of a free port: choose a node type to add connected there."""
-        anchor, direction, conn_type, index = port.node_name, port.direction, port.conn_type, port.index
-        types = types_for_port(self.registry, direction, conn_type)
-        title = f'Add after "{anchor}"' if direction == "out" else f'Add a {port.label.rstrip("*")} to "{anchor}"'
-        self._open_type_menu(title, types, lambda type_id: self.add_at_port(type_id, anchor, direction, conn_type, index))
-
-    def _on_insert_clicked(self, link: Link) -> None:
-        """The "+" in the middle of a link: choose a node type to insert there."""
-        self._open_type_menu(f'Insert between "{link.source}" and "{link.target}"', types_for_link(self.registry),
-                             lambda type_id: self.insert_into_link(type_id, link))
-
-    def _open_type_menu(self, title: str, types: list, then) -> None:  # type: ignore[no-untyped-def]
-        if self.type_menu is not None and isValid(self.type_menu):
-            self.type_menu.close()
-        self.type_menu = TypeMenu(title, types, self)
-        self.type_menu.chosen.connect(then)
-        self.type_menu.popup(QCursor.pos())
+        """Add from the palette: wired to the selected node when they fit, else mid-view."""
+        return self.adding.add_next_to_selection(type_id)
 
     def _on_type_dropped(self, type_id: str, pos: QPointF) -> None:
         self.add_node(type_id, (pos.x() - 50, pos.y() - 50))

@@ -262,7 +262,7 @@ class WorkflowScene(QGraphicsScene):
 
     # ----- read-only (a stored execution is shown) ------------------------------------------
     def set_read_only(self, on: bool) -> None:
-        """Nodes cannot be moved, links not drawn or picked up, no "+" handles: the scene only
+        """Nodes cannot be moved, no link drawn or picked up, no "+" handles: the scene only
         shows the document. Edits through menus and keys are the window's to refuse."""
         self._read_only = on
         for item in self._by_name.values():

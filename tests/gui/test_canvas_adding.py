@@ -36,11 +36,11 @@ def plus_of(window, node: str, conn_type: str, direction: str) -> QPointF:  # ty
 
 
 def choose(qtbot, window, display_name: str) -> None:  # type: ignore[no-untyped-def]
-    qtbot.waitUntil(lambda: window.type_menu is not None and window.type_menu.isVisible())
-    action = window.type_menu.action_for(display_name)
-    assert action is not None, [a.text() for a in window.type_menu.actions()]
+    qtbot.waitUntil(lambda: window.adding.type_menu is not None and window.adding.type_menu.isVisible())
+    action = window.adding.type_menu.action_for(display_name)
+    assert action is not None, [a.text() for a in window.adding.type_menu.actions()]
     action.trigger()
-    window.type_menu.close()
+    window.adding.type_menu.close()
 
 
 def test_a_double_clicked_node_never_lands_on_the_wide_agent_and_is_shown(make_window) -> None:
