@@ -27,6 +27,26 @@ NAME_FONT_PX = 12.5  # the name's size at 100 % (9.5 pt)
 Group = tuple[QPainterPath, QColor, QPen]
 
 
+def _label_rooms(items: list["NodeItem"], widest: float) -> list[tuple["NodeItem", float]]:
+    """Each node with the width its name may take (scene units): at most `widest`, and no more
+    than the gap to the next node whose name sits on the same line (sub-nodes stand close)."""
+    lines: dict[int, list["NodeItem"]] = {}
+    for item in items:
+        lines.setdefault(round((item.pos().y() + item.height) / 40), []).append(item)
+    out = []
+    for line in lines.values():
+        line.sort(key=lambda i: i.pos().x() + i.width / 2)
+        centres = [i.pos().x() + i.width / 2 for i in line]
+        for k, item in enumerate(line):
+            room = max(widest, item.width)
+            if k > 0:
+                room = min(room, centres[k] - centres[k - 1] - 8)
+            if k + 1 < len(line):
+                room = min(room, centres[k + 1] - centres[k] - 8)
+            out.append((item, max(room, item.width)))
+    return out
+
+
 class FarDrawing:
     """The batched far-out drawing of a scene's node items; `invalidate` after any change."""
 
@@ -97,14 +117,13 @@ class FarDrawing:
             painter.setFont(font)
             metrics = QFontMetricsF(font)
             painter.setPen(t.node_text)
-            for item in visible:
+            for item, room in _label_rooms(visible, label_px / zoom):
                 top_left = transform.map(item.pos())
                 width = item.width * zoom
+                room_px = room * zoom
                 below = top_left.y() + item.height * zoom + 3
-                text = metrics.elidedText(item.name, Qt.TextElideMode.ElideRight, label_px - 6)
-                if item.kind == "wide" and metrics.horizontalAdvance(text) > width:
-                    text = metrics.elidedText(item.name, Qt.TextElideMode.ElideRight, max(width, label_px) - 6)
-                painter.drawText(QRectF(top_left.x() + width / 2 - label_px / 2, below, label_px, metrics.height() + 2),
+                text = metrics.elidedText(item.name, Qt.TextElideMode.ElideRight, room_px - 6)
+                painter.drawText(QRectF(top_left.x() + width / 2 - room_px / 2, below, room_px, metrics.height() + 2),
                                  Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, text)
         painter.restore()
 
