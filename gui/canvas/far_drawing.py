@@ -27,7 +27,7 @@ NAME_FONT_PX = 12.5  # the name's size at 100 % (9.5 pt)
 Group = tuple[QPainterPath, QColor, QPen]
 
 
-def _label_rooms(items: list["NodeItem"], widest: float) -> list[tuple["NodeItem", float]]:
+def label_rooms(items: list["NodeItem"], widest: float) -> list[tuple["NodeItem", float]]:
     """Each node with the width its name may take (scene units): at most `widest`, and no more
     than the gap to the next node whose name sits on the same line (sub-nodes stand close)."""
     lines: dict[int, list["NodeItem"]] = {}
@@ -117,7 +117,7 @@ class FarDrawing:
             painter.setFont(font)
             metrics = QFontMetricsF(font)
             painter.setPen(t.node_text)
-            for item, room in _label_rooms(visible, label_px / zoom):
+            for item, room in label_rooms(visible, label_px / zoom):
                 top_left = transform.map(item.pos())
                 width = item.width * zoom
                 room_px = room * zoom

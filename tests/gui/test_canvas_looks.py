@@ -99,3 +99,16 @@ def test_the_overview_map_is_folded_opens_on_demand_and_while_panning(qtbot, mak
           Qt.MouseButton.NoButton)
     assert minimap.size() == MAP_SIZE
     qtbot.waitUntil(lambda: minimap.size() == BUTTON_SIZE, timeout=5000)
+
+
+def test_far_out_names_of_close_nodes_do_not_run_into_each_other(make_window) -> None:
+    from gui.canvas.far_drawing import label_rooms
+
+    window = make_window(EXAMPLE)
+    window.move_nodes({"Simple Memory": (250, 220), "Calculator": (340, 220)})  # circles 90 apart
+    subs = [window.canvas.node_item(n) for n in ("Model", "Simple Memory", "Calculator")]
+    rooms = {item.name: (item.pos().x() + item.width / 2, room) for item, room in label_rooms(subs, 200.0)}
+    ordered = sorted(rooms.values())
+    for (c1, r1), (c2, r2) in zip(ordered, ordered[1:]):
+        assert c1 + r1 / 2 <= c2 - r2 / 2, rooms
+    assert all(room >= 80 for _c, room in rooms.values())  # never narrower than the node
