@@ -8,9 +8,8 @@ from PySide6.QtGui import QColor, QImage
 
 from gui import theme
 from gui.canvas.minimap import BUTTON_SIZE, MAP_SIZE
-from gui.canvas.node_item import NodeItem
 
-from .editor_support import EXAMPLE, click, editor_env, make_window, mouse  # noqa: F401  (fixtures)
+from .editor_support import EXAMPLE, editor_env, make_window, mouse  # noqa: F401  (fixtures)
 
 
 def reddish(colour: QColor) -> bool:
