@@ -1,7 +1,8 @@
 """The document API for editors: every change a user makes to a workflow, headless and exact.
 
-Each operation edits a `Workflow` in place and returns what its inverse needs, so an undo stack
-above it can restore the document exactly (node order, connection order, unset fields).
+Each operation edits a `Workflow` in place; where the old value cannot be read back from the
+document (unset fields, rewritten expressions) it returns it, so an undo stack above it can
+restore the document exactly.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import MiniN8nError
@@ -40,15 +41,6 @@ class Link:
     @classmethod
     def of(cls, source: str, conn_type: str, output: int, target: ConnectionTarget) -> "Link":
         return cls(source, conn_type, output, target.node, target.index)
-
-
-@dataclass
-class Removal:
-    """What `remove_nodes` took out: the nodes at their indexes and the connections before."""
-
-    nodes: list[tuple[int, Node]]
-    connections_before: Connections
-    pin_data: dict[str, Any] = field(default_factory=dict)
 
 
 def copy_connections(connections: Connections) -> Connections:
@@ -128,13 +120,11 @@ class DocumentEditor:
             self.workflow.nodes.insert(index, node)
         return node
 
-    def remove_nodes(self, names: list[str]) -> Removal:
-        """Take nodes out with every connection from or to them; `restore` puts all back."""
+    def remove_nodes(self, names: list[str]) -> None:
+        """Take nodes out with every connection from or to them, and their pinned data."""
         gone = set(names)
         for name in gone:
             self.workflow.node(name)  # KeyError names an unknown node
-        before = copy_connections(self.workflow.connections)
-        removed = [(i, n) for i, n in enumerate(self.workflow.nodes) if n.name in gone]
         self.workflow.nodes = [n for n in self.workflow.nodes if n.name not in gone]
         kept: Connections = {}
         for src, by_type in self.workflow.connections.items():
@@ -145,26 +135,13 @@ class DocumentEditor:
                 for ctype, outputs in by_type.items()
             }
         self.workflow.connections = kept
-        pins = {k: v for k, v in self.workflow.pinData.items() if k in gone}
-        if pins:
+        if any(k in gone for k in self.workflow.pinData):
             self.workflow.pinData = {k: v for k, v in self.workflow.pinData.items() if k not in gone}
-        return Removal(removed, before, pins)
 
-    def restore(self, removal: Removal) -> None:
-        for index, node in sorted(removal.nodes, key=lambda pair: pair[0]):
-            self.workflow.nodes.insert(index, node)
-        self.workflow.connections = copy_connections(removal.connections_before)
-        if removal.pin_data:
-            self.workflow.pinData = {**self.workflow.pinData, **removal.pin_data}
-
-    def move(self, positions: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
-        """Set node positions; returns the previous positions for undo."""
-        before = {}
+    def move(self, positions: dict[str, tuple[float, float]]) -> None:
+        """Set node positions (the caller knows the old ones: they are in the document)."""
         for name, (x, y) in positions.items():
-            node = self.workflow.node(name)
-            before[name] = node.position
-            node.position = (x, y)
-        return before
+            self.workflow.node(name).position = (x, y)
 
     def rename(self, old: str, new: str) -> dict[str, dict[str, Any]]:
         """Rename a node; connections follow (source keys and targets), and so do expressions
@@ -279,9 +256,8 @@ class DocumentEditor:
         outputs[output].append(ConnectionTarget(node=target, type=conn_type, index=input))
         return Link(source, conn_type, output, target, input)
 
-    def disconnect(self, link: Link) -> Connections:
-        """Remove one connection; returns the connections before, for an exact undo."""
-        before = copy_connections(self.workflow.connections)
+    def disconnect(self, link: Link) -> None:
+        """Remove one connection."""
         outputs = self.workflow.connections.get(link.source, {}).get(link.type, [])
         if link.output >= len(outputs):
             raise EditError(f'"{link.source}" is not connected to "{link.target}"')
@@ -289,11 +265,8 @@ class DocumentEditor:
         for i, target in enumerate(out):
             if target.node == link.target and target.index == link.input:
                 del out[i]
-                return before
+                return
         raise EditError(f'"{link.source}" is not connected to "{link.target}"')
-
-    def set_connections(self, connections: Connections) -> None:
-        self.workflow.connections = copy_connections(connections)
 
     # ----- copy and paste ------------------------------------------------------------------
     def fragment(self, names: list[str]) -> dict[str, Any]:

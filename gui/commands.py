@@ -1,11 +1,13 @@
 """Undoable edits: one QUndoCommand per user edit, each calling the headless document API.
 
 Every command performs its edit before it is pushed (so a refused edit never reaches the
-stack), and after each redo/undo calls `target.document_edited()` so the canvas resyncs.
+stack), and after each redo/undo calls `target.document_edited(change)` with what it touched,
+so the canvas updates those items only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from PySide6.QtGui import QUndoCommand
@@ -15,14 +17,30 @@ from gui.bridge import DocumentEditor, Node, copy_connections, pin, unpin
 MOVE_ID = 1001
 
 
+@dataclass(frozen=True)
+class Change:
+    """What one edit touched: nodes that only moved, nodes whose own values changed (parameters,
+    deactivation, pinned data, credentials), or the structure (nodes added, removed or renamed,
+    connections). Nothing set: a change no node shows (the workflow's name)."""
+
+    moved: frozenset[str] = frozenset()
+    nodes: frozenset[str] = frozenset()
+    structure: bool = False
+
+
+STRUCTURE = Change(structure=True)
+
+
 class EditTarget(Protocol):
     editor: DocumentEditor
 
-    def document_edited(self) -> None: ...
+    def document_edited(self, change: Change) -> None: ...
 
 
 class _Command(QUndoCommand):
     """Skips the first redo: the edit already happened when the command was made."""
+
+    change = STRUCTURE
 
     def __init__(self, target: EditTarget, text: str) -> None:
         super().__init__(text)
@@ -34,11 +52,11 @@ class _Command(QUndoCommand):
             self._done = False
         else:
             self.apply()
-        self.target.document_edited()
+        self.target.document_edited(self.change)
 
     def undo(self) -> None:
         self.revert()
-        self.target.document_edited()
+        self.target.document_edited(self.change)
 
     def apply(self) -> None:
         raise NotImplementedError
@@ -89,6 +107,7 @@ class MoveCommand(_Command):
         super().__init__(target, f"Move {count} node{'s' if count != 1 else ''}")
         self.before = dict(before)
         self.after = dict(after)
+        self.change = Change(moved=frozenset(after))
         target.editor.move(self.after)
 
     def id(self) -> int:
@@ -113,6 +132,7 @@ class ParametersCommand(_Command):
     def __init__(self, target: EditTarget, text: str, name: str, edit: Callable[[DocumentEditor], Any]) -> None:
         super().__init__(target, text)
         self.name = name
+        self.change = Change(nodes=frozenset({name}))
         node = target.editor.workflow.node(name)
         self.had_parameters = "parameters" in node.model_fields_set
         self.before = edit(target.editor)
@@ -152,6 +172,7 @@ class DisableCommand(_Command):
         word = "Deactivate" if disabled else "Activate"
         super().__init__(target, f"{word} {len(names)} node{'s' if len(names) != 1 else ''}")
         self.names, self.disabled = list(names), disabled
+        self.change = Change(nodes=frozenset(names))
         self.before = target.editor.set_disabled(self.names, disabled)
 
     def apply(self) -> None:
@@ -167,6 +188,7 @@ class CredentialCommand(_Command):
     def __init__(self, target: EditTarget, name: str, cred_type: str, ref: dict | None) -> None:
         super().__init__(target, f'Set credential of "{name}"')
         self.name, self.cred_type, self.ref = name, cred_type, ref
+        self.change = Change(nodes=frozenset({name}))
         self.before = target.editor.set_credential(name, cred_type, ref)
 
     def apply(self) -> None:
@@ -181,6 +203,7 @@ class WorkflowNameCommand(_Command):
 
     def __init__(self, target: EditTarget, name: str) -> None:
         super().__init__(target, f'Rename workflow to "{name.strip()}"')
+        self.change = Change()
         self.new = name.strip()
         self.old = target.editor.set_name(name)
 
@@ -196,6 +219,7 @@ class PinCommand(_Command):
 
     def __init__(self, target: EditTarget, node: str, items: list[dict[str, Any]] | None) -> None:
         super().__init__(target, f'{"Pin" if items is not None else "Unpin"} data of "{node}"')
+        self.change = Change(nodes=frozenset({node}))
         wf = target.editor.workflow
         self._before = dict(wf.pinData)
         if items is None:

@@ -19,15 +19,16 @@ from shiboken6 import isValid
 
 from gui import theme
 from gui.bridge import (
-    MAIN, DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
-    connection_refusal, load_workflow, new_workflow, save_workflow,
+    DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
+    load_workflow, new_workflow, save_workflow,
 )
 from gui.canvas.connection_item import ConnectionItem
-from gui.canvas.node_item import NodeItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
-from gui.commands import CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
+from gui.first_frame import after_first_frame
+from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
 from gui.inspector.panel import Inspector
+from gui.node_adding import NodeAdder
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
 from gui.recovery import RecoveredWork, RecoveryFile, left_behind
@@ -43,7 +44,7 @@ class MainWindow(QMainWindow):
     """One open workflow, with every editor panel around its canvas."""
 
     node_selected = Signal(str)
-    document_changed = Signal()
+    document_changed = Signal()  # another document, or nodes, connections or values edited (not moves)
     document_replaced = Signal()  # another workflow was loaded (not an edit of this one)
     read_only_changed = Signal(bool)  # a stored execution is shown (True) or the document again
 
@@ -63,8 +64,11 @@ class MainWindow(QMainWindow):
 
         self.scene = WorkflowScene(self.document, self.registry)
         self.canvas = CanvasView(self.scene)
+        self.adding = NodeAdder(self.registry, self.scene, self.canvas, lambda: self.document, self.push_structure,
+                                self.show_message, self)
         self.setCentralWidget(self.canvas)
         self.palette_panel = Palette(self.registry)
+        after_first_frame(self, self.palette_panel.populate)
         self.inspector = Inspector(self)
         self._build_docks()
         self._build_actions()
@@ -250,17 +254,18 @@ class MainWindow(QMainWindow):
         self.undo_stack.push(PinCommand(self, name, items))
         self.node_selected.emit(name)
 
-    def document_edited(self) -> None:
-        """Called by every command after it changed the document."""
-        self.scene.sync()
-        self.canvas.minimap.rebuild()
-        self.canvas.update_minimap()
-        if self._selected and not self.document.has_node(self._selected):
+    def document_edited(self, change: Change) -> None:
+        """Called by every command after it changed the document, with what it touched."""
+        self.scene.apply(change)
+        self.canvas.content_changed()
+        if change.structure and self._selected and not self.document.has_node(self._selected):
             self._on_selection_changed()
-        self.inspector.refresh()
+        if change.structure or change.nodes or not change.moved:
+            self.inspector.refresh()  # positions are not shown there
         self._update_title()
         self._autosave.start()
-        self.document_changed.emit()
+        if change.structure or change.nodes:  # a move changes nothing a run or a panel shows
+            self.document_changed.emit()
 
     def is_modified(self) -> bool:
         return not self.undo_stack.isClean()
@@ -289,79 +294,13 @@ class MainWindow(QMainWindow):
         return command.result
 
     def add_node(self, type_id: str, position: tuple[float, float], name: str | None = None) -> str | None:
-        """Add a node of a type with its top-left corner at `position`; returns its name."""
-        def edit(editor: DocumentEditor) -> str:
-            node = editor.new_node(type_id, self._free_spot(position), name)
-            editor.add_node(node)
-            return node.name
-        added = self.push_structure(f"Add {self.registry.get(type_id).display_name}", edit)
-        if added:
-            self.scene.select_names([added])
-            self.canvas.setFocus()
-        return added
-
-    def _free_spot(self, position: tuple[float, float], below: bool = False) -> tuple[float, float]:
-        """The nearest grid spot right of (or, for sub-nodes, beside) `position` where a new node
-        does not cover another."""
-        x, y = round(position[0] / 20) * 20, round(position[1] / 20) * 20
-        spots = [(float(n.position[0]), float(n.position[1])) for n in self.document.nodes
-                 if n.type != "n8n-nodes-base.stickyNote"]
-        step = 120 if below else 140
-        while any(abs(x - sx) < (100 if below else 130) and abs(y - sy) < 120 for sx, sy in spots):
-            x += step
-        return x, y
+        """Add a node of a type with its top-left corner at `position` (or right of it, on free
+        canvas); the view follows it. Returns its name."""
+        return self.adding.add(type_id, position, name)
 
     def add_node_at_centre(self, type_id: str) -> str | None:
-        """Add from the palette: next to the selected node and connected to it when they fit
-        (after it for a main node, under it for a model, memory or tool), else mid-view."""
-        selected = self.scene.selected_names()
-        if len(selected) == 1:
-            added = self._add_connected(type_id, selected[0])
-            if added:
-                return added
-        centre = self.canvas.visible_scene_rect().center()
-        return self.add_node(type_id, (centre.x() - 50, centre.y() - 50))
-
-    def _add_connected(self, type_id: str, anchor: str) -> str | None:
-        """Add a node wired to `anchor` in one undo step, if the connection rules allow it."""
-        node_type = self.registry.get(type_id)
-        anchor_item = self.canvas.node_item(anchor)
-        if not isinstance(anchor_item, NodeItem):
-            return None
-        outputs = [s.type for s in node_type.outputs]
-        inputs = [s.type for s in node_type.inputs]
-        sub_type = outputs[0] if outputs and all(t != MAIN for t in outputs) else None
-        if sub_type is not None:
-            port = anchor_item.port("in", sub_type)
-            if port is None:
-                return None
-            spot = (anchor_item.pos().x() + port.x() - 40, anchor_item.pos().y() + anchor_item.height + 120)
-            ends = ("new", sub_type, anchor)
-        elif MAIN in inputs and anchor_item.port("out", MAIN) is not None:
-            spot = (anchor_item.pos().x() + anchor_item.width + 160, anchor_item.pos().y())
-            ends = (anchor, MAIN, "new")
-        else:
-            return None
-
-        refusal: list[str] = []
-
-        def edit(editor: DocumentEditor) -> str:
-            node = editor.new_node(type_id, self._free_spot(spot, below=sub_type is not None))
-            editor.add_node(node)
-            source, conn_type, target = (node.name if e == "new" else e for e in ends)
-            reason = connection_refusal(self.document, self.registry, source, conn_type, target)
-            if reason is None:
-                editor.connect(source, conn_type, target)
-            else:
-                refusal.append(reason)
-            return node.name
-        added = self.push_structure(f"Add {node_type.display_name}", edit)
-        if added and refusal:
-            self.show_message(f'Added "{added}", not connected: {refusal[0]}')
-        if added:
-            self.scene.select_names([added])
-            self.canvas.ensureVisible(self.canvas.node_item(added).sceneBoundingRect(), 40, 40)
-        return added
+        """Add from the palette: wired to the selected node when they fit, else mid-view."""
+        return self.adding.add_next_to_selection(type_id)
 
     def _on_type_dropped(self, type_id: str, pos: QPointF) -> None:
         if not self.read_only:
@@ -824,7 +763,7 @@ class MainWindow(QMainWindow):
         self.read_only_changed.emit(False)
 
     def _set_editable(self, on: bool) -> None:
-        self.canvas.setInteractive(on)
+        self.canvas.set_read_only(not on)
         self.palette_panel.setEnabled(on)
         self.inspector.setEnabled(on)
         for action in (self.act_cut, self.act_paste, self.act_duplicate, self.act_delete, self.act_rename,

@@ -1,4 +1,8 @@
-"""The node palette: node types grouped as in n8n, searchable, dragged or double-clicked in."""
+"""The node palette: node types grouped as in n8n, searchable, dragged or double-clicked in.
+
+Listing the types imports every node module, so the list is filled after the editor's first
+frame (`populate`), or at once when it is searched first.
+"""
 
 from __future__ import annotations
 
@@ -122,16 +126,23 @@ class Palette(QWidget):
         self.tree.setMouseTracking(True)
         self.model = QStandardItemModel(self)
         self.tree.setModel(self.model)
+        self.registry = registry
+        self.populated = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(6)
         layout.addWidget(self.search)
         layout.addWidget(self.tree)
-        self._fill(registry.types())
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self._add_first_visible)
         self.tree.doubleClicked.connect(self._on_double_click)
         self.tree.enter_pressed.connect(self._on_double_click)
+
+    def populate(self) -> None:
+        """List the node types (once)."""
+        if not self.populated:
+            self.populated = True
+            self._fill(self.registry.types())
 
     def _fill(self, types: list[NodeType]) -> None:
         by_group: dict[str, list[NodeType]] = {}
@@ -157,6 +168,7 @@ class Palette(QWidget):
 
     def filter(self, text: str) -> None:
         """Show the node types whose name, description or group contain every typed word."""
+        self.populate()
         words = text.lower().split()
         root = self.model.invisibleRootItem()
         for g in range(root.rowCount()):
@@ -172,6 +184,7 @@ class Palette(QWidget):
         self.tree.expandAll()
 
     def visible_type_ids(self) -> list[str]:
+        self.populate()
         out = []
         root = self.model.invisibleRootItem()
         for g in range(root.rowCount()):

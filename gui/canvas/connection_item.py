@@ -1,4 +1,7 @@
-"""A connection between two ports, drawn as a bezier curve; selectable and deletable."""
+"""A connection between two ports, drawn as a bezier curve; selectable and deletable.
+
+Hovering a main link shows n8n's "+" at its middle: clicking it inserts a node into the link.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +27,38 @@ def link_path(start: QPointF, end: QPointF, conn_type: str) -> QPainterPath:
     return path
 
 
+INSERT_SIZE = 20.0
+_ARROW = QPolygonF([QPointF(-8, -5), QPointF(0, 0), QPointF(-8, 5)])
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
+
+
+class InsertHandle(QGraphicsItem):
+    """The "+" in the middle of a hovered link: insert a node here."""
+
+    def __init__(self, link: "ConnectionItem") -> None:
+        super().__init__(link)
+        self.link = link
+        self.setZValue(1)
+        self.setAcceptHoverEvents(True)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip("Insert a node into this connection")
+
+    def boundingRect(self) -> QRectF:
+        half = INSERT_SIZE / 2 + 2
+        return QRectF(-half, -half, 2 * half, 2 * half)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        t = theme.current()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        half = INSERT_SIZE / 2
+        painter.setPen(QPen(t.node_text, 1.3))
+        painter.setBrush(t.node_fill)
+        painter.drawRoundedRect(QRectF(-half, -half, INSERT_SIZE, INSERT_SIZE), 5, 5)
+        painter.setPen(QPen(t.node_text, 1.7, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+        painter.drawLine(QPointF(-5, 0), QPointF(5, 0))
+        painter.drawLine(QPointF(0, -5), QPointF(0, 5))
+
+
 class ConnectionItem(QGraphicsPathItem):
     """The drawing of one link of the document (`key` is the editor's `Link`).
 
@@ -31,31 +66,36 @@ class ConnectionItem(QGraphicsPathItem):
     head is a child polygon. Selection is kept in `selected` and shown by colour.
     """
 
-    def __init__(self, key, source: PortItem, target: PortItem) -> None:
+    def __init__(self, key, source: PortItem, target: PortItem, far: bool = False) -> None:
         super().__init__()
         self.key = key
         self.source = source
         self.target = target
         self.conn_type = source.conn_type
-        self._shape = QPainterPath()
+        self._shape: QPainterPath | None = None  # the hover and click area, made when first asked
         self.setAcceptHoverEvents(True)
-        self.setZValue(0)
         self.hovered = False
         self.selected = False  # kept here, not by Qt, so Qt's C++ paint never draws a selection box
-        self.far = False  # drawn solid and thin when zoomed far out
+        self.far = far  # drawn solid and one pixel wide when zoomed far out
+        self.read_only = False  # a stored execution is shown: no "+" to insert a node
+        self.insert_handle: InsertHandle | None = None  # made on the first hover
         self.arrow: QGraphicsPolygonItem | None = None
         if self.conn_type == MAIN:
-            self.arrow = QGraphicsPolygonItem(QPolygonF([QPointF(-8, -5), QPointF(0, 0), QPointF(-8, 5)]), self)
-            self.arrow.setPen(QPen(Qt.PenStyle.NoPen))
+            self.arrow = QGraphicsPolygonItem(_ARROW, self)
+            self.arrow.setPen(_NO_PEN)
         self.setToolTip(f"{key.source} → {key.target}  (click to select, Delete to remove)")
         source.node_item.connections.add(self)
         target.node_item.connections.add(self)
+        source.node_item.links_changed()
+        target.node_item.links_changed()
         self.restyle()
         self.update_path()
 
     def detach(self) -> None:
         self.source.node_item.connections.discard(self)
         self.target.node_item.connections.discard(self)
+        self.source.node_item.links_changed()
+        self.target.node_item.links_changed()
 
     def set_selected(self, on: bool) -> None:
         if on != self.selected:
@@ -78,7 +118,10 @@ class ConnectionItem(QGraphicsPathItem):
             width = 1.8
         pen = QPen(colour, width)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        if self.conn_type != MAIN and not self.far:
+        if self.far:  # a fixed width on screen: links stay visible however far out
+            pen.setWidthF(2.0 if self.selected else 1.2)
+            pen.setCosmetic(True)
+        elif self.conn_type != MAIN:
             pen.setDashPattern([4, 3])
         self.setPen(pen)
         if self.arrow is not None:
@@ -88,26 +131,41 @@ class ConnectionItem(QGraphicsPathItem):
     def update_path(self) -> None:
         path = link_path(self.source.scenePos(), self.target.scenePos(), self.conn_type)
         self.setPath(path)
-        stroker = QPainterPathStroker()
-        stroker.setWidth(12)
-        self._shape = stroker.createStroke(path)
+        self._shape = None
         if self.arrow is not None:
             self.arrow.setPos(self.target.scenePos() - QPointF(7, 0))
+        if self.insert_handle is not None:
+            self.insert_handle.setPos(self.path_point(0.5))
 
     def path_point(self, fraction: float) -> QPointF:
         """A point on the curve (0 at the source port, 1 at the target)."""
         return self.path().pointAtPercent(max(0.0, min(1.0, fraction)))
 
     def shape(self) -> QPainterPath:
+        if self._shape is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(12)
+            self._shape = stroker.createStroke(self.path())
         return self._shape
 
     def hoverEnterEvent(self, event) -> None:  # noqa: N802
         self.hovered = True
         self.restyle()
+        self.show_insert_handle(True)
 
     def hoverLeaveEvent(self, event) -> None:  # noqa: N802
         self.hovered = False
         self.restyle()
+        self.show_insert_handle(False)
+
+    def show_insert_handle(self, on: bool) -> None:
+        """The "+" at the middle of a main link, while it is hovered (not far out, not read-only)."""
+        on = on and self.conn_type == MAIN and not self.far and not self.read_only
+        if on and self.insert_handle is None:
+            self.insert_handle = InsertHandle(self)
+            self.insert_handle.setPos(self.path_point(0.5))
+        if self.insert_handle is not None:
+            self.insert_handle.setVisible(on)
 
 
 class DraftLink(QGraphicsItem):

@@ -1,7 +1,8 @@
 """A node on the canvas: shape, icon, name, status badge and ports, drawn from the document.
 
 The item holds no document state of its own beyond what it needs to paint; `refresh` copies
-the node's current values in after every edit.
+the node's current values in after every edit. Free ports carry n8n's "+" handle: clicking it
+asks the scene to add a node connected there.
 """
 
 from __future__ import annotations
@@ -20,10 +21,16 @@ CIRCLE = 80.0
 WIDE_WIDTH = 240.0
 WIDE_HEIGHT = 100.0
 LABEL_WIDTH = 200.0
+PLUS_SIZE = 18.0  # the "+" handle on a free port
+PLUS_OUT = 46.0  # its distance from a right-side output port
+PLUS_BELOW = 46.0  # its distance under a bottom (sub-node) input
+BREAKPOINT_COLOUR = QColor("#e5484d")
 PIN_COLOUR = QColor("#7c4dff")  # n8n marks pinned data in purple
 VERSION_COLOUR = QColor("#e5a00d")
-_MOVED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
-_SELECTED = QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged
+# made once: every node item uses them, and each Qt enum operation costs a Python call
+_FLAGS = QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
 def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> str:
@@ -33,6 +40,16 @@ def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> st
     if outputs and all(spec.type != MAIN for spec in outputs):
         return "sub"
     return "square"
+
+
+def body_size(node_type: NodeType) -> tuple[float, float]:
+    """Width and height of a node of this type on the canvas (before it exists)."""
+    kind = node_kind(node_type.inputs, node_type.outputs)
+    if kind == "wide":
+        return WIDE_WIDTH, WIDE_HEIGHT
+    if kind == "sub":
+        return CIRCLE, CIRCLE
+    return SQUARE, SQUARE
 
 
 class NodeItem(QGraphicsRectItem):
@@ -64,24 +81,25 @@ class NodeItem(QGraphicsRectItem):
         self.breakpoint = False
         self.problem: str | None = None
         self.pinned = False  # the node outputs its pinned data instead of running
+        self.read_only = False  # a stored execution is shown: no moves, no "+" handles
         self.version_note = version_note(node, node_type)  # a typeVersion its type does not map
         self.connections: set = set()
+        self._shape: QPainterPath | None = None
+        self._body: QPainterPath | None = None
+        self.far_chunk = 0  # which batch of the far-out drawing holds this node
         if self.kind == "wide":
             self.width, self.height = WIDE_WIDTH, WIDE_HEIGHT
         elif self.kind == "sub":
             self.width = self.height = CIRCLE
         else:
             self.width = self.height = SQUARE
-        self.setFlags(
-            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
-        )
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setFlags(_FLAGS)
+        self.setCacheMode(_CACHE)
+        self.setPen(_NO_PEN)
         self.setRect(self._bounds())
         self.setAcceptHoverEvents(True)
-        self.setZValue(1)
+        self.base_z = 1
+        self.setZValue(self.base_z)
         self.ports: list[PortItem] = []
         self._build_ports()
         self.setPos(QPointF(float(node.position[0]), float(node.position[1])))
@@ -121,6 +139,43 @@ class NodeItem(QGraphicsRectItem):
                 return port
         return None
 
+    # ----- "+" handles on free ports ---------------------------------------------------------
+    def plus_spots(self) -> list[tuple[PortItem, QPointF]]:
+        """Free ports and where their "+" sits: main outputs with no link, sub-node inputs with
+        no link (a Tool input takes many, so it always has one). None while read-only."""
+        if self.read_only or not self.node_type.supported:
+            return []
+        links: dict[PortItem, int] = {}
+        for link in self.connections:
+            for end in (link.source, link.target):
+                links[end] = links.get(end, 0) + 1
+        spots = []
+        for port in self.ports:
+            if port.side == "right" and port not in links:
+                spots.append((port, port.pos() + QPointF(PLUS_OUT, 0)))
+            elif port.side == "bottom":
+                limit = next((s.max_connections for s in self.inputs if s.type == port.conn_type), None)
+                if limit is None or links.get(port, 0) < limit:
+                    spots.append((port, port.pos() + QPointF(0, PLUS_BELOW)))
+        return spots
+
+    def plus_at(self, pos: QPointF) -> PortItem | None:
+        """The port whose "+" is under `pos` (item coordinates)."""
+        for port, centre in self.plus_spots():
+            if abs(pos.x() - centre.x()) <= PLUS_SIZE / 2 + 3 and abs(pos.y() - centre.y()) <= PLUS_SIZE / 2 + 3:
+                return port
+        return None
+
+    def links_changed(self) -> None:
+        """A link to or from this node came or went: the "+" handles follow."""
+        self._shape = None
+        self.update()
+
+    def set_read_only(self, on: bool) -> None:
+        self.read_only = on
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, not on)
+        self.links_changed()
+
     # ----- state from the document and from runs ------------------------------------------
     def refresh(self, node: Node) -> None:
         """Take the node's current name, position and disabled flag from the document."""
@@ -133,9 +188,20 @@ class NodeItem(QGraphicsRectItem):
         pos = QPointF(float(node.position[0]), float(node.position[1]))
         if pos != self.pos():
             self.setPos(pos)
+            self.moved()
         if changed:
             self._update_tooltip()
             self._look_changed()
+
+    def moved(self) -> None:
+        """The item was moved (by a drag or from the document): its links and the far-out
+        drawing follow. Called explicitly: an itemChange override would cost a Python call
+        on every change of every item."""
+        for link in self.connections:
+            link.update_path()
+        scene = self.scene()
+        if scene is not None and scene.far:  # type: ignore[attr-defined]
+            scene.far_changed(self)  # type: ignore[attr-defined]
 
     def set_run_state(self, status: str | None, runs: int, error: str | None) -> None:
         """Show a run status (None, running, success, error, paused), run count and error."""
@@ -181,30 +247,30 @@ class NodeItem(QGraphicsRectItem):
         return QRectF(0, 0, self.width, self.height)
 
     def _bounds(self) -> QRectF:
+        """Body, name lines under it, and room for the "+" handles right of it."""
         extra = (LABEL_WIDTH - self.width) / 2 if self.width < LABEL_WIDTH else 0
-        return QRectF(-extra - 14, -14, self.width + 2 * extra + 28, self.height + 76)
+        right = max(self.width + extra + 14, self.width + PLUS_OUT + PLUS_SIZE / 2 + 4)
+        return QRectF(-extra - 14, -14, right + extra + 14, self.height + 76)
 
     def shape(self) -> QPainterPath:
-        return self.body_path()
+        """The body, and the "+" handles so that clicks on them reach the node."""
+        if self._shape is None:
+            path = self.body_path()
+            for _port, centre in self.plus_spots():
+                path.addRect(QRectF(centre.x() - PLUS_SIZE / 2 - 3, centre.y() - PLUS_SIZE / 2 - 3,
+                                    PLUS_SIZE + 6, PLUS_SIZE + 6))
+            self._shape = path
+        return self._shape
 
     def body_path(self) -> QPainterPath:
-        path = QPainterPath()
-        if self.kind == "sub":
-            path.addEllipse(self.body_rect())
-        else:
-            path.addRoundedRect(self.body_rect(), 12, 12)
-        return path
-
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
-        if change == _MOVED:
-            for link in self.connections:
-                link.update_path()
-            scene = self.scene()
-            if scene is not None and scene.far:  # type: ignore[attr-defined]
-                scene.far_changed()  # type: ignore[attr-defined]
-        elif change == _SELECTED:
-            self.setZValue(3 if value else 1)
-        return super().itemChange(change, value)
+        if self._body is None:
+            path = QPainterPath()
+            if self.kind == "sub":
+                path.addEllipse(self.body_rect())
+            else:
+                path.addRoundedRect(self.body_rect(), 12, 12)
+            self._body = path
+        return QPainterPath(self._body)
 
     # ----- painting ------------------------------------------------------------------------
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
@@ -220,9 +286,16 @@ class NodeItem(QGraphicsRectItem):
         shadow = QColor(0, 0, 0, 60 if t.dark else 22)
         painter.setBrush(shadow)
         painter.drawPath(body.translated(0, 2))
+        if self.isSelected():  # n8n's halo: a soft ring round the node, no colour of a state
+            halo = QColor(t.selection)
+            halo.setAlpha(70)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(halo, 9))
+            painter.drawPath(body)
+            painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(fill))
         if self.isSelected():
-            pen = QPen(t.selection, 2.5)
+            pen = QPen(t.selection, 2.2)
         elif self.status:
             pen = QPen(t.status_colour(self.status), 2.2)
         elif not supported:
@@ -249,9 +322,34 @@ class NodeItem(QGraphicsRectItem):
         if self.version_note:
             self._paint_version_warning(painter)
         if self.breakpoint:
-            painter.setPen(QPen(t.node_fill, 2))
-            painter.setBrush(QColor("#e5484d"))
-            painter.drawEllipse(QPointF(4, 4), 7, 7)
+            painter.setPen(QPen(t.node_fill, 1.5))
+            painter.setBrush(BREAKPOINT_COLOUR)
+            painter.drawEllipse(self.breakpoint_centre(), 6, 6)
+        self._paint_plus(painter, t)
+
+    def breakpoint_centre(self) -> QPointF:
+        """The breakpoint dot sits inside the outline, in the top-left corner (on the circle's rim
+        for sub-nodes)."""
+        if self.kind == "sub":
+            inset = self.width / 2 * (1 - 0.7071) + 9  # 45 degrees on the circle, 9 units inwards
+            return QPointF(inset, inset)
+        return QPointF(13, 13)
+
+    def _paint_plus(self, painter: QPainter, t: theme.Theme) -> None:
+        """n8n's handle on a free port: a short line, then a "+" in a small rounded square."""
+        for port, centre in self.plus_spots():
+            colour = t.muted_text if port.conn_type == MAIN else t.port_colour(port.conn_type)
+            painter.setPen(QPen(colour, 1.4))
+            if port.side == "right":
+                painter.drawLine(port.pos() + QPointF(8, 0), centre - QPointF(PLUS_SIZE / 2, 0))
+            else:
+                painter.drawLine(port.pos() + QPointF(0, 26), centre - QPointF(0, PLUS_SIZE / 2))
+            box = QRectF(centre.x() - PLUS_SIZE / 2, centre.y() - PLUS_SIZE / 2, PLUS_SIZE, PLUS_SIZE)
+            painter.setBrush(t.node_fill)
+            painter.drawRoundedRect(box, 4, 4)
+            painter.setPen(QPen(colour, 1.6, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
+            painter.drawLine(centre - QPointF(4.5, 0), centre + QPointF(4.5, 0))
+            painter.drawLine(centre - QPointF(0, 4.5), centre + QPointF(0, 4.5))
 
     def _paint_pin(self, painter: QPainter, t: theme.Theme) -> None:
         """n8n's mark of a pinned node: a pin in a purple disc at the top right corner."""
@@ -298,7 +396,7 @@ class NodeItem(QGraphicsRectItem):
         self.update()
         scene = self.scene()
         if scene is not None and scene.far:  # type: ignore[attr-defined]
-            scene.far_changed()  # type: ignore[attr-defined]
+            scene.far_changed(self)  # type: ignore[attr-defined]
             scene.update()
 
     def _paint_icon(self, painter: QPainter) -> None:
@@ -415,6 +513,29 @@ class NodeItem(QGraphicsRectItem):
         painter.setFont(font)
         painter.setPen(QColor("white"))
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        port = self.plus_at(event.pos()) if event.button() == Qt.MouseButton.LeftButton else None
+        scene = self.scene()
+        if port is not None and scene is not None:
+            scene.plus_clicked.emit(port)  # type: ignore[attr-defined]
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        """Qt drags every selected movable item; their links follow."""
+        super().mouseMoveEvent(event)
+        scene = self.scene()
+        if scene is not None:
+            for item in scene.selectedItems():
+                if isinstance(item, NodeItem):
+                    item.moved()
+
+    def hoverMoveEvent(self, event) -> None:  # noqa: N802
+        on_plus = self.plus_at(event.pos()) is not None
+        self.setCursor(Qt.CursorShape.PointingHandCursor if on_plus else Qt.CursorShape.ArrowCursor)
+        super().hoverMoveEvent(event)
 
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
         scene = self.scene()

@@ -31,6 +31,32 @@ def port_path(conn_type: str, radius: float) -> QPainterPath:
     return path
 
 
+_CROSS = Qt.CursorShape.CrossCursor
+_HALO_PATH = QPainterPath()
+_HALO_PATH.addEllipse(QPointF(0, 0), HIT + 2, HIT + 2)
+_SHAPE = QPainterPath()
+_SHAPE.addEllipse(QRectF(-HIT, -HIT, 2 * HIT, 2 * HIT))
+_looks: dict[tuple[bool, str, str | None], tuple[QPainterPath, QBrush, QPen, QBrush | None]] = {}
+
+
+def _look(t: "theme.Theme", conn_type: str, highlight: str | None) -> tuple[QPainterPath, QBrush, QPen, QBrush | None]:
+    """Path, fill, outline and halo of a port, made once per theme, type and highlight (thousands
+    of ports share them)."""
+    key = (t.dark, conn_type, highlight)
+    found = _looks.get(key)
+    if found is None:
+        colour = t.port_colour(conn_type)
+        radius = RADIUS + {"compatible": 1.5, "hover": 2.5}.get(highlight or "", 0.0)
+        halo = None
+        if highlight is not None:
+            tint = QColor(colour)
+            tint.setAlpha(70 if highlight == "compatible" else 110)
+            halo = QBrush(tint)
+        pen = QPen(t.canvas if conn_type == "main" else colour.darker(115), 1.5)
+        found = _looks[key] = (port_path(conn_type, radius), QBrush(colour), pen, halo)
+    return found
+
+
 class PortItem(QGraphicsPathItem):
     """One port of a node; dragging from it draws a new connection (handled by the scene)."""
 
@@ -45,12 +71,8 @@ class PortItem(QGraphicsPathItem):
         self.required = required
         self.side = side  # "left", "right", "top", "bottom"
         self.highlight: str | None = None  # None, "compatible", "hover"
-        self._halo = QGraphicsPathItem(self)
-        self._halo.setFlag(QGraphicsPathItem.GraphicsItemFlag.ItemStacksBehindParent)
-        self._halo.setPen(QPen(Qt.PenStyle.NoPen))
-        self._halo.hide()
+        self._halo: QGraphicsPathItem | None = None  # made when first highlighted
         self.setAcceptHoverEvents(True)
-        self.setCursor(Qt.CursorShape.CrossCursor)
         self.setZValue(2)
         self.restyle()
 
@@ -60,27 +82,23 @@ class PortItem(QGraphicsPathItem):
 
     def restyle(self) -> None:
         """Take the colours of the current theme and the highlight state."""
-        t = theme.current()
-        colour = t.port_colour(self.conn_type)
-        radius = RADIUS + {"compatible": 1.5, "hover": 2.5}.get(self.highlight or "", 0.0)
-        self.setPath(port_path(self.conn_type, radius))
-        self.setBrush(QBrush(colour))
-        self.setPen(QPen(t.canvas if self.conn_type == "main" else colour.darker(115), 1.5))
-        if self.highlight is not None:
-            halo = QColor(colour)
-            halo.setAlpha(70 if self.highlight == "compatible" else 110)
-            path = QPainterPath()
-            path.addEllipse(QPointF(0, 0), HIT + 2, HIT + 2)
-            self._halo.setPath(path)
+        path, brush, pen, halo = _look(theme.current(), self.conn_type, self.highlight)
+        self.setPath(path)
+        self.setBrush(brush)
+        self.setPen(pen)
+        if halo is not None:
+            if self._halo is None:
+                self._halo = QGraphicsPathItem(self)
+                self._halo.setFlag(QGraphicsPathItem.GraphicsItemFlag.ItemStacksBehindParent)
+                self._halo.setPen(QPen(Qt.PenStyle.NoPen))
+                self._halo.setPath(_HALO_PATH)
             self._halo.setBrush(halo)
             self._halo.show()
-        else:
+        elif self._halo is not None:
             self._halo.hide()
 
     def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        path.addEllipse(QRectF(-HIT, -HIT, 2 * HIT, 2 * HIT))
-        return path
+        return _SHAPE
 
     def set_highlight(self, state: str | None) -> None:
         if state != self.highlight:
@@ -88,6 +106,8 @@ class PortItem(QGraphicsPathItem):
             self.restyle()
 
     def hoverEnterEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        if not self.hasCursor():
+            self.setCursor(_CROSS)  # set when first needed: thousands of ports are never hovered
         if self.highlight is None:
             self.set_highlight("hover")
         super().hoverEnterEvent(event)

@@ -1,24 +1,25 @@
-"""The scene mirrors the workflow document: `sync` adds, updates and removes items to match it.
+"""The scene mirrors the workflow document: `apply(change)` updates the items an edit touched,
+`sync` adds, updates and removes items to match the whole document.
 
 User gestures (moving nodes, dragging a connection, resizing a note) are reported as signals;
-the main window turns them into undoable commands, which edit the document and call `sync`.
+the main window turns them into undoable commands, which edit the document and call `apply`.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
+from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
+from gui.commands import Change
 
-from .connection_item import ConnectionItem, DraftLink
+from .connection_item import ConnectionItem, DraftLink, InsertHandle
+from .far_drawing import FarDrawing
 from .node_item import NodeItem
 from .port_item import PortItem
 from .sticky_item import StickyItem
 
-STICKY_TYPE = "n8n-nodes-base.stickyNote"
 GRID = 20  # scene units between the canvas dots; dragged nodes snap to them
 SCENE_RECT = QRectF(-100_000, -100_000, 200_000, 200_000)
 
@@ -33,6 +34,8 @@ class WorkflowScene(QGraphicsScene):
     note_resized = Signal(str, int, int)
     links_selection_changed = Signal()
     node_activated = Signal(str)
+    plus_clicked = Signal(object)  # PortItem: add a node connected to this free port
+    insert_clicked = Signal(object)  # Link: insert a node into this connection
     message = Signal(str)
 
     def __init__(self, workflow: Workflow, registry: Registry) -> None:
@@ -41,7 +44,7 @@ class WorkflowScene(QGraphicsScene):
         self.registry = registry
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.setSceneRect(SCENE_RECT)
-        self._items: dict[int, NodeItem | StickyItem] = {}
+        self._items: dict[str, NodeItem | StickyItem] = {}  # by Node.id
         self._by_name: dict[str, NodeItem | StickyItem] = {}
         self._links: dict[Link, ConnectionItem] = {}
         self._draft: DraftLink | None = None
@@ -51,8 +54,10 @@ class WorkflowScene(QGraphicsScene):
         self._rules_signature: tuple[frozenset, frozenset] | None = None
         self._content: QRectF | None = None
         self._far = False
-        self._far_cache: list[tuple[QPainterPath, QColor, QPen]] | None = None
-        self.selectionChanged.connect(self.far_changed)
+        self.far_drawing = FarDrawing()
+        self._read_only = False
+        self._raised: list[NodeItem] = []  # selected nodes, drawn above the others
+        self.selectionChanged.connect(self._selection_changed)
 
     # ----- mirroring the document -----------------------------------------------------------
     def restyle(self) -> None:
@@ -75,35 +80,65 @@ class WorkflowScene(QGraphicsScene):
         self.workflow = workflow
         self.sync()
 
-    def sync(self) -> None:
-        """Make the items match the document: nodes by object, connections by their key."""
+    def apply(self, change: Change) -> None:
+        """Update the items an edit touched: positions after a move, looks after a node's own
+        values changed; a structural edit (nodes or connections added, removed, renamed) syncs."""
+        if change.structure:
+            self.sync()
+            return
+        touched = change.moved | change.nodes
+        if not touched:
+            return
         self._content = None
-        self._far_cache = None
-        wf = self.workflow
-        seen: dict[int, NodeItem | StickyItem] = {}
-        for node in wf.nodes:
-            item = self._items.get(id(node))
+        pinned = self.workflow.pinData or {}
+        for name in touched:
+            item = self._by_name.get(name)
             if item is None:
-                node_type = self.registry.get(node.type)
-                if node.type == STICKY_TYPE:
-                    item = StickyItem(node, node_type)
-                elif not node_type.supported:
-                    item = NodeItem(node, node_type, self._link_types(node.name))
-                else:
-                    item = NodeItem(node, node_type)
-                if self._far and isinstance(item, NodeItem):
-                    item.setOpacity(0.0)
-                self.addItem(item)
+                continue
+            item.refresh(item.node)
+            if isinstance(item, NodeItem):
+                item.set_pinned(pinned.get(name) is not None)
+        if change.nodes:
+            self._check_rules(frozenset(links_of(self.workflow)))
+
+    def _new_item(self, node: Node) -> NodeItem | StickyItem:
+        node_type = self.registry.get(node.type)
+        if node_type.supported and not node_type.runnable:
+            item: NodeItem | StickyItem = StickyItem(node, node_type)
+        elif not node_type.supported:
+            item = NodeItem(node, node_type, self._link_types(node.name))
+        else:
+            item = NodeItem(node, node_type)
+        if self._far and isinstance(item, NodeItem):
+            item.setOpacity(0.0)
+        if self._read_only:
+            item.set_read_only(True)
+        self.addItem(item)
+        return item
+
+    def sync(self) -> None:
+        """Make the items match the document: nodes by their id, connections by their key."""
+        self._content = None
+        wf = self.workflow
+        seen: dict[str, NodeItem | StickyItem] = {}
+        for node in wf.nodes:
+            key = node.id if node.id not in seen else f"{node.id}\n{node.name}"  # a file may repeat an id
+            item = self._items.get(key)
+            if item is not None and item.node is not node and item.node.type != node.type:
+                item = None  # another node under a reused id: drawn anew
+            if item is None:
+                item = self._new_item(node)
             else:
                 item.refresh(node)
-            seen[id(node)] = item
+            seen[key] = item
         for key, item in self._items.items():
-            if key not in seen:
+            if seen.get(key) is not item:
                 for link in list(item.connections):
                     self._drop_link(link)
                 self.removeItem(item)
         self._items = seen
         self._by_name = {item.name: item for item in seen.values()}
+        self.far_drawing.set_items([i for i in seen.values() if isinstance(i, NodeItem)])
         pinned = wf.pinData or {}
         for item in self._by_name.values():
             if isinstance(item, NodeItem):
@@ -121,8 +156,11 @@ class WorkflowScene(QGraphicsScene):
             self._add_link(link)
         for link in [k for k in self._links if k not in wanted]:
             self._drop_link(self._links[link])
-        # rule problems depend on links, names and deactivated nodes only: skip them after moves
-        signature = (frozenset(wanted), frozenset((n.name, n.is_disabled) for n in wf.nodes))
+        self._check_rules(frozenset(wanted))
+
+    def _check_rules(self, links: frozenset[Link]) -> None:
+        """Rule problems depend on links, names and deactivated nodes: re-checked when they change."""
+        signature = (links, frozenset((n.name, n.is_disabled) for n in self.workflow.nodes))
         if signature != self._rules_signature:
             self._rules_signature = signature
             self.refresh_problems()
@@ -147,8 +185,8 @@ class WorkflowScene(QGraphicsScene):
         in_port = target.port("in", link.type, link.input)
         if out_port is None or in_port is None:
             return  # an unsupported node declares no ports; the link stays in the document
-        item = ConnectionItem(link, out_port, in_port)
-        item.far = self._far
+        item = ConnectionItem(link, out_port, in_port, self._far)
+        item.read_only = self._read_only
         self.addItem(item)
         self._links[link] = item
 
@@ -206,12 +244,12 @@ class WorkflowScene(QGraphicsScene):
             self.links_selection_changed.emit()
 
     def set_far(self, far: bool) -> None:
-        """Zoomed far out: links are drawn solid (dashes cost much and cannot be seen), and the
-        nodes are drawn by `far_groups` in a few batched paths instead of item by item."""
+        """Zoomed far out: links are drawn thin and solid (dashes cost much and cannot be seen),
+        and the nodes by `far_drawing` in batches instead of item by item."""
         if far == self._far:
             return
         self._far = far
-        self._far_cache = None
+        self.far_drawing.invalidate()
         for item in self._links.values():
             item.set_far(far)
         for item in self._by_name.values():
@@ -222,30 +260,43 @@ class WorkflowScene(QGraphicsScene):
     def far(self) -> bool:
         return self._far
 
-    def far_changed(self) -> None:
-        """A node moved or changed its look: the batched far-out drawing must be rebuilt."""
-        self._far_cache = None
+    # ----- read-only (a stored execution is shown) ------------------------------------------
+    def set_read_only(self, on: bool) -> None:
+        """Nodes cannot be moved, no link drawn or picked up, no "+" handles: the scene only
+        shows the document. Edits through menus and keys are the window's to refuse."""
+        self._read_only = on
+        for item in self._by_name.values():
+            item.set_read_only(on)
+        for link in self._links.values():
+            link.read_only = on
+            link.show_insert_handle(False)
 
-    def far_groups(self) -> list[tuple[QPainterPath, QColor, QPen]]:
-        """Node shapes merged into one path per (fill, outline): a few draw calls for all nodes."""
-        if self._far_cache is None:
-            groups: dict[tuple[int, int, float], QPainterPath] = {}
-            styles: dict[tuple[int, int, float], tuple[QColor, QPen]] = {}
-            for item in self._by_name.values():
-                if not isinstance(item, NodeItem) or not isValid(item):
-                    continue
-                fill, pen = item.far_style()
-                key = (fill.rgba(), pen.color().rgba(), pen.widthF())
-                path = groups.setdefault(key, QPainterPath())
-                path.addPath(item.body_path().translated(item.pos()))
-                styles[key] = (fill, pen)
-            self._far_cache = [(path, *styles[key]) for key, path in groups.items()]
-        return self._far_cache
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    def _selection_changed(self) -> None:
+        """Selected nodes are drawn above the others (and far out, in the selection colour)."""
+        for item in self._raised:
+            if isValid(item):
+                item.setZValue(item.base_z)
+        self._raised = [i for i in self.selectedItems() if isinstance(i, NodeItem)]
+        for item in self._raised:
+            item.setZValue(item.base_z + 2)
+        self.far_changed()
+
+    def far_changed(self, item: NodeItem | None = None) -> None:
+        """A node moved or changed its look (None: any may have): the far-out drawing follows."""
+        self.far_drawing.invalidate(item)
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         add = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         under = [i for i in self.items(event.scenePos()) if not isinstance(i, DraftLink)]
         top = under[0] if under else None
+        if isinstance(top, InsertHandle) and event.button() == Qt.MouseButton.LeftButton:
+            self.insert_clicked.emit(top.link.key)
+            event.accept()
+            return
         if isinstance(top, ConnectionItem) and event.button() == Qt.MouseButton.LeftButton:
             self.select_link(top.key, add)
             event.accept()
@@ -275,6 +326,8 @@ class WorkflowScene(QGraphicsScene):
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         """A drag of nodes ends: their new places (snapped to the grid, unless Alt is held)."""
         super().mouseReleaseEvent(event)
+        if self._read_only:
+            return
         snap = 1 if event.modifiers() & Qt.KeyboardModifier.AltModifier else GRID
         moved = []
         for item in self.selectedItems():
@@ -297,6 +350,8 @@ class WorkflowScene(QGraphicsScene):
                 after[item.name] = new
             else:
                 item.setPos(float(old[0]), float(old[1]))  # a tiny drag that snapped back
+                if isinstance(item, NodeItem):
+                    item.moved()
         if after:
             self.nodes_moved.emit(before, after)
 
@@ -311,6 +366,8 @@ class WorkflowScene(QGraphicsScene):
         """Start dragging a new link; from a connected input, pick up its last link instead
         (drop it on another input to move it, on empty canvas to remove it)."""
         self._detached = None
+        if self._read_only:
+            return
         if port.direction == "in":
             attached = [item for item in self._links.values() if item.target is port]
             if attached:

@@ -49,15 +49,17 @@ class StickyItem(QGraphicsRectItem):
         self.doc.setDocumentMargin(12)
         self._resizing: QSizeF | None = None
         self._press: QPointF | None = None
+        self._key: tuple[str, float, float, int] | None = None
+        self.read_only = False
         self.setFlags(
             QGraphicsItem.GraphicsItemFlag.ItemIsMovable
             | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
         )
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.setAcceptHoverEvents(True)
-        self.setZValue(-1)
+        self.base_z = -1  # notes lie under nodes and links
+        self.setZValue(self.base_z)
         self.refresh(node, force=True)
 
     def refresh(self, node: Node, force: bool = False) -> None:
@@ -65,7 +67,7 @@ class StickyItem(QGraphicsRectItem):
         self.name = node.name
         content, width, height, colour = sticky_values(node, self.defaults)
         key = (content, width, height, colour)
-        if force or key != getattr(self, "_key", None):
+        if force or key != self._key:
             self.prepareGeometryChange()
             self._key = key
             self.content, self.width, self.height, self.colour = key
@@ -87,6 +89,11 @@ class StickyItem(QGraphicsRectItem):
 
     def set_problem(self, problem: str | None) -> None:
         """Notes have no connection rules."""
+
+    def set_read_only(self, on: bool) -> None:
+        """Shown from a stored execution: not moved, not resized."""
+        self.read_only = on
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, not on)
 
     def size(self) -> QSizeF:
         return self._resizing if self._resizing is not None else QSizeF(self.width, self.height)
@@ -118,6 +125,8 @@ class StickyItem(QGraphicsRectItem):
             painter.drawLine(corner + QPointF(-d, -3), corner + QPointF(-3, -d))
 
     def _on_grip(self, pos: QPointF) -> bool:
+        if self.read_only:
+            return False
         s = self.size()
         return pos.x() > s.width() - GRIP and pos.y() > s.height() - GRIP
 

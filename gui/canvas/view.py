@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush, QColor, QPixmap, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter, QPen, QResizeEvent,
     QWheelEvent,
@@ -54,9 +54,23 @@ class CanvasView(QGraphicsView):
         self._tiles: dict[tuple[float, float, int], QPixmap] = {}
         self.minimap = Minimap(self)
         self.minimap_wanted = True
+        self._content_timer = QTimer(self)  # edits in a burst update the overview once, after the frame
+        self._content_timer.setSingleShot(True)
+        self._content_timer.timeout.connect(self._content_settled)
         self.horizontalScrollBar().valueChanged.connect(self.update_minimap)
         self.verticalScrollBar().valueChanged.connect(self.update_minimap)
         theme.manager().changed.connect(self.on_theme_changed)
+
+    # ----- read-only (a stored execution is shown) ----------------------------------------------
+    def set_read_only(self, on: bool) -> None:
+        """Show the document without letting it be changed here: no moves, links, "+" handles,
+        palette drops or arrow-key nudges (the window refuses its own edit actions)."""
+        self.canvas_scene.set_read_only(on)
+        self.setAcceptDrops(not on)
+
+    @property
+    def read_only(self) -> bool:
+        return self.canvas_scene.read_only
 
     # ----- lookups (used by the run panels too) -----------------------------------------------
     def node_item(self, name: str) -> NodeItem | StickyItem | None:
@@ -70,6 +84,8 @@ class CanvasView(QGraphicsView):
 
     # ----- looks --------------------------------------------------------------------------------
     def on_theme_changed(self) -> None:
+        self.canvas_scene.far_drawing.invalidate()
+        self.canvas_scene.far_drawing.forget_icons()
         self.resetCachedContent()
         self.canvas_scene.restyle()
         self.canvas_scene.update()
@@ -94,12 +110,8 @@ class CanvasView(QGraphicsView):
         if not self.canvas_scene.node_items():
             self._paint_empty_hint(painter)
             return
-        if not self.canvas_scene.far:
-            return
-        for path, fill, pen in self.canvas_scene.far_groups():
-            painter.setPen(pen)
-            painter.setBrush(fill)
-            painter.drawPath(path)
+        if self.canvas_scene.far:
+            self.canvas_scene.far_drawing.paint(painter, rect, self.zoom())
 
     def _paint_empty_hint(self, painter: QPainter) -> None:
         t = theme.current()
@@ -146,7 +158,19 @@ class CanvasView(QGraphicsView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
+        self.place_minimap()
+        self.update_minimap()
+
+    def place_minimap(self) -> None:
+        """The overview sits in the bottom-right corner, open or folded."""
         self.minimap.move(self.width() - self.minimap.width() - 12, self.height() - self.minimap.height() - 12)
+
+    def content_changed(self) -> None:
+        """The nodes changed: the overview follows once the edit's frame is drawn."""
+        self._content_timer.start(0)
+
+    def _content_settled(self) -> None:
+        self.minimap.rebuild()
         self.update_minimap()
 
     def set_minimap_wanted(self, on: bool) -> None:
@@ -154,7 +178,7 @@ class CanvasView(QGraphicsView):
         self.update_minimap()
 
     def update_minimap(self) -> None:
-        """The overview shows while part of the workflow is out of sight (and the user wants it)."""
+        """The overview is offered while part of the workflow is out of sight (and the user wants it)."""
         if not isValid(self) or not isValid(self.minimap):
             return  # scroll bars report while the view is being destroyed
         content = self.canvas_scene.items_rect()
@@ -162,6 +186,11 @@ class CanvasView(QGraphicsView):
         self.minimap.setVisible(self.minimap_wanted and hidden)
         if self.minimap.isVisible():
             self.minimap.update()
+
+    def _moved_by_user(self) -> None:
+        """Panning or zooming opens the overview for a moment."""
+        if self.minimap.isVisible():
+            self.minimap.peek()
 
     # ----- zoom and pan -------------------------------------------------------------------------
     def set_zoom(self, factor: float, anchor: QPointF | None = None) -> None:
@@ -190,13 +219,16 @@ class CanvasView(QGraphicsView):
         if delta == 0:
             return
         self.set_zoom(math.pow(1.0015, delta), event.position())
+        self._moved_by_user()
         event.accept()
 
     def zoom_in(self) -> None:
         self.set_zoom(1.2)
+        self._moved_by_user()
 
     def zoom_out(self) -> None:
         self.set_zoom(1 / 1.2)
+        self._moved_by_user()
 
     def fit_to_view(self) -> None:
         rect = self.canvas_scene.items_rect()
@@ -239,6 +271,7 @@ class CanvasView(QGraphicsView):
             delta = event.position() - self._pan_from
             self._pan_from = event.position()
             self.pan_by(delta.x(), delta.y())
+            self._moved_by_user()
             event.accept()
             return
         super().mouseMoveEvent(event)
@@ -266,7 +299,7 @@ class CanvasView(QGraphicsView):
             super().dragMoveEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
-        if event.mimeData().hasFormat(NODE_MIME):
+        if event.mimeData().hasFormat(NODE_MIME) and not self.read_only:
             type_id = bytes(event.mimeData().data(NODE_MIME).data()).decode("utf-8")
             self.type_dropped.emit(type_id, self.mapToScene(event.position().toPoint()))
             event.acceptProposedAction()
@@ -275,7 +308,7 @@ class CanvasView(QGraphicsView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         arrows = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
-        if event.key() in arrows and self.canvas_scene.selected_names():
+        if event.key() in arrows and self.canvas_scene.selected_names() and not self.read_only:
             step = 50 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 10
             dx, dy = arrows[Qt.Key(event.key())]
             self.nudged.emit(dx * step, dy * step)

@@ -163,13 +163,13 @@ class FormBuilder:
     """Builds the rows of a parameter schema; `rows[path]` finds a field for error marks."""
 
     def __init__(self, root: dict[str, Any], params: dict[str, Any], commit: Commit, unset: Unset,
-                 node_type_id: str = "", preview: PreviewOf | None = None) -> None:
+                 note: bool = False, preview: PreviewOf | None = None) -> None:
         self.preview = preview
         self.root = root
         self.params = params
         self.commit = commit
         self.unset = unset
-        self.node_type_id = node_type_id
+        self.note = note  # a sticky note's form: its colour is picked from the note colours
         self.rows: dict[Path, FieldRow] = {}
         self.editors: dict[Path, QWidget] = {}
 
@@ -203,7 +203,7 @@ class FormBuilder:
 
     # ----- scalar editors ------------------------------------------------------------------
     def editor(self, kind: str, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
-        if self.node_type_id == "n8n-nodes-base.stickyNote" and path == ("color",):
+        if self.note and path == ("color",):
             kind = "sticky-colour"
         make = getattr(self, f"_edit_{kind.replace('-', '_')}")
         widget = make(schema, path, value, nullable)

@@ -205,7 +205,7 @@ class Inspector(QWidget):
             schema, node.parameters,
             commit=lambda path, value: self.window.set_parameter(name, path, value),
             unset=lambda path: self.window.unset_parameter(name, path),
-            node_type_id=node.type,
+            note=not node_type.runnable,
             preview=lambda value: self._preview(name, value),
         )
         self.builder.build_properties(schema, (), layout)

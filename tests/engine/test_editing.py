@@ -69,25 +69,20 @@ def test_connect_follows_the_engine_rules(example: Workflow, registry: Registry)
     assert link in editor_links(example)
 
 
-def test_remove_and_restore_give_back_the_exact_document(example: Workflow, registry: Registry) -> None:
-    before = workflow_to_data(example)
+def test_remove_takes_nodes_with_their_connections(example: Workflow, registry: Registry) -> None:
     editor = DocumentEditor(example, registry)
-    removal = editor.remove_nodes(["AI Agent", "Calculator"])
+    editor.remove_nodes(["AI Agent", "Calculator"])
     assert not any(l.target == "AI Agent" or l.source == "Calculator" for l in editor_links(example))
     assert [n.name for n in example.nodes] == ["When chat message received", "Model", "Simple Memory", "About this workflow"]
-    editor.restore(removal)
-    assert workflow_to_data(example) == before
 
 
-def test_disconnect_then_restore_connections(example: Workflow, registry: Registry) -> None:
+def test_disconnect_removes_one_connection(example: Workflow, registry: Registry) -> None:
     editor = DocumentEditor(example, registry)
-    before = workflow_to_data(example)
-    old = editor.disconnect(Link("Simple Memory", "ai_memory", 0, "AI Agent", 0))
+    editor.disconnect(Link("Simple Memory", "ai_memory", 0, "AI Agent", 0))
     assert all(l.source != "Simple Memory" for l in editor_links(example))
     with pytest.raises(EditError, match="not connected"):
         editor.disconnect(Link("Simple Memory", "ai_memory", 0, "AI Agent", 0))
-    editor.set_connections(old)
-    assert workflow_to_data(example) == before
+    assert any(l.source == "Model" for l in editor_links(example))
 
 
 def test_set_and_unset_parameters_by_path(example: Workflow, registry: Registry) -> None:

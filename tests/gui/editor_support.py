@@ -113,6 +113,7 @@ def palette_add(qtbot, window: Any, display_name: str) -> str:  # type: ignore[n
     """Double-click a node type in the palette (with nothing selected, so it is not wired to a
     selected node); returns the new node's name."""
     window.scene.clearSelection()
+    qtbot.waitUntil(lambda: window.palette_panel.populated)  # filled after the first frame
     tree = window.palette_panel.tree
     model = window.palette_panel.model
     before = {n.name for n in window.document.nodes}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
@@ -49,7 +49,7 @@ def test_f9_sets_a_node_breakpoint_and_f5_stops_there(run_window, qtbot) -> None
     debug = controller.debug
     window.scene.select_names(["Calculator"])
     item = window.canvas.node_item("Calculator")
-    dot = window.canvas.mapFromScene(item.mapToScene(QPointF(4, 4)))  # where the breakpoint is drawn
+    dot = window.canvas.mapFromScene(item.mapToScene(item.breakpoint_centre()))  # where the breakpoint is drawn
     assert not is_breakpoint_red(window.canvas.viewport().grab().toImage().pixelColor(dot))
     key(qtbot, window, Qt.Key.Key_F9)
     assert item.breakpoint and debug.breakpoints.nodes == ["Calculator"]

@@ -64,9 +64,9 @@ def test_dropping_a_palette_type_on_the_canvas_adds_it_there(qtbot, make_window)
     assert enter.isAccepted()
     QApplication.sendEvent(view.viewport(), QDragMoveEvent(at, Qt.DropAction.CopyAction, mime, buttons, keys))
     drop = QDropEvent(QPointF(at), Qt.DropAction.CopyAction, mime, buttons, keys)
+    spot = view.mapToScene(at)  # before the drop: the view then scrolls to show the new node whole
     QApplication.sendEvent(view.viewport(), drop)
     assert window.document.has_node("Calculator1")
-    spot = view.mapToScene(at)
     node = window.document.node("Calculator1")
     assert abs(node.position[0] + 50 - spot.x()) <= 150 and abs(node.position[1] + 50 - spot.y()) <= 20
     assert window.scene.selected_names() == ["Calculator1"]

@@ -14,6 +14,7 @@ from .test_theme_contrast import READABLE, shot, themed  # noqa: F401  (fixture)
 
 def test_the_palettes_selected_row_is_readable(themed: theme.Theme, qtbot) -> None:  # type: ignore[no-untyped-def]
     palette = Palette(builtin_registry())
+    palette.populate()
     qtbot.addWidget(palette)
     palette.setStyleSheet(theme.style_sheet())  # the editor's item style, under which Fusion drew white on white
     palette.resize(280, 400)
