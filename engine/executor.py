@@ -323,9 +323,11 @@ class Execution:
         ))
         if edit is not None and "observation" in edit and edit["observation"] != text:
             record = {"what": "observation", "original": text, "new": str(edit["observation"])}
-            response.data = with_observation(response.data, record["new"])
+            data = with_observation(response.data, record["new"])
+            shown = data.get("metadata") or {}  # new containers: the one the stack held may be stored already
+            data["metadata"] = {**shown, "edits": [*shown.get("edits", ()), record]}
+            response.data = data
             task.metadata.setdefault("edits", []).append(record)
-            response.data.setdefault("metadata", {}).setdefault("edits", []).append(record)
             self.update_run(entry.node, entry.run_index or 0, task)
 
     def _waiting_response(self, action_id: str) -> ActionResponse | None:
