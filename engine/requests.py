@@ -27,8 +27,11 @@ class Action(BaseModel):
     id: str
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """As `model_dump(mode="json", by_alias=True)`, a copy."""
+    def to_json(self, *, shared: bool = False) -> dict[str, Any]:
+        """As `model_dump(mode="json", by_alias=True)`: a copy, or (`shared`) sharing `input` and `metadata`."""
+        if shared:
+            return {"actionType": self.action_type, "nodeName": self.node_name, "input": self.input, "type": self.type,
+                    "id": self.id, "metadata": self.metadata}
         return {"actionType": self.action_type, "nodeName": self.node_name, "input": copied(self.input), "type": self.type,
                 "id": self.id, "metadata": copied(self.metadata)}
 

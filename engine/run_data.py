@@ -91,18 +91,19 @@ class TaskData(BaseModel):
     source: list[SourceRef] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def to_json(self, *, windows: bool = False) -> dict[str, Any]:
+    def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The run as JSON. `input` and `data` are JSON already and are shared, not copied:
         long agent runs record large message lists, and the store writes what repeats once.
         A model run's messages are a window on the agent's message log, written as a list
-        (`windows`: kept a window, for the store, which writes what a window adds to the last one)."""
+        (`for_store`: kept a window, of which the store writes what it adds to the last one, and
+        the metadata shared, not copied: the store writes it out at once)."""
         out: dict[str, Any] = {"startTime": float(self.start_time), "executionTime": float(self.execution_time),
                                "executionStatus": self.execution_status}
         if self.error is not None:
             out["error"] = self.error.to_json()
         out["source"] = [s.to_json() for s in self.source]
-        out["metadata"] = copied(self.metadata)
-        out["input"] = self.input if windows else plain_input(self.input)
+        out["metadata"] = self.metadata if for_store else copied(self.metadata)
+        out["input"] = self.input if for_store else plain_input(self.input)
         out["data"] = self.data
         return out
 
@@ -154,14 +155,15 @@ class StackEntry(BaseModel):
     replayed: bool = False
     pinned: bool = False  # the node output its pinned data instead of running
 
-    def to_json(self, *, windows: bool = False) -> dict[str, Any]:
+    def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
-        step windows become lists of the same step objects; `windows`: stay windows, see TaskData)."""
+        step windows become lists of the same step objects; `for_store`: stay windows, and the action
+        and parent are shared, for the store, see TaskData)."""
         out: dict[str, Any] = {"node": self.node, "source": [s.to_json() for s in self.source], "mode": self.mode}
         if self.action is not None:
-            out["action"] = self.action.to_json()
+            out["action"] = self.action.to_json(shared=for_store)
         if self.parent is not None:
-            out["parent"] = copied(self.parent)
+            out["parent"] = self.parent if for_store else copied(self.parent)
         out["round"] = self.round
         if self.start_time is not None:
             out["startTime"] = float(self.start_time)
@@ -175,9 +177,9 @@ class StackEntry(BaseModel):
         if self.pending is not None:
             request = self.pending.request
             out["pending"] = {
-                "request": {"actions": [a.to_json() for a in request.actions],
-                            "metadata": request.metadata if windows else plain(request.metadata)},
-                "responses": [{"action": r.action.to_json(), "data": r.data} for r in self.pending.responses],
+                "request": {"actions": [a.to_json(shared=for_store) for a in request.actions],
+                            "metadata": request.metadata if for_store else plain(request.metadata)},
+                "responses": [{"action": r.action.to_json(shared=for_store), "data": r.data} for r in self.pending.responses],
             }
         return out
 

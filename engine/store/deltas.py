@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..connection_types import AI_LANGUAGE_MODEL
 from ..json_delta import encode
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`new` (StackEntry.to_json(windows=True) of each entry) as a delta from the stack `old`."""
+    """`new` (StackEntry.to_json(for_store=True) of each entry) as a delta from the stack `old`."""
     return [_entry_delta(entry, old[i]) if i < len(old) else entry for i, entry in enumerate(new)]
 
 
@@ -38,7 +39,27 @@ def _response_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """A model or memory run (TaskData.to_json(windows=True)) as a delta from the node's run before."""
+    """A model or memory run (TaskData.to_json(for_store=True)) as a delta from the node's run before:
+    a model run's one input item (messages and tools) compared straight away, anything else walked."""
     out = dict(new)
-    out["input"] = encode(new["input"], old.get("input"))
+    inputs, before = new["input"], old.get("input")
+    item = _only_model_item(inputs)
+    was = _only_model_item(before) if item is not None else None
+    if item is not None and was is not None:
+        json, was_json = item["json"], was["json"]
+        delta = {key: encode(value, was_json.get(key)) for key, value in json.items()}
+        out["input"] = {AI_LANGUAGE_MODEL: [[{**item, "json": delta}]]}
+    else:
+        out["input"] = encode(inputs, before)
     return out
+
+
+def _only_model_item(inputs: Any) -> dict[str, Any] | None:
+    """The one item of a model run's input ({"ai_languageModel": [[item]]}), else None."""
+    if type(inputs) is not dict or len(inputs) != 1:
+        return None
+    runs = inputs.get(AI_LANGUAGE_MODEL)
+    if type(runs) is not list or len(runs) != 1 or type(runs[0]) is not list or len(runs[0]) != 1:
+        return None
+    item = runs[0][0]
+    return item if type(item) is dict and type(item.get("json")) is dict else None

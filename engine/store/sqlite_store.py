@@ -40,7 +40,7 @@ from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_ex
 
 ENV_DB = "MINI_N8N_DB"
 DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
-FOLD_EVERY = 128  # journaled boundaries folded into the database in one transaction
+FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
 FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
 PRUNE_INTERVAL_S = 60.0
 ENDED = ("success", "error", "cancelled")
@@ -216,7 +216,7 @@ class ExecutionStore(ExecutionStoreBase):
         if isinstance(event, NodeAfter) and writer is not None:
             writer.run_seq += 1
             seq = writer.run_seq
-            task = event.task.to_json(windows=True)
+            task = event.task.to_json(for_store=True)
             conversation = carries_conversation(task)
             base = writer.last_conversation.get(event.node) if conversation else None
             data, crc = pack(run_delta(task, writer.conversations[base]) if base is not None else task)
@@ -238,7 +238,7 @@ class ExecutionStore(ExecutionStoreBase):
 
     def _update_run(self, execution_id: str, writer: WriterState | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
-        task = event.task.to_json(windows=True)
+        task = event.task.to_json(for_store=True)
         data, crc = pack(task)
         if writer is not None:
             seq = writer.seq_of.get((event.node, event.run_index))
@@ -256,7 +256,7 @@ class ExecutionStore(ExecutionStoreBase):
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
-        stack = [entry.to_json(windows=True) for entry in state.stack]
+        stack = [entry.to_json(for_store=True) for entry in state.stack]
         writer.boundary_seq += 1
         seq = writer.boundary_seq
         if writer.stack is None:
