@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
+from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
@@ -218,7 +219,8 @@ class Execution:
         task = self._run_task = asyncio.current_task()
         remove = self.signal.add_callback(lambda: task.cancel() if task is not None else None)
         try:
-            await self._loop()
+            with fewer_collections():
+                await self._loop()
         except asyncio.CancelledError:
             if self._detaching:
                 state.status = "paused"
