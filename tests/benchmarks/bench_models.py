@@ -147,10 +147,11 @@ async def http_layer(url: str) -> dict[str, list[float]]:
             for _ in range(REPEATS):
                 for key, call in calls.items():
                     gc.collect()
-                    cpu0 = time.process_time()
+                    cpu0, wall0 = time.process_time(), time.perf_counter()
                     for _ in range(HTTP_CALLS):
                         await call()
                     figures.setdefault(key, []).append((time.process_time() - cpu0) * 1000.0 / HTTP_CALLS)
+                    figures.setdefault(f"{key} wall", []).append((time.perf_counter() - wall0) * 1000.0 / HTTP_CALLS)
     return figures
 
 
@@ -193,6 +194,8 @@ def print_http_layer() -> None:
         if other:
             print(f"  {'':8s}  bare aiohttp {spread(other)}: {statistics.median(other) / statistics.median(floor):.2f} of bare httpx"
                   f" (the node is {statistics.median(node) / statistics.median(other):.2f}x bare aiohttp)")
+        walls = [f"{name} {spread(figures[f'{name} {mode} wall'])}" for name in ("floor", "node", "aiohttp") if f"{name} {mode} wall" in figures]
+        print(f"  {'':8s}  wall ms per call (the round trip, whatever the client's CPU): {', '.join(walls)}".replace("floor", "bare httpx"))
 
 
 async def http_stop_latency() -> float:
