@@ -425,7 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         prepare_stdout()
-        code = _command(args, out)
+        from .collector import fewer_collections
+
+        with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
+            code = _command(args, out)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run stops itself): nothing to keep
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # stdout closed while printing outside Output
