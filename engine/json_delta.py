@@ -2,9 +2,10 @@
 list (an agent's growing messages and steps) keep a count instead of repeating its elements.
 
 `encode(new, old)` compares lists by object identity (values the engine shares between runs),
-so it costs little (a dict or list that is the very object in `old` is written as SAME); a window on an append-only log (engine.shared_log) that extends a window
-on the same log in `old` costs only what it adds. `decode(encoded, old)` needs the decoded
-`old` the encoding was made from; windows are lists there.
+so it costs little; a dict or list that is the very object in `old` is written as SAME, and a
+window on an append-only log (engine.shared_log) that extends a window on the same log in `old`
+costs only what it adds. `decode(encoded, old)` needs the decoded `old` the encoding was made
+from; windows are lists there.
 """
 
 from __future__ import annotations

@@ -5,10 +5,9 @@ row when its status changes, and at each node boundary one record in its journal
 runs finished since the last boundary and the resumable stack, as a delta from the previous
 one). Journaled records are folded into the database in groups (engine.store.journal), each
 group's runs and its last boundary (every DELTAS_PER_WHOLE-th whole): a SIGKILL loses at most
-the node that was running. Writers take
-the lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A
-running execution is leased to its process (pid and start time); a dead owner's execution is
-"crashed", its journal folded in, and anyone may resume it.
+the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a
+busy timeout for other processes. A running execution is leased to its process (pid and start
+time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it.
 """
 
 from __future__ import annotations
