@@ -16,8 +16,9 @@ just the node types its workflow uses.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
 
@@ -34,7 +35,29 @@ BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "too
 INTERRUPTED = "interrupted"  # the pause kind of a run stopped by Ctrl-C or a closed stdout
 
 
+def _columns() -> int:
+    """The terminal's width as argparse would find it ($COLUMNS, the terminal, else 80), without
+    importing shutil (and with it bz2 and lzma) at every start."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width if width is not None else _columns() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:
         self.print_usage(sys.stderr)
         print(f"mini-n8n: error: {message}", file=sys.stderr)
@@ -380,7 +403,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(args_list)
         prepare_stdout()
-        code = _command(args, out)
+        from .collector import fewer_collections
+
+        with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
+            code = _command(args, out)
     except KeyboardInterrupt:  # Ctrl-C outside a run (a run stops itself): nothing to keep
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # stdout closed while printing outside Output

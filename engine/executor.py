@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
+from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
@@ -188,7 +189,8 @@ class Execution:
         task = self._run_task = asyncio.current_task()
         remove = self.signal.add_callback(lambda: task.cancel() if task is not None else None)
         try:
-            await self._loop()
+            with fewer_collections():
+                await self._loop()
         except asyncio.CancelledError:
             if self._detaching:
                 state.status = "paused"
@@ -279,9 +281,11 @@ class Execution:
         ))
         if edit is not None and "observation" in edit and edit["observation"] != text:
             record = {"what": "observation", "original": text, "new": str(edit["observation"])}
-            response.data = with_observation(response.data, record["new"])
+            data = with_observation(response.data, record["new"])
+            shown = data.get("metadata") or {}  # new containers: the one the stack held may be stored already
+            data["metadata"] = {**shown, "edits": [*shown.get("edits", ()), record]}
+            response.data = data
             task.metadata.setdefault("edits", []).append(record)
-            response.data.setdefault("metadata", {}).setdefault("edits", []).append(record)
             self.update_run(entry.node, entry.run_index or 0, task)
 
     def _waiting_response(self, action_id: str) -> ActionResponse | None:

@@ -2,7 +2,10 @@
 list (an agent's growing messages and steps) keep a count instead of repeating its elements.
 
 `encode(new, old)` compares lists by object identity (values the engine shares between runs),
-so it costs little; `decode(encoded, old)` needs the decoded `old` the encoding was made from.
+so it costs little; a dict or list that is the very object in `old` is written as SAME, and a
+window on an append-only log (engine.shared_log) that extends a window on the same log in `old`
+costs only what it adds. `decode(encoded, old)` needs the decoded `old` the encoding was made
+from; windows are lists there.
 """
 
 from __future__ import annotations
@@ -10,8 +13,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from .shared_log import LogWindow
+
 MARK = "\u2063delta"  # an invisible separator: no key a node or user writes
 MIN_SHARED = 4
+SAME = {MARK: "same"}  # the very object `old` holds here (shared, so unchanged)
 
 
 def _shared_prefix(new: list[Any], old: list[Any]) -> int:
@@ -22,10 +28,14 @@ def _shared_prefix(new: list[Any], old: list[Any]) -> int:
 
 
 def encode(new: Any, old: Any) -> Any:
-    """`new` with every list that repeats the start of its counterpart in `old` shortened.
+    """`new` with every list that repeats the start of its counterpart in `old` shortened, and
+    every dict or list that is its counterpart in `old` itself written as SAME (values the engine
+    shares are never changed in place).
     Only lists and dicts are descended into (scalars are returned as they are, without a call),
     and a dict or list in which nothing was shortened is returned itself, not copied."""
     kind = type(new)
+    if new is old and (kind is dict or kind is list):
+        return SAME
     if kind is dict:
         if type(old) is not dict:
             return new
@@ -33,7 +43,7 @@ def encode(new: Any, old: Any) -> Any:
         previous = old.get
         for key, value in new.items():
             value_kind = type(value)
-            if value_kind is dict or value_kind is list:
+            if value_kind is dict or value_kind is list or value_kind is LogWindow:
                 before = previous(key)
                 if before is not None:
                     encoded = encode(value, before)
@@ -42,8 +52,16 @@ def encode(new: Any, old: Any) -> Any:
                             out = dict(new)
                         out[key] = encoded
         return new if out is None else out
+    if kind is LogWindow:
+        if type(old) is LogWindow:
+            if old.log is new.log and MIN_SHARED <= old.length <= new.length:
+                return {MARK: old.length, "then": new.log.items[old.length:new.length]}
+            old = old.to_list()
+        new, kind = new.to_list(), list
     if kind is list:
-        if type(old) is not list:
+        if type(old) is LogWindow:
+            old = old.to_list()
+        elif type(old) is not list:
             return new
         n = _shared_prefix(new, old)
         if n >= MIN_SHARED:
@@ -53,7 +71,7 @@ def encode(new: Any, old: Any) -> Any:
         size = len(old)
         out_list = None
         for i, x in enumerate(new):  # small lists (the stack itself): compare element by element
-            if i < size and type(x) in (dict, list):
+            if i < size and type(x) in (dict, list, LogWindow):
                 encoded = encode(x, old[i])
                 if encoded is not x:
                     if out_list is None:
@@ -66,8 +84,13 @@ def encode(new: Any, old: Any) -> Any:
 def decode(encoded: Any, old: Any) -> Any:
     """The value `encode(value, old)` was made from."""
     if isinstance(encoded, dict):
-        if MARK in encoded and len(encoded) == 2 and "then" in encoded and isinstance(old, list):
-            return old[: encoded[MARK]] + [decode(x, None) for x in encoded["then"]]
+        if MARK in encoded:
+            if len(encoded) == 2 and "then" in encoded and isinstance(old, list):
+                return old[: encoded[MARK]] + [decode(x, None) for x in encoded["then"]]
+            if encoded == SAME:
+                if old is None:
+                    raise ValueError("a delta repeats a value its base does not have")
+                return old
         base = old if isinstance(old, dict) else {}
         return {k: decode(v, base.get(k)) for k, v in encoded.items()}
     if isinstance(encoded, list):

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from .shared_log import plain
+from .shared_log import copied, plain
 
 
 class Action(BaseModel):
@@ -26,6 +26,14 @@ class Action(BaseModel):
     type: str = "ai_tool"
     id: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self, *, shared: bool = False) -> dict[str, Any]:
+        """As `model_dump(mode="json", by_alias=True)`: a copy, or (`shared`) sharing `input` and `metadata`."""
+        if shared:
+            return {"actionType": self.action_type, "nodeName": self.node_name, "input": self.input, "type": self.type,
+                    "id": self.id, "metadata": self.metadata}
+        return {"actionType": self.action_type, "nodeName": self.node_name, "input": copied(self.input), "type": self.type,
+                "id": self.id, "metadata": copied(self.metadata)}
 
 
 class EngineRequest(BaseModel):

@@ -15,7 +15,7 @@ from .credentials import scrub_known_secrets
 
 from .connection_types import AI_LANGUAGE_MODEL
 from .requests import Action, ActionResponse, EngineRequest
-from .shared_log import plain
+from .shared_log import copied, plain
 from .workflow import Workflow
 
 Item = dict[str, Any]  # {"json": {...}} as in n8n's INodeExecutionData
@@ -50,6 +50,14 @@ class TaskError(BaseModel):
     description: str | None = None
     node: str | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.node is not None:
+            out["node"] = self.node
+        return out
+
     @field_validator("message", "description")
     @classmethod
     def _no_keys(cls, text: str | None) -> str | None:
@@ -63,6 +71,10 @@ class SourceRef(BaseModel):
     previous_node: str = Field(alias="previousNode")
     previous_node_output: int = Field(0, alias="previousNodeOutput")
     previous_node_run: int = Field(0, alias="previousNodeRun")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"previousNode": self.previous_node, "previousNodeOutput": self.previous_node_output,
+                "previousNodeRun": self.previous_node_run}
 
 
 class TaskData(BaseModel):
@@ -79,12 +91,19 @@ class TaskData(BaseModel):
     source: list[SourceRef] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The run as JSON. `input` and `data` are JSON already and are shared, not copied:
         long agent runs record large message lists, and the store writes what repeats once.
-        A model run's messages are a window on the agent's message log, written as a list."""
-        out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "data"})
-        out["input"] = plain_input(self.input)
+        A model run's messages are a window on the agent's message log, written as a list
+        (`for_store`: kept a window, of which the store writes what it adds to the last one, and
+        the metadata shared, not copied: the store writes it out at once)."""
+        out: dict[str, Any] = {"startTime": float(self.start_time), "executionTime": float(self.execution_time),
+                               "executionStatus": self.execution_status}
+        if self.error is not None:
+            out["error"] = self.error.to_json()
+        out["source"] = [s.to_json() for s in self.source]
+        out["metadata"] = self.metadata if for_store else copied(self.metadata)
+        out["input"] = self.input if for_store else plain_input(self.input)
         out["data"] = self.data
         return out
 
@@ -136,18 +155,31 @@ class StackEntry(BaseModel):
     replayed: bool = False
     pinned: bool = False  # the node output its pinned data instead of running
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
-        step windows become lists of the same step objects)."""
-        out = self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "pending"})
+        step windows become lists of the same step objects; `for_store`: stay windows, and the action
+        and parent are shared, for the store, see TaskData)."""
+        out: dict[str, Any] = {"node": self.node, "source": [s.to_json() for s in self.source], "mode": self.mode}
+        if self.action is not None:
+            out["action"] = self.action.to_json(shared=for_store)
+        if self.parent is not None:
+            out["parent"] = self.parent if for_store else copied(self.parent)
+        out["round"] = self.round
+        if self.start_time is not None:
+            out["startTime"] = float(self.start_time)
+        if self.run_index is not None:
+            out["runIndex"] = self.run_index
+        out["modelUsage"] = {k: float(v) for k, v in self.model_usage.items()}
+        out["edits"] = copied(self.edits)
+        out["replayed"] = self.replayed
+        out["pinned"] = self.pinned
         out["input"] = self.input
         if self.pending is not None:
             request = self.pending.request
             out["pending"] = {
-                "request": {"actions": [a.model_dump(mode="json", by_alias=True) for a in request.actions],
-                            "metadata": plain(request.metadata)},
-                "responses": [{"action": r.action.model_dump(mode="json", by_alias=True), "data": r.data}
-                              for r in self.pending.responses],
+                "request": {"actions": [a.to_json(shared=for_store) for a in request.actions],
+                            "metadata": request.metadata if for_store else plain(request.metadata)},
+                "responses": [{"action": r.action.to_json(shared=for_store), "data": r.data} for r in self.pending.responses],
             }
         return out
 

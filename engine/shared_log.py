@@ -130,3 +130,17 @@ def plain(value: Any) -> Any:
 
 def _is(a: Any, b: Any) -> bool:
     return a is b
+
+
+def copied(value: Any) -> Any:
+    """A copy of JSON `value` whose dicts and lists are new (windows, immutable, are kept): what a
+    caller may change without changing `value`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copied(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [copied(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = (dict, list)

@@ -16,8 +16,17 @@ from typing import Any
 import orjson
 
 from ..errors import MiniN8nError
+from ..shared_log import LogWindow
 
-_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), check_circular=False)
+
+def _window_list(value: Any) -> Any:
+    """A window on an append-only log (engine.shared_log) is written as the list it shows."""
+    if type(value) is LogWindow:
+        return value.to_list()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), check_circular=False, default=_window_list)
 
 
 class StoreDamaged(MiniN8nError):
@@ -27,7 +36,7 @@ class StoreDamaged(MiniN8nError):
 def pack(value: Any) -> tuple[bytes, int]:
     """The blob for `value` and its checksum."""
     try:
-        data = orjson.dumps(value)
+        data = orjson.dumps(value, default=_window_list)
     except TypeError:
         data = _encoder.encode(value).encode("ascii")
     return data, zlib.crc32(data)

@@ -29,13 +29,15 @@ class WriterState:
     journal: Journal
     run_seq: int
     boundary_seq: int = 0
-    since_full: int = 0
-    stack: list[Any] | None = None
+    stack: list[Any] | None = None  # the last boundary's stack (JSON), journaled
+    folded_stack: list[Any] | None = None  # the stack of the last boundary row in the database
+    folded_seq: int = 0
+    deltas_folded: int = 0  # boundary rows in the database since the last whole one
     new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
     unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
     unfolded_since: float = 0.0
     timer: asyncio.TimerHandle | None = None
-    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
+    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON of each node's latest model/memory run
     last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row

@@ -3,11 +3,11 @@
 Writes per execution: its workflow once (shared by every execution of the same workflow), its
 row when its status changes, and at each node boundary one record in its journal (the node
 runs finished since the last boundary and the resumable stack, as a delta from the previous
-one; every CHECKPOINTS_PER_FULL-th whole). Journaled records are folded into the database in
-groups (engine.store.journal): a SIGKILL loses at most the node that was running. Writers take
-the lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A
-running execution is leased to its process (pid and start time); a dead owner's execution is
-"crashed", its journal folded in, and anyone may resume it.
+one). Journaled records are folded into the database in groups (engine.store.journal), each
+group's runs and its last boundary (every DELTAS_PER_WHOLE-th whole): a SIGKILL loses at most
+the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a
+busy timeout for other processes. A running execution is leased to its process (pid and start
+time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it.
 """
 
 from __future__ import annotations
@@ -25,20 +25,21 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
-from ..json_delta import decode, encode
+from ..json_delta import decode
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow, workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
 from .codec import StoreDamaged, pack, unpack
+from .deltas import run_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
 
 ENV_DB = "MINI_N8N_DB"
-CHECKPOINTS_PER_FULL = 64
-FOLD_EVERY = 128  # journaled boundaries folded into the database in one transaction
+DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
+FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
 FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
 PRUNE_INTERVAL_S = 60.0
 ENDED = ("success", "error", "cancelled")
@@ -198,6 +199,7 @@ class ExecutionStore(ExecutionStoreBase):
             writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
                              fresh=recovered is None and runs == 0 and boundary == 0)
             apply_rows(db, state.id, Pending(boundaries=[self._boundary_row(state, writer)]))
+            writer.folded_stack, writer.folded_seq = writer.stack, writer.boundary_seq
             return writer, recovered
 
         writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
@@ -213,13 +215,14 @@ class ExecutionStore(ExecutionStoreBase):
         if isinstance(event, NodeAfter) and writer is not None:
             writer.run_seq += 1
             seq = writer.run_seq
-            task = event.task.to_json()
+            task = event.task.to_json(for_store=True)
             conversation = carries_conversation(task)
             base = writer.last_conversation.get(event.node) if conversation else None
-            data, crc = pack(encode(task, writer.conversations[base]) if base is not None else task)
+            data, crc = pack(run_delta(task, writer.conversations[base]) if base is not None else task)
             writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
             writer.seq_of[(event.node, event.run_index)] = seq
-            if conversation:
+            if conversation:  # the next delta of this node's runs is made from this one
+                writer.conversations.pop(writer.last_conversation.get(event.node, -1), None)
                 writer.conversations[seq] = task
                 writer.last_conversation[event.node] = seq
         elif isinstance(event, RunUpdated):
@@ -234,7 +237,7 @@ class ExecutionStore(ExecutionStoreBase):
 
     def _update_run(self, execution_id: str, writer: WriterState | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
-        task = event.task.to_json()
+        task = event.task.to_json(for_store=True)
         data, crc = pack(task)
         if writer is not None:
             seq = writer.seq_of.get((event.node, event.run_index))
@@ -249,22 +252,34 @@ class ExecutionStore(ExecutionStoreBase):
             (data, crc, execution_id, event.node, event.run_index)))
 
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
-        """The boundary's row: the stack as a delta from the previous one (whole every
-        CHECKPOINTS_PER_FULL-th time, and first in each process). A delta is also what keeps the
-        journal write small: appending a few KB costs several times what 1.5 KB does."""
-        stack = [entry.to_json() for entry in state.stack]
+        """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
+        first time in each process). A delta is also what keeps the journal write small:
+        appending a few KB costs several times what 1.5 KB does."""
+        stack = [entry.to_json(for_store=True) for entry in state.stack]
         writer.boundary_seq += 1
         seq = writer.boundary_seq
-        if writer.stack is None or writer.since_full + 1 >= CHECKPOINTS_PER_FULL:
+        if writer.stack is None:
             data, crc = pack(stack)
             base = None
-            writer.since_full = 0
         else:
-            data, crc = pack(encode(stack, writer.stack))
+            data, crc = pack(stack_delta(stack, writer.stack))
             base = seq - 1
-            writer.since_full += 1
         writer.stack = stack
         return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+
+    def _folded_boundary(self, writer: WriterState, boundaries: list[BoundaryRow]) -> BoundaryRow:
+        """The one row a fold writes for the journaled `boundaries`: the last of them (resuming
+        needs only that), as a delta from the last row in the database, or whole once
+        DELTAS_PER_WHOLE deltas follow the last whole row there."""
+        eid, seq, runs, last_node, base, data, crc = boundaries[-1]
+        if base is not None and (writer.deltas_folded + 1 >= DELTAS_PER_WHOLE or writer.folded_stack is None):
+            data, crc = pack(writer.stack)
+            base = None
+        elif base is not None and len(boundaries) > 1:
+            assert writer.stack is not None and writer.folded_stack is not None
+            data, crc = pack(stack_delta(writer.stack, writer.folded_stack))
+            base = writer.folded_seq
+        return (eid, seq, runs, last_node, base, data, crc)
 
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Journal the runs finished since the last call and, at a boundary, the resumable stack
@@ -325,13 +340,20 @@ class ExecutionStore(ExecutionStoreBase):
         if not pending and state is None:
             return
         execution_id = state.id if state is not None else (pending.boundaries or pending.runs)[0][0]
+        rows = pending
+        if pending.boundaries:
+            rows = Pending(runs=pending.runs, boundaries=[self._folded_boundary(writer, pending.boundaries)])
 
         def write() -> None:
-            apply_rows(self._db, execution_id, pending)
+            apply_rows(self._db, execution_id, rows)
             if state is not None:
                 self._write_row(state, release=release)
 
         self._transaction(f"storing execution {execution_id}", write)
+        if rows.boundaries:
+            folded = rows.boundaries[0]
+            writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
+            writer.folded_stack, writer.folded_seq = writer.stack, folded[1]
         pending.clear()
         writer.journal.empty()
 

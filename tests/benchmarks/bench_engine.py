@@ -42,6 +42,7 @@ LONG = 5_000
 GROWTH_TARGET = 1.3  # cost per iteration at LONG over that at SHORT
 MEMORY_TARGET_KB = 20.0  # retained per iteration
 SPEED_TARGET = 0.1  # ours at most a tenth of LangGraph's cost per iteration
+STORE_TARGET = 1.5  # ours with the execution store at most 1.5 times ours without
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,8 @@ def cost(settings: Settings, folder: Path) -> None:
     for name, samples in results.items():
         print(describe(name, samples))
     mid = {name: spread(samples)[1] for name, samples in results.items()}
+    ratio = mid["mini-n8n, execution store"] / mid["mini-n8n"]
+    print(f"  mini-n8n with store / without = {ratio:.2f} by medians (target <= {STORE_TARGET}; {verdict(ratio, STORE_TARGET)})")
     if "LangGraph ReAct" in mid:
         ratio = mid["mini-n8n"] / mid["LangGraph ReAct"]
         print(f"  mini-n8n / LangGraph = {ratio:.3f} (target <= {SPEED_TARGET}; {verdict(ratio, SPEED_TARGET)})")

@@ -4,7 +4,8 @@
    canvas statuses live): 20 items x 100 agent iterations, each a model call and a Calculator
    run. A 5 ms heartbeat timer measures the largest event-loop stall (target under 50 ms).
    Once with a streaming model (1 ms per token, as a real model yields on the network), once
-   with replies that arrive instantly (the engine never awaits anything real).
+   with replies that arrive instantly (the engine never awaits anything real; `--quick` or
+   $BENCH_QUICK=1: this one only).
 2. Stop during a slow stream: time from Stop until the run has ended (target under 200 ms).
 3. The Intermediate steps table (model + filter proxy + view, shown) holding 100,000 rows:
    append time per 1,000 rows, and time per scroll step across the table (smooth: 95% of
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from tests.builders import agent_workflow, tool_call  # noqa: E402
 
+QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 ITEMS = 20
 ITERATIONS = 100  # per item: 2,000 agent iterations in all
 STALL_TARGET_MS = 50.0
@@ -208,7 +211,10 @@ def main() -> None:
         window.show()
 
         async def scenario() -> None:
-            await long_run(window, 1.0)
+            if QUICK:
+                print("quick: the run with instant replies only (the target's case)")
+            else:
+                await long_run(window, 1.0)
             await long_run(window, 0.0)
             await stop_latency(window)
 

@@ -24,7 +24,8 @@ from tests.builders import agent_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-REPEATS = 3 if "--quick" in sys.argv else 7
+QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
+REPEATS = 3 if QUICK else 7  # quick: and the warm-up runs only before the first of the two settings
 
 FIRST_FRAME = """
 import sys, time
@@ -110,10 +111,13 @@ def main() -> None:
              lambda env: first_frame("editor", str(big), env=env)),
         ]
         load_before = os.getloadavg()[0]
+        if QUICK:
+            print(f"quick: {REPEATS} rounds, warm-up runs only before the first setting")
         for label, env_value in (("PYTHONDONTWRITEBYTECODE unset", None), ("PYTHONDONTWRITEBYTECODE=1", "1")):
             env = dict(base) if env_value is None else {**base, "PYTHONDONTWRITEBYTECODE": env_value}
-            for _name, _target, _peer, measure in cases:  # warm the OS file cache (and bytecode when allowed)
-                measure(env)
+            if env_value is None or not QUICK:  # warm the OS file cache (and bytecode when allowed); quick: once
+                for _name, _target, _peer, measure in cases:
+                    measure(env)
             times: dict[str, list[float]] = {name: [] for name, *_ in cases}
             for _ in range(REPEATS):  # interleaved: each case once per round
                 for name, _target, _peer, measure in cases:

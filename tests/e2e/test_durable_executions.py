@@ -282,3 +282,59 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
     final = ExecutionStore().load(execution_id)
     assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
     assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}, "pairedItem": {"item": 0}}]
+
+
+FOLDING_CHILD = """
+import asyncio, sys
+import engine.store.sqlite_store as sqlite_store
+sqlite_store.FOLD_EVERY = 3          # groups of 3 boundaries folded, each as its last boundary only
+sqlite_store.DELTAS_PER_WHOLE = 2    # and whole and delta rows both in the database
+sqlite_store.FOLD_AFTER_S = 10**9
+from engine.executor import Engine
+from engine.hooks import NodeAfter
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore
+from engine.workflow import load_workflow
+from nodes.triggers.chat_trigger import chat_item
+
+async def main():
+    execution = Engine(builtin_registry(), store=ExecutionStore()).create(load_workflow(sys.argv[1]), items=[chat_item("go", "f")])
+    def on_event(event):
+        if isinstance(event, NodeAfter) and event.node == "Calculator" and event.run_index == 6:
+            print(execution.state.id, flush=True)
+    execution.hooks.add(on_event)
+    await execution.run()
+
+asyncio.run(main())
+"""
+
+
+def test_a_kill_after_folded_groups_resumes_from_the_last_boundary(tmp_path: Path) -> None:
+    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"}, f"f{i}")]} for i in range(7)]
+    replies.append({"text": " ".join(["word"] * 400)})  # streamed at 20 ms a token: killed while it streams
+    path = tmp_path / "folding.json"
+    save_workflow(agent_workflow(replies, model_options={"tokenDelayMs": 20}, agent_options={"maxIterations": 10}), path)
+    child = subprocess.Popen([sys.executable, "-c", FOLDING_CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        execution_id = child.stdout.readline().strip()
+        assert execution_id, child.stderr.read()
+        time.sleep(0.3)  # the last tool run's boundary is written, and the model streams
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # some groups folded before the kill, the rest journaled
+        bases = [row[0] for row in db.execute("SELECT base FROM boundaries WHERE execution_id=? ORDER BY seq", (execution_id,))]
+        folded = db.execute("SELECT COUNT(*) FROM runs WHERE execution_id=? AND node='Calculator'", (execution_id,)).fetchone()[0]
+        assert bases and bases[0] is None and 0 < folded < 7
+    store = ExecutionStore()
+    assert store.list()[0].status == "crashed"
+    assert len(store.load(execution_id).run_data["Calculator"]) == 7
+    store.close()
+    resumed = mini_n8n("resume", execution_id, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    final = ExecutionStore().load(execution_id)
+    assert len(final.run_data["Calculator"]) == 7  # no tool ran again
+    assert final.status == "success" and final.result == [{"json": {"output": replies[-1]["text"]}, "pairedItem": {"item": 0}}]

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.json_delta import MARK, decode, encode
+from engine.json_delta import MARK, SAME, decode, encode
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -34,3 +34,19 @@ def test_decode_gives_back_what_was_encoded(old, extra, keep) -> None:
     encoded = json.loads(json.dumps(encode(new_value, old_value)))
     assert decode(encoded, json.loads(json.dumps(old_value))) == new_value
     assert decode(json.loads(json.dumps(encode(new_value, None))), None) == new_value
+
+
+def test_a_window_that_extends_a_window_on_the_same_log_costs_only_what_it_adds() -> None:
+    from engine.shared_log import SharedLog, plain
+
+    log = SharedLog({"step": i} for i in range(6))
+    old = {"steps": log.window(), "shared": {"a": [1, 2]}}
+    log.items.append({"step": 6})
+    shared = old["shared"]
+    new = {"steps": log.window(), "shared": shared}
+    encoded = encode(new, old)
+    assert encoded["steps"] == {MARK: 6, "then": [{"step": 6}]}
+    assert encoded["shared"] == SAME  # the very object: unchanged
+    assert decode(json.loads(json.dumps(encoded)), json.loads(json.dumps(plain(old)))) == plain(new)
+    other = SharedLog(log.items[:3]).window()  # another log: compared element by element
+    assert decode(json.loads(json.dumps(encode({"steps": other}, old), default=list)), plain(old)) == {"steps": log.items[:3]}

@@ -1,0 +1,41 @@
+"""Python's cyclic garbage collector while runs are active: it runs less often.
+
+A long agent run keeps its run data (a few thousand objects per iteration) alive to its end; with
+Python's default thresholds the collector walks that growing heap over and over, which made an
+iteration at 5,000 iterations cost 1.4-1.6 times one at 100. While any run is active the
+thresholds are raised (young objects every 10,000 allocations, older generations far less
+often); the previous ones come back when the last run ends. Reference counting still frees at
+once everything that is not part of a cycle.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+RUN_THRESHOLDS = (10_000, 50, 100)
+
+_lock = threading.Lock()
+_active = 0
+_saved: tuple[int, int, int] | None = None
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the collector's thresholds (never lower them) until the last active run ends."""
+    global _active, _saved
+    with _lock:
+        if _active == 0:
+            _saved = gc.get_threshold()
+            gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(RUN_THRESHOLDS, _saved)))
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0 and _saved is not None:
+                gc.set_threshold(*_saved)
+                _saved = None

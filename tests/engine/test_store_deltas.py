@@ -1,0 +1,133 @@
+"""What the store writes per boundary is exact: every journaled stack reads back as the stack was
+at that boundary, every run as it finished, and the hand-written JSON of entries and runs is
+what pydantic's dump of them is."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from engine.debugger import Breakpoints, Debugger
+from engine.executor import Engine
+from engine.json_delta import decode
+from engine.registry import builtin_registry
+from engine.run_data import ExecutionState, StackEntry, TaskData
+from engine.shared_log import plain
+from engine.store import ExecutionStore
+from engine.store.codec import unpack
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
+from tests.engine.test_debugger import drive
+
+REPLIES = [
+    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1"), tool_call("Calculator", {"expression": "1 +"}, "c2")]},
+    *({"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"}, f"d{i}")]} for i in range(8)),
+    {"text": "done"},
+]
+
+
+def entry_reference(entry: StackEntry) -> dict[str, Any]:
+    """StackEntry.to_json as pydantic dumps it (the hand-written one must match)."""
+    out = entry.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "pending"})
+    out["input"] = entry.input
+    if entry.pending is not None:
+        request = entry.pending.request
+        out["pending"] = {
+            "request": {"actions": [a.model_dump(mode="json", by_alias=True) for a in request.actions],
+                        "metadata": plain(request.metadata)},
+            "responses": [{"action": r.action.model_dump(mode="json", by_alias=True), "data": r.data}
+                          for r in entry.pending.responses],
+        }
+    return out
+
+
+def task_reference(task: TaskData) -> dict[str, Any]:
+    out = task.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"input", "data"})
+    out["input"] = plain(task.input)
+    out["data"] = task.data
+    return out
+
+
+def as_json(value: Any) -> Any:
+    return orjson.loads(orjson.dumps(value, default=plain))
+
+
+async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Path, monkeypatch) -> None:
+    rows: list[Any] = []  # every boundary row made: journaled, or folded at once with a status change
+    original = ExecutionStore._boundary_row
+    monkeypatch.setattr(ExecutionStore, "_boundary_row", lambda self, state, writer: rows.append(original(self, state, writer)) or rows[-1])
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES, memory=True), items=[chat_item("go", "s")])
+    execution.debugger = Debugger(Breakpoints(after_tool_result=True))  # edits of observations, runs rewritten
+    stacks: list[Any] = [as_json([entry.to_json() for entry in execution.state.stack])]  # written when attached
+    runs: list[Any] = []
+    forward = execution.on_checkpoint
+    assert forward is not None
+
+    def checkpoint(state: ExecutionState, at_boundary: bool) -> None:
+        for entry in state.stack:
+            assert entry.to_json() == entry_reference(entry)
+        if at_boundary:
+            stacks.append(as_json([entry.to_json() for entry in state.stack]))
+        forward(state, at_boundary)
+
+    execution.on_checkpoint = checkpoint
+    execution.hooks.add(lambda event: runs.append(as_json(event.task.to_json())) if type(event).__name__ == "NodeAfter" else None)
+    edits = iter([{"observation": "forty-two"}] + [None] * 20)
+    state, _points = await drive(execution, lambda p: ("continue", next(edits)))
+    assert state.status == "success"
+    for runs_of_node in state.run_data.values():
+        for task in runs_of_node:
+            assert task.to_json() == task_reference(task)
+
+    stack: Any = None
+    read_stacks = []
+    for _eid, _seq, _runs, _last, base, data, crc in rows:
+        value = unpack(data, crc, "boundary")
+        stack = value if base is None else decode(value, stack)
+        read_stacks.append(stack)
+    assert read_stacks == stacks
+    decoded: dict[int, Any] = {}
+    read_runs = []
+    stored = store.connection.execute("SELECT seq, base, task, crc FROM runs WHERE execution_id=? ORDER BY seq", (state.id,))
+    for seq, base, data, crc in stored.fetchall():
+        value = unpack(data, crc, "run")
+        decoded[seq] = value if base is None else decode(value, decoded[base])
+        read_runs.append(decoded[seq])
+    edited = [as_json(t.to_json()) for t in state.run_data["Calculator"] if "edits" in t.metadata]
+    assert len(edited) == 1 and edited[0] in read_runs  # rewritten with its edit
+    assert [r for r in read_runs if r not in edited] == [r for r in runs if r["metadata"].get("toolCallId") != "c1"]
+    store.close()
+
+
+async def test_a_folded_group_keeps_only_its_last_boundary_and_resumes_from_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("engine.store.sqlite_store.FOLD_EVERY", 3)
+    monkeypatch.setattr("engine.store.sqlite_store.DELTAS_PER_WHOLE", 4)
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    execution.debugger = Debugger(Breakpoints(before_tool=True))
+    seen: list[Any] = []
+    forward = execution.on_checkpoint
+    assert forward is not None
+
+    def checkpoint(state: ExecutionState, at_boundary: bool) -> None:
+        if at_boundary:
+            seen.append(copy.deepcopy(as_json([e.to_json() for e in state.stack])))
+        forward(state, at_boundary)
+
+    execution.on_checkpoint = checkpoint
+    stored: list[tuple[Any, Any]] = []
+
+    def at_pause(point: dict[str, Any]) -> tuple[str, None]:  # each pause folds what was journaled
+        stored.append((as_json([e.to_json() for e in store.load(execution.state.id).stack]), seen[-1]))
+        return "continue", None
+
+    state, points = await drive(execution, at_pause)
+    assert state.status == "success" and len(points) == 10
+    assert all(read == expected for read, expected in stored)
+    rows = store.connection.execute("SELECT base FROM boundaries WHERE execution_id=? ORDER BY seq", (state.id,)).fetchall()
+    assert rows[0][0] is None and len(rows) <= 4  # a whole row, then at most DELTAS_PER_WHOLE - 1 deltas
+    store.close()

@@ -1,0 +1,49 @@
+"""The boundary journal: records read back in order; a torn record, and whatever an emptied
+journal held before, are never read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read_journal
+
+
+def boundary(seq: int, size: int = 10) -> tuple:
+    data = bytes([seq % 251]) * size
+    return ("e1", seq, seq, "Node", seq - 1, data, 0)
+
+
+def test_records_read_back_in_order_and_the_file_grows_when_needed(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j" / "e1.journal")
+    big = (MAPPED_BYTES // 3)  # three of them do not fit in the first mapping
+    for seq in range(1, 6):
+        journal.append(encode_record([], boundary(seq, big if seq % 2 else 10)))
+    read = read_journal(journal.path, "e1")
+    assert [b[1] for b in read.boundaries] == [1, 2, 3, 4, 5]
+    assert read.boundaries[2][5] == bytes([3]) * big
+    journal.close(remove=True)
+    assert not journal.path.exists()
+
+
+def test_an_emptied_journal_reads_nothing_of_what_it_held(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "e1.journal")
+    for seq in range(1, 5):
+        journal.append(encode_record([], boundary(seq)))
+    journal.empty()
+    assert not read_journal(journal.path, "e1")
+    journal.append(encode_record([], boundary(5)))  # the same size as the old records: one follows it
+    assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [5]
+    journal.close(remove=False)
+
+
+def test_a_torn_record_ends_the_reading(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "e1.journal")
+    for seq in range(1, 4):
+        journal.append(encode_record([], boundary(seq)))
+    journal.close(remove=False)
+    raw = bytearray(journal.path.read_bytes())
+    one = len(encode_record([], boundary(1)))
+    raw[2 * one + 20] ^= 0xFF  # a byte of the third record's body
+    journal.path.write_bytes(bytes(raw))
+    assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1, 2]
+    assert raw[3 * one: 3 * one + len(END)] == END
