@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
-from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
 from .debugger import Debugger, PausePoint
@@ -23,7 +23,7 @@ from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefo
 from .node_type import NodeType
 from .observation import observation, with_observation
 from .pin_data import pinned_items
-from .recording import RecordedChatModel, RecordedMemory
+from .recording import RecordedChatModel, RecordedMemory, RecordedOutputParser
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
 from .rules import node_problems
@@ -136,9 +136,9 @@ class Execution:
         self.notes: dict[str, list[str]] = {}  # run-log notes of the node run in progress, by node name
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
-        self._incoming: dict[tuple[str, str], list[str]] = {}
+        self._incoming: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (source, the target's input index)
         for src, ctype, _i, target in state.workflow.links():
-            self._incoming.setdefault((target.node, ctype), []).append(src)
+            self._incoming.setdefault((target.node, ctype), []).append((src, target.index))
         self._skip_pause_once = False
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
@@ -531,19 +531,21 @@ class Execution:
         return False, task
 
     # ----- sub-node data -------------------------------------------------------------------------
-    def _sub_nodes(self, target: str, conn_type: str) -> Iterable[Node]:
-        for name in self._incoming.get((target, conn_type), ()):
+    def _sub_nodes(self, target: str, conn_type: str, input_index: int | None = None) -> Iterable[Node]:
+        for name, index in self._incoming.get((target, conn_type), ()):
             node = self._nodes[name]
-            if not node.is_disabled:
+            if not node.is_disabled and (input_index is None or index == input_index):
                 yield node
 
-    async def supply(self, ctx: NodeContext, conn_type: str, item_index: int) -> Any:
+    async def supply(self, ctx: NodeContext, conn_type: str, item_index: int, input_index: int | None = None) -> Any:
+        """What the sub-nodes on `conn_type` supply (those on input `input_index` only, when given):
+        a list for tools, the first one's data otherwise."""
         entry = ctx.entry
         parent = {"node": ctx.node.name, "runIndex": ctx.run_index, "iteration": ctx.iteration, "itemIndex": item_index}
         if ctx.parent is not None:
             parent["parent"] = ctx.parent
         found: list[Any] = []
-        for sub in self._sub_nodes(ctx.node.name, conn_type):
+        for sub in self._sub_nodes(ctx.node.name, conn_type, input_index):
             sub_ctx = SupplyContext(self, sub, ctx, item_index)
             try:
                 data = await self.node_type(sub).supply_data(sub_ctx)
@@ -555,6 +557,8 @@ class Execution:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
             elif conn_type == AI_MEMORY:
                 data = RecordedMemory(data, self, sub.name, parent)
+            elif conn_type == AI_OUTPUT_PARSER:
+                data = RecordedOutputParser(data, self, sub.name, parent)
             elif conn_type == AI_TOOL:
                 tools = data if isinstance(data, list) else [data]
                 model_filled = self._from_ai_fields(sub)

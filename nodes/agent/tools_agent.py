@@ -21,6 +21,7 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
+from . import output_parser
 from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
@@ -126,10 +127,14 @@ class ToolsAgent(NodeType):
             tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
             check_unique_tool_names(tools, name)
             by_name = {t.name: t for t in tools}
+            parser = await output_parser.connected_parser(ctx, i)
+            if parser is not None:
+                tools = [*tools, output_parser.format_tool(parser)]
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
-            system = system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE)
+            system = output_parser.with_instructions(
+                system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE), parser)
             head = [
                 *([cached_message(fixed, "system", system)] if system else []),
                 *history,
@@ -138,7 +143,8 @@ class ToolsAgent(NodeType):
             messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
             answer = await model.invoke(messages, tools, ctx.signal)
 
-            calls = [c for c in answer.tool_calls if c.name in by_name]
+            final = output_parser.final_call(answer, parser)
+            calls = [c for c in answer.tool_calls if c.name in by_name] if final is None else []
             if calls:
                 for call in calls:
                     tool = by_name[call.name]
@@ -162,9 +168,13 @@ class ToolsAgent(NodeType):
                 waiting = True
                 continue
 
-            if memory is not None:
-                await memory.save_context(prompt, answer.content)
-            output: dict[str, Any] = {"output": answer.content}
+            output: dict[str, Any]
+            if parser is not None:
+                output = await output_parser.structured_output(parser, answer, final, memory, prompt)
+            else:
+                if memory is not None:
+                    await memory.save_context(prompt, answer.content)
+                output = {"output": answer.content}
             if params.options.returnIntermediateSteps:
                 output["intermediateSteps"] = intermediate_steps(steps)
             finished[key] = output

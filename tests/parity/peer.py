@@ -6,12 +6,21 @@ function of the request, so a recording made against real n8n is reproducible he
   tool with the expression as its first parameter (n8n's Calculator calls it `input`)
 - otherwise: "Echo: <last user message> [messages=<count>]" (the count shows what memory loaded)
 
+When the Agent offers its `format_final_json_response` tool (an output parser is connected) and
+no CALC is pending, the last user message may ask for the final answer:
+- `STRUCT(<json>)`: a call of that tool with <json> as its arguments, as they are
+- `SHOWREQ`: a call of that tool with `{"output": {"request": <text>}}`, the text being the
+  request's system messages and tools as JSON with sorted keys (what n8n sent, recorded)
+- `TEXT(<text>)`: <text> as a plain reply, without the tool
+A request for a model other than MODEL is refused with OpenAI's 404 (a failing primary model).
+
 Run as a module it serves until stdin closes and prints its base URL first:
 `python -m tests.parity.peer`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from typing import Any
@@ -21,6 +30,9 @@ from tests.peers.openai_peer import OpenAIPeer
 
 MODEL = "gpt-4o-mini"
 _CALC = re.compile(r"CALC\((.*?)\)")
+_STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
+_TEXT = re.compile(r"TEXT\((.*)\)", re.S)
+FORMAT_TOOL = "format_final_json_response"
 
 
 def _text(content: Any) -> str:
@@ -33,6 +45,9 @@ def reply(request: Request) -> Step:
     body = request.json
     messages = body.get("messages", [])
     last = messages[-1] if messages else {}
+    final = _final_answer(body)
+    if final is not None:
+        return final
     if last.get("role") == "tool":
         return Step(text=f"The result is {_text(last.get('content'))}.", usage=(10, 5))
     users = [m for m in messages if m.get("role") == "user"]
@@ -45,6 +60,30 @@ def reply(request: Request) -> Step:
         return Step(tool_calls=[{"id": "call_parity_1", "name": function["name"], "arguments": {field: calc.group(1)}}],
                     usage=(10, 5))
     return Step(text=f"Echo: {prompt} [messages={len(messages)}]", usage=(10, 5))
+
+
+def _final_answer(body: dict[str, Any]) -> Step | None:
+    """The final answer asked for by STRUCT/SHOWREQ/TEXT when the format tool is offered."""
+    messages = body.get("messages", [])
+    tools = body.get("tools") or []
+    if not any(t.get("function", {}).get("name") == FORMAT_TOOL for t in tools):
+        return None
+    users = [m for m in messages if m.get("role") == "user"]
+    prompt = _text(users[-1].get("content")) if users else ""
+    if _CALC.search(prompt) and messages and messages[-1].get("role") != "tool":
+        return None
+    call = {"id": "call_parity_final", "name": FORMAT_TOOL}
+    struct = _STRUCT.search(prompt)
+    if struct:
+        return Step(tool_calls=[{**call, "arguments": struct.group(1)}], usage=(10, 5))
+    if "SHOWREQ" in prompt:
+        seen = {"system": [_text(m.get("content")) for m in messages if m.get("role") == "system"], "tools": tools}
+        request = json.dumps(seen, sort_keys=True, ensure_ascii=False)
+        return Step(tool_calls=[{**call, "arguments": {"output": {"request": request}}}], usage=(10, 5))
+    text = _TEXT.search(prompt)
+    if text:
+        return Step(text=text.group(1), usage=(10, 5))
+    return None
 
 
 def parity_peer() -> OpenAIPeer:
