@@ -542,6 +542,8 @@ class Execution:
         a list for tools, the first one's data otherwise."""
         entry = ctx.entry
         parent = {"node": ctx.node.name, "runIndex": ctx.run_index, "iteration": ctx.iteration, "itemIndex": item_index}
+        if conn_type == AI_LANGUAGE_MODEL and input_index == 1:
+            parent["fallback"] = True  # an Agent's Fallback Model: its calls say so in their metadata
         if ctx.parent is not None:
             parent["parent"] = ctx.parent
         found: list[Any] = []

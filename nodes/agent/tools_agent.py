@@ -21,7 +21,7 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from . import output_parser
+from . import fallback, output_parser
 from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
@@ -41,6 +41,8 @@ class AgentParams(NodeParams):
     )
     text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={"multiline": True})
     hasOutputParser: bool = Field(False, title="Require Specific Output Format")
+    needsFallback: bool = Field(False, title="Enable Fallback Model",
+                                description="Connect a second model to the Fallback Model input: it answers when the Chat Model fails")
     options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
 
 
@@ -94,6 +96,7 @@ class ToolsAgent(NodeType):
     inputs = (
         PortSpec(MAIN),
         PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),
+        PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1),  # input 1: used with needsFallback
         PortSpec(AI_MEMORY, "Memory", max_connections=1),
         PortSpec(AI_TOOL, "Tool"),
         PortSpec(AI_OUTPUT_PARSER, "Output Parser", max_connections=1),
@@ -107,7 +110,7 @@ class ToolsAgent(NodeType):
         if response is None:
             check_agent_kind(ctx)
         check_max_iterations(response, first.options.maxIterations, name)
-        model: ChatModel | None = await ctx.get_input_connection_data(AI_LANGUAGE_MODEL, 0)
+        model: ChatModel | None = await fallback.agent_model(ctx)
         if model is None:
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
         memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
