@@ -12,7 +12,12 @@ no CALC is pending, the last user message may ask for the final answer:
 - `SHOWREQ`: a call of that tool with `{"output": {"request": <text>}}`, the text being the
   request's system messages and tools as JSON with sorted keys (what n8n sent, recorded)
 - `TEXT(<text>)`: <text> as a plain reply, without the tool
-A request for a model other than MODEL is refused with OpenAI's 404 (a failing primary model).
+A request for a model other than MODELS is refused with OpenAI's 404 (a failing primary model).
+`SHOWBODY` in the last user message (after the tool result when there is a CALC): the reply is the
+request body as JSON with sorted keys (what n8n's OpenAI Chat Model sent, recorded), without
+`stream` and `stream_options`: mini-n8n streams a reply to show its tokens as they come, n8n's CLI
+does not (the one difference kept on purpose). Requests to the Responses API (/v1/responses)
+are read the same way: their `input` items as messages, their tools as Chat Completions tools.
 
 Run as a module it serves until stdin closes and prints its base URL first:
 `python -m tests.parity.peer`.
@@ -29,6 +34,7 @@ from tests.peers.http_peer import Request, Step
 from tests.peers.openai_peer import OpenAIPeer
 
 MODEL = "gpt-4o-mini"
+MODELS = (MODEL, "o3-mini", "gpt-5-mini")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
 _TEXT = re.compile(r"TEXT\((.*)\)", re.S)
@@ -41,13 +47,38 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API body with its input items as chat messages and its tools in chat form."""
+    if "input" not in body:
+        return body
+    messages: list[dict[str, Any]] = []
+    for item in body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]:
+        if item.get("type") == "function_call_output":
+            messages.append({"role": "tool", "content": item.get("output")})
+        elif item.get("type") == "function_call":
+            messages.append({"role": "assistant", "content": ""})
+        elif "role" in item:
+            content = item.get("content")
+            if isinstance(content, list):
+                content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            messages.append({"role": "system" if item["role"] == "developer" else item["role"], "content": content})
+    tools = [{"type": "function", "function": {k: v for k, v in t.items() if k != "type"}} for t in body.get("tools") or []]
+    return {**body, "messages": messages, "tools": tools}
+
+
 def reply(request: Request) -> Step:
-    body = request.json
+    original = request.json
+    body = _as_chat(original)
     messages = body.get("messages", [])
     last = messages[-1] if messages else {}
     final = _final_answer(body)
     if final is not None:
         return final
+    users = [m for m in messages if m.get("role") == "user"]
+    asked = _text(users[-1].get("content")) if users else ""
+    if "SHOWBODY" in asked and (last.get("role") == "tool" or not _CALC.search(asked)):
+        echoed = {k: v for k, v in original.items() if k not in ("stream", "stream_options")}
+        return Step(text=json.dumps(echoed, sort_keys=True, ensure_ascii=False), usage=(10, 5))
     if last.get("role") == "tool":
         return Step(text=f"The result is {_text(last.get('content'))}.", usage=(10, 5))
     users = [m for m in messages if m.get("role") == "user"]
@@ -87,7 +118,7 @@ def _final_answer(body: dict[str, Any]) -> Step | None:
 
 
 def parity_peer() -> OpenAIPeer:
-    return OpenAIPeer(policy=reply, model=MODEL)
+    return OpenAIPeer(policy=reply, model=MODELS)
 
 
 def main() -> None:

@@ -67,6 +67,10 @@ KNOWN_GAPS: dict[str, str] = {
     "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
     "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3); tool result as JSON items "
                          "(see agent-v3-calculator)",
+    "oai-v12-calc": "the scratchpad n8n replays to the model: the tool call's arguments carry the call id, the result "
+                    "is the tool's items as JSON, n8n's Calculator takes `input` (see agent-v3-calculator)",
+    "oai-v13-calc": "the scratchpad as in oai-v12-calc; and n8n replays the assistant turn with its log text "
+                    "('Calling Calculator with input: ...') as the message content",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
