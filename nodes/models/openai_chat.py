@@ -53,7 +53,7 @@ class OpenAIOptions(NodeParams):
     serviceTier: Literal["auto", "flex", "default", "priority"] | None = Field(None, title="Service Tier")
     topLogprobs: int | None = Field(None, ge=0, le=20, title="Top Logprobs")
     conversationId: str | None = Field(None, title="Conversation ID")
-    metadata: Any = Field(None, title="Metadata", description="A JSON object")
+    metadata: str | None = Field(None, title="Metadata", description="A JSON object", json_schema_extra={"multiline": True})
     promptConfig: dict[str, Any] | None = Field(None, title="Prompt", description="promptOptions: promptId, version, variables")
     timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included")
     idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
@@ -62,6 +62,13 @@ class OpenAIOptions(NodeParams):
         True, title="Stream Tokens",
         description="Off for servers that cannot stream tool calls (llama-cpp-python's chatml-function-calling)",
     )
+
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """n8n keeps it as JSON text; a file may hold the object itself."""
+        return value if value is None or isinstance(value, str) else json.dumps(value)
 
 
 class OpenAIParams(NodeParams):

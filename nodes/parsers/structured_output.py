@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from engine.connection_types import AI_OUTPUT_PARSER, PortSpec
 from engine.context import SupplyContext
@@ -41,10 +41,16 @@ class StructuredParams(NodeParams):
     schemaType: Literal["fromJson", "manual"] = Field(
         "fromJson", title="Schema Type", description="fromJson: generate the schema from a JSON example; manual: a JSON schema",
     )
-    jsonSchemaExample: Any = Field(EXAMPLE, title="JSON Example", json_schema_extra={"multiline": True})
-    inputSchema: Any = Field(SCHEMA, title="Input Schema", json_schema_extra={"multiline": True})
-    jsonSchema: Any = Field(SCHEMA, title="JSON Schema (v1, v1.1)", json_schema_extra={"multiline": True})
+    jsonSchemaExample: str = Field(EXAMPLE, title="JSON Example", json_schema_extra={"multiline": True})
+    inputSchema: str = Field(SCHEMA, title="Input Schema", json_schema_extra={"multiline": True})
+    jsonSchema: str = Field(SCHEMA, title="JSON Schema (v1, v1.1)", json_schema_extra={"multiline": True})
     autoFix: bool = Field(False, title="Auto-Fix Format", description="Ask the model again when its answer does not fit")
+
+    @field_validator("jsonSchemaExample", "inputSchema", "jsonSchema", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """n8n keeps these as JSON text; a file may hold the JSON itself."""
+        return value if isinstance(value, str) else json.dumps(value)
 
 
 class OutputParserError(NodeOperationError):
