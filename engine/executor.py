@@ -31,6 +31,7 @@ from .run_data import (
     ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
 )
 from .start import choose_start
+from .unsupported_tools import placeholder_tool
 from .versions import version_note
 from .services import Services
 from .workflow import Node, Workflow
@@ -395,6 +396,9 @@ class Execution:
                 return [entry.input]  # a trigger we do not run, started with its item given (--input)
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
+        elif (pinned_answer := pinned_items(self.state.workflow, node.name)) is not None:
+            entry.pinned = True  # a pinned tool sub-node answers with its pinned items (engine/unsupported_tools.py)
+            return [pinned_answer]
         elif self.replay is not None:
             recorded = self.replay.tool_run(entry)
             if recorded is not None:
@@ -549,8 +553,12 @@ class Execution:
         found: list[Any] = []
         for sub in self._sub_nodes(ctx.node.name, conn_type, input_index):
             sub_ctx = SupplyContext(self, sub, ctx, item_index)
+            sub_type = self.node_type(sub)
             try:
-                data = await self.node_type(sub).supply_data(sub_ctx)
+                if conn_type == AI_TOOL and not sub_type.supported:
+                    data = placeholder_tool(sub, bool(self._from_ai_fields(sub)))
+                else:
+                    data = await sub_type.supply_data(sub_ctx)
             except NodeOperationError as exc:
                 exc.node = exc.node or sub.name
                 raise
