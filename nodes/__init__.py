@@ -19,6 +19,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "@n8n/n8n-nodes-langchain.chatTrigger": "nodes.triggers.chat_trigger:ChatTrigger",
     "@n8n/n8n-nodes-langchain.agent": "nodes.agent.tools_agent:ToolsAgent",
     "@n8n/n8n-nodes-langchain.agentTool": "nodes.agent.agent_tool:AgentTool",
+    "@n8n/n8n-nodes-langchain.chainLlm": "nodes.chains.chain_llm:ChainLlm",
     "mini-n8n.lmChatScripted": "nodes.models.scripted:ScriptedChatModel",
     "@n8n/n8n-nodes-langchain.lmChatOpenAi": "nodes.models.openai_chat:OpenAIChatModel",
     "@n8n/n8n-nodes-langchain.lmChatOllama": "nodes.models.ollama_chat:OllamaChatModel",

@@ -12,6 +12,7 @@ no CALC is pending, the last user message may ask for the final answer:
 - `SHOWREQ`: a call of that tool with `{"output": {"request": <text>}}`, the text being the
   request's system messages and tools as JSON with sorted keys (what n8n sent, recorded)
 - `TEXT(<text>)`: <text> as a plain reply, without the tool
+`REPLY(<text>)` in the last user message: <text> as the reply, whatever is offered (a chain's answer).
 A request for a model other than MODELS is refused with OpenAI's 404 (a failing primary model).
 `SHOWBODY` in the last user message (after the tool result when there is a CALC): the reply is the
 request body as JSON with sorted keys (what n8n's OpenAI Chat Model sent, recorded), without
@@ -38,6 +39,7 @@ MODELS = (MODEL, "o3-mini", "gpt-5-mini")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
 _TEXT = re.compile(r"TEXT\((.*)\)", re.S)
+_REPLY = re.compile(r"REPLY\((.*?)\)(?:\n|$)", re.S)
 FORMAT_TOOL = "format_final_json_response"
 
 
@@ -75,6 +77,9 @@ def reply(request: Request) -> Step:
     if final is not None:
         return final
     users = [m for m in messages if m.get("role") == "user"]
+    replied = _REPLY.search(_text(users[-1].get("content")) if users else "")
+    if replied and last.get("role") != "tool":
+        return Step(text=replied.group(1), usage=(10, 5))
     asked = _text(users[-1].get("content")) if users else ""
     if "SHOWBODY" in asked and (last.get("role") == "tool" or not _CALC.search(asked)):
         echoed = {k: v for k, v in original.items() if k not in ("stream", "stream_options")}

@@ -71,6 +71,7 @@ KNOWN_GAPS: dict[str, str] = {
                     "is the tool's items as JSON, n8n's Calculator takes `input` (see agent-v3-calculator)",
     "oai-v13-calc": "the scratchpad as in oai-v12-calc; and n8n replays the assistant turn with its log text "
                     "('Calling Calculator with input: ...') as the message content",
+    "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }

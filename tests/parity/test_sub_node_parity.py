@@ -18,8 +18,8 @@ import pytest
 from tests.parity.test_parity import NAMES, peer_url, recorded, run_ours  # noqa: F401  (peer_url: a fixture)
 
 PARSER = "Structured Output Parser"
-PARSER_CASES = [n for n in NAMES if n.startswith("sop-")]
-FALLBACK_CASES = [n for n in NAMES if n.startswith("fallback-")]
+PARSER_CASES = [n for n in NAMES if n.startswith("sop-") or (n.startswith("chain-") and "parser" in n)]
+FALLBACK_CASES = [n for n in NAMES if n.startswith("fallback-") or n == "chain-v17-fallback"]
 MODELS = ("Broken Model", "Broken Too", "Fallback Model", "OpenAI Chat Model")
 
 
