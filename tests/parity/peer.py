@@ -35,7 +35,7 @@ from tests.peers.http_peer import Request, Step
 from tests.peers.openai_peer import OpenAIPeer
 
 MODEL = "gpt-4o-mini"
-MODELS = (MODEL, "o3-mini", "gpt-5-mini")
+MODELS = (MODEL, "o3-mini", "gpt-5-mini", "openai/gpt-4.1-mini", "openai/o3-mini", "deepseek-chat", "deepseek-reasoner")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
 _TEXT = re.compile(r"TEXT\((.*)\)", re.S)

@@ -72,6 +72,7 @@ KNOWN_GAPS: dict[str, str] = {
     "oai-v13-calc": "the scratchpad as in oai-v12-calc; and n8n replays the assistant turn with its log text "
                     "('Calling Calculator with input: ...') as the message content",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
+    "deepseek-calc": "a tool's result reaches the model as JSON items in n8n (see agent-v3-calculator)",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
@@ -79,13 +80,13 @@ KNOWN_GAPS: dict[str, str] = {
 
 
 class _Credentials:
-    """The one credential the corpus uses, pointed at the scripted model."""
+    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek), pointed at the scripted model."""
 
     def __init__(self, url: str) -> None:
         self.url = url
 
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
-        return {"apiKey": "sk-parity", "url": self.url} if cred_type == "openAiApi" else None
+        return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") else None
 
     def list(self, cred_type: str | None = None) -> list[Any]:
         return []
