@@ -23,6 +23,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "mini-n8n.lmChatScripted": "nodes.models.scripted:ScriptedChatModel",
     "@n8n/n8n-nodes-langchain.lmChatOpenAi": "nodes.models.openai_chat:OpenAIChatModel",
     "@n8n/n8n-nodes-langchain.lmChatOllama": "nodes.models.ollama_chat:OllamaChatModel",
+    "@n8n/n8n-nodes-langchain.lmChatAnthropic": "nodes.models.anthropic_chat:AnthropicChatModel",
     "@n8n/n8n-nodes-langchain.lmChatOpenRouter": "nodes.models.openai_compatible:OpenRouterChatModel",
     "@n8n/n8n-nodes-langchain.lmChatDeepSeek": "nodes.models.openai_compatible:DeepSeekChatModel",
     "mini-n8n.lmChatLocal": "nodes.models.local_model:LocalChatModel",

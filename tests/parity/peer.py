@@ -31,10 +31,12 @@ import re
 import sys
 from typing import Any
 
-from tests.peers.http_peer import Request, Step
+from tests.peers.anthropic_peer import respond_messages
+from tests.peers.http_peer import Connection, Request, Step
 from tests.peers.openai_peer import OpenAIPeer
 
 MODEL = "gpt-4o-mini"
+ANTHROPIC_MODELS = ("claude-3-5-sonnet-20240620", "claude-sonnet-4-20250514")
 MODELS = (MODEL, "o3-mini", "gpt-5-mini", "openai/gpt-4.1-mini", "openai/o3-mini", "deepseek-chat", "deepseek-reasoner")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
@@ -47,6 +49,23 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return "" if content is None else str(content)
+
+
+def _anthropic_as_chat(body: dict[str, Any]) -> dict[str, Any]:
+    """A Messages API body as chat messages (tool results as tool messages) and chat tools."""
+    system = body.get("system")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": _text(system)}] if system else []
+    for m in body.get("messages", []):
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        results = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_result"]
+        if results:
+            messages.extend({"role": "tool", "content": _text(p.get("content"))} for p in results)
+        else:
+            messages.append({"role": m.get("role"), "content": _text([p for p in parts if p.get("type") == "text"])})
+    tools = [{"type": "function", "function": {"name": t.get("name"), "description": t.get("description"),
+                                               "parameters": t.get("input_schema")}} for t in body.get("tools") or []]
+    return {**body, "messages": messages, "tools": tools}
 
 
 def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +89,7 @@ def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
 
 def reply(request: Request) -> Step:
     original = request.json
-    body = _as_chat(original)
+    body = _anthropic_as_chat(original) if request.path == "/v1/messages" else _as_chat(original)
     messages = body.get("messages", [])
     last = messages[-1] if messages else {}
     final = _final_answer(body)
@@ -122,8 +141,17 @@ def _final_answer(body: dict[str, Any]) -> Step | None:
     return None
 
 
+class ParityPeer(OpenAIPeer):
+    """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model)."""
+
+    def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.path == "/v1/messages":
+            return respond_messages(conn, request, step, ANTHROPIC_MODELS, None, self.answering)
+        return super().respond(conn, request, step)
+
+
 def parity_peer() -> OpenAIPeer:
-    return OpenAIPeer(policy=reply, model=MODELS)
+    return ParityPeer(policy=reply, model=MODELS)
 
 
 def main() -> None:

@@ -73,6 +73,8 @@ KNOWN_GAPS: dict[str, str] = {
                     "('Calling Calculator with input: ...') as the message content",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
     "deepseek-calc": "a tool's result reaches the model as JSON items in n8n (see agent-v3-calculator)",
+    "anthropic-v12-calc": "the scratchpad n8n replays (the call's log text, the call id in its input, the result as "
+                          "JSON items; see oai-v13-calc)",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
@@ -80,13 +82,14 @@ KNOWN_GAPS: dict[str, str] = {
 
 
 class _Credentials:
-    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek), pointed at the scripted model."""
+    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic), pointed at the scripted model."""
 
     def __init__(self, url: str) -> None:
         self.url = url
 
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
-        return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") else None
+        return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") \
+            else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type == "anthropicApi" else None
 
     def list(self, cred_type: str | None = None) -> list[Any]:
         return []
