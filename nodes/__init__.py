@@ -36,6 +36,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "@n8n/n8n-nodes-langchain.toolCode": "nodes.tools.code_tool:CodeTool",
     "@n8n/n8n-nodes-langchain.mcpClientTool": "nodes.tools.mcp_client:McpClientTool",
     "@n8n/n8n-nodes-langchain.outputParserStructured": "nodes.parsers.structured_output:StructuredOutputParserNode",
+    "@n8n/n8n-nodes-langchain.outputParserAutofixing": "nodes.parsers.autofixing:AutoFixingOutputParser",
     "n8n-nodes-base.set": "nodes.core.set_fields:SetFields",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
 }

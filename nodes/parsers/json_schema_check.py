@@ -15,7 +15,7 @@ import datetime as dt
 import math
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 UNSUPPORTED = ("allOf", "not", "$ref", "if", "then", "else", "patternProperties", "dependencies",
@@ -28,6 +28,9 @@ _MISSING = object()
 class Issue:
     path: list[str | int]
     message: str
+    code: str = "custom"
+    fields: dict[str, Any] = field(default_factory=dict)  # Zod's issue fields before path and message, in its order
+    from_check: bool = False  # raised by a check (Zod writes its message before the path)
 
     def __str__(self) -> str:
         where = ".".join(str(p) for p in self.path)
@@ -94,16 +97,22 @@ class _Checker:
     def __init__(self) -> None:
         self.issues: list[Issue] = []
 
-    def fail(self, path: list[str | int], message: str) -> Any:
-        self.issues.append(Issue(list(path), message))
+    def fail(self, path: list[str | int], message: str, code: str = "custom", from_check: bool = False, **fields: Any) -> Any:
+        self.issues.append(Issue(list(path), message, code, {"code": code, **fields} if code != "invalid_enum_value"
+                                 else {"received": fields["received"], "code": code, "options": fields["options"]}, from_check))
         return _MISSING
+
+    def wrong_type(self, path: list[str | int], expected: str, value: Any) -> Any:
+        received = _js_type(value)
+        return self.fail(path, "Required" if value is _MISSING else f"Expected {expected}, received {received}",
+                         "invalid_type", expected=expected, received=received)
 
     def check(self, schema: Any, value: Any, path: list[str | int]) -> Any:
         """The parsed value (Zod's output), or _MISSING when it did not fit (issues added)."""
         if schema is True or (isinstance(schema, dict) and not schema):
             return value
         if schema is False:
-            return self.fail(path, "Expected never, received " + _js_type(value))
+            return self.wrong_type(path, "never", value)
         if value is _MISSING and "default" in schema:
             return schema["default"]
         if schema.get("nullable") is True:
@@ -121,7 +130,8 @@ class _Checker:
             return self._enum(schema["enum"], value, path)
         if "const" in schema:
             if value != schema["const"] or type(value) is not type(schema["const"]):
-                return self.fail(path, f"Invalid literal value, expected {_quoted(schema['const'])}")
+                return self.fail(path, f"Invalid literal value, expected {_quoted(schema['const'])}", "invalid_literal",
+                                 received=None if value is _MISSING else value, expected=schema["const"])
             return value
         if isinstance(kind, list):
             return self._union([{**schema, "type": k} for k in kind], value, path, False)
@@ -130,14 +140,14 @@ class _Checker:
         if kind in ("number", "integer"):
             return self._number(schema, value, path)
         if kind == "boolean":
-            return value if isinstance(value, bool) else self.fail(path, _expected("boolean", value))
+            return value if isinstance(value, bool) else self.wrong_type(path, "boolean", value)
         if kind == "null":
-            return value if value is None else self.fail(path, _expected("null", value))
-        return value if value is not _MISSING else self.fail(path, "Required")
+            return value if value is None else self.wrong_type(path, "null", value)
+        return value if value is not _MISSING else self.wrong_type(path, "any", value)
 
     def _object(self, schema: dict[str, Any], value: Any, path: list[str | int]) -> Any:
         if not isinstance(value, dict):
-            return self.fail(path, "Required" if value is _MISSING else _expected("object", value))
+            return self.wrong_type(path, "object", value)
         properties = schema.get("properties")
         extra = schema.get("additionalProperties", _MISSING)
         if properties is None:  # a record: every key kept, checked against additionalProperties
@@ -162,7 +172,8 @@ class _Checker:
         others = [k for k in value if k not in properties]
         if extra is False:
             if others:
-                self.fail(path, "Unrecognized key(s) in object: " + ", ".join(f"'{k}'" for k in others))
+                self.fail(path, "Unrecognized key(s) in object: " + ", ".join(f"'{k}'" for k in others),
+                          "unrecognized_keys", keys=others)
         elif extra is not _MISSING:
             for key in others:
                 parsed = self.check(extra, value[key], [*path, key])
@@ -172,14 +183,16 @@ class _Checker:
 
     def _array(self, schema: dict[str, Any], value: Any, path: list[str | int]) -> Any:
         if not isinstance(value, list):
-            return self.fail(path, "Required" if value is _MISSING else _expected("array", value))
+            return self.wrong_type(path, "array", value)
         items = schema.get("items", True)
         before = len(self.issues)
         out = [self.check(items, element, [*path, i]) for i, element in enumerate(value)]
         if "minItems" in schema and len(value) < schema["minItems"]:
-            self.fail(path, f"Array must contain at least {_num(schema['minItems'])} element(s)")
+            self.fail(path, f"Array must contain at least {_num(schema['minItems'])} element(s)", "too_small", True,
+                      minimum=schema["minItems"], type="array", inclusive=True, exact=False)
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            self.fail(path, f"Array must contain at most {_num(schema['maxItems'])} element(s)")
+            self.fail(path, f"Array must contain at most {_num(schema['maxItems'])} element(s)", "too_big", True,
+                      maximum=schema["maxItems"], type="array", inclusive=True, exact=False)
         return out if len(self.issues) == before else _MISSING
 
     def _union(self, options: list[Any], value: Any, path: list[str | int], exactly_one: bool) -> Any:
@@ -192,54 +205,60 @@ class _Checker:
         if fits and (not exactly_one or len(fits) == 1):
             return fits[0]
         if value is _MISSING:
-            return self.fail(path, "Required")
-        return self.fail(path, "Invalid input")
+            return self.wrong_type(path, "any", value)
+        return self.fail(path, "Invalid input", "invalid_union", unionErrors=[])
 
     def _enum(self, choices: list[Any], value: Any, path: list[str | int]) -> Any:
         if any(value == c and type(value) is type(c) for c in choices):
             return value
-        if value is _MISSING:
-            return self.fail(path, "Required")
         if all(isinstance(c, str) for c in choices):
-            if not isinstance(value, str):
-                return self.fail(path, _expected(" | ".join(f"'{c}'" for c in choices), value))
-            return self.fail(path, f"Invalid enum value. Expected {' | '.join(repr_js(c) for c in choices)}, received {repr_js(value)}")
-        return self.fail(path, "Invalid input")
+            if value is _MISSING or not isinstance(value, str):
+                return self.wrong_type(path, " | ".join(f"'{c}'" for c in choices), value)
+            return self.fail(path, f"Invalid enum value. Expected {' | '.join(repr_js(c) for c in choices)}, received {repr_js(value)}",
+                             "invalid_enum_value", received=value, options=list(choices))
+        if value is _MISSING:
+            return self.wrong_type(path, "any", value)
+        return self.fail(path, "Invalid input", "invalid_union", unionErrors=[])
 
     def _string(self, schema: dict[str, Any], value: Any, path: list[str | int]) -> Any:
         if not isinstance(value, str):
-            return self.fail(path, "Required" if value is _MISSING else _expected("string", value))
+            return self.wrong_type(path, "string", value)
         ok = True
         fmt = schema.get("format")
         if fmt is not None and not _format_ok(fmt, value):
-            ok = self.fail(path, f"Invalid {_FORMAT_WORDS.get(fmt, fmt)}") is None
+            word = _FORMAT_WORDS.get(fmt, fmt)
+            ok = self.fail(path, f"Invalid {word}", "invalid_string", True, validation=word) is None
         if "pattern" in schema and re.search(schema["pattern"], value) is None:
-            ok = self.fail(path, "Invalid") is None
+            ok = self.fail(path, "Invalid", "invalid_string", True, validation="regex") is None
         length = len(value.encode("utf-16-le")) // 2  # JavaScript counts UTF-16 units
         if "minLength" in schema and length < schema["minLength"]:
-            ok = self.fail(path, f"String must contain at least {_num(schema['minLength'])} character(s)") is None
+            ok = self.fail(path, f"String must contain at least {_num(schema['minLength'])} character(s)", "too_small", True,
+                           minimum=schema["minLength"], type="string", inclusive=True, exact=False) is None
         if "maxLength" in schema and length > schema["maxLength"]:
-            ok = self.fail(path, f"String must contain at most {_num(schema['maxLength'])} character(s)") is None
+            ok = self.fail(path, f"String must contain at most {_num(schema['maxLength'])} character(s)", "too_big", True,
+                           maximum=schema["maxLength"], type="string", inclusive=True, exact=False) is None
         return value if ok else _MISSING
 
     def _number(self, schema: dict[str, Any], value: Any, path: list[str | int]) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and math.isnan(value)):
-            return self.fail(path, "Required" if value is _MISSING else _expected("number", value))
+            return self.wrong_type(path, "number", value)
         ok = True
         integer = schema.get("type") == "integer" or schema.get("format") == "int64" or schema.get("multipleOf") == 1
         if integer and not float(value).is_integer():
-            ok = self.fail(path, "Expected integer, received float") is None
+            ok = self.fail(path, "Expected integer, received float", "invalid_type", True, expected="integer", received="float") is None
         step = schema.get("multipleOf")
         if step not in (None, 1) and not _multiple(value, step):
-            ok = self.fail(path, f"Number must be a multiple of {_num(step)}") is None
+            ok = self.fail(path, f"Number must be a multiple of {_num(step)}", "not_multiple_of", True, multipleOf=step) is None
         low, low_strict = _bound(schema, "minimum", "exclusiveMinimum")
         if low is not None and (value <= low if low_strict else value < low):
             word = "greater than" if low_strict else "greater than or equal to"
-            ok = self.fail(path, f"Number must be {word} {_num(low)}") is None
+            ok = self.fail(path, f"Number must be {word} {_num(low)}", "too_small", True,
+                           minimum=low, type="number", inclusive=not low_strict, exact=False) is None
         high, high_strict = _bound(schema, "maximum", "exclusiveMaximum")
         if high is not None and (value >= high if high_strict else value > high):
             word = "less than" if high_strict else "less than or equal to"
-            ok = self.fail(path, f"Number must be {word} {_num(high)}") is None
+            ok = self.fail(path, f"Number must be {word} {_num(high)}", "too_big", True,
+                           maximum=high, type="number", inclusive=not high_strict, exact=False) is None
         return value if ok else _MISSING
 
 
@@ -264,10 +283,6 @@ def _quoted(value: Any) -> str:
     import json
 
     return json.dumps(value)
-
-
-def _expected(kind: str, value: Any) -> str:
-    return f"Expected {kind}, received {_js_type(value)}"
 
 
 _FORMAT_WORDS = {"uri": "url", "date-time": "datetime"}

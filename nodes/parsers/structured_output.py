@@ -20,6 +20,7 @@ from engine.context import SupplyContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
+from .js_errors import json_parse_message, zod_message
 from .json_schema_check import SchemaViolation, parse_with_schema, unsupported_keywords
 from .model_schema import model_schema
 from .schema_from_example import ExampleError, schema_from_example
@@ -54,7 +55,12 @@ class StructuredParams(NodeParams):
 
 
 class OutputParserError(NodeOperationError):
-    """The answer does not fit: n8n's message, the reason and the schema violations in the description."""
+    """The answer does not fit: n8n's message, the reason and the schema violations in the description;
+    `raw` is the error as JavaScript words it (JSON.parse's or Zod's message), which a fixing prompt shows."""
+
+    def __init__(self, message: str, *, node: str | None = None, description: str | None = None, raw: str = "") -> None:
+        super().__init__(message, node=node, description=description)
+        self.raw = raw
 
 
 def _text_of(value: Any) -> str:
@@ -91,23 +97,25 @@ class StructuredOutputParser:
 
     async def parse(self, text: str) -> Any:
         """The answer as n8n's parser returns it; OutputParserError when it does not fit."""
-        body = _FENCE.split(text)[1] if "```" in text else text
+        body = (_FENCE.split(text)[1] if "```" in text else text).strip()
         try:
-            value = _parse_json(body.strip())
+            value = _parse_json(body)
+        except json.JSONDecodeError as exc:
+            said = json_parse_message(body, exc)
+            raise self._error("Invalid JSON in model output", said, said) from None
         except (ValueError, RecursionError) as exc:
-            raise self._error("Invalid JSON in model output", str(exc)) from None
+            raise self._error("Invalid JSON in model output", str(exc), str(exc)) from None
         try:
             parsed = parse_with_schema(self.schema, value)
         except SchemaViolation as exc:
             reason = "Model output does not match the expected schema"
             if text.strip() == "{}" or (exc.issues[0].path == ["output"] and exc.issues[0].message == "Required"):
                 reason = "Model output wrapper is an empty object"
-            raise self._error(reason, str(exc)) from None
+            raise self._error(reason, str(exc), zod_message(exc.issues)) from None
         if self.version == 1 and self._exactly_one_wrapped(parsed) is False:
-            raise self._error(
-                "Model output does not match the expected schema",
-                f"{WRAPPER}: One and only one of {WRAPPER_OBJECT} and {WRAPPER_ARRAY} should be present.",
-            )
+            refine = f"One and only one of {WRAPPER_OBJECT} and {WRAPPER_ARRAY} should be present."
+            raise self._error("Model output does not match the expected schema", f"{WRAPPER}: {refine}",
+                              json.dumps([{"code": "custom", "message": refine, "path": [WRAPPER]}], indent=2))
         result = _unwrapped(parsed)
         return _unnested(result)
 
@@ -118,9 +126,9 @@ class StructuredOutputParser:
             return True
         return bool(inner.get(WRAPPER_OBJECT)) != bool(inner.get(WRAPPER_ARRAY))
 
-    def _error(self, reason: str, detail: str) -> OutputParserError:
+    def _error(self, reason: str, detail: str, raw: str) -> OutputParserError:
         return OutputParserError(
-            FORMAT_ERROR, node=self.node, description=f"{reason}: {detail}. {FORMAT_ERROR_HINT}",
+            FORMAT_ERROR, node=self.node, description=f"{reason}: {detail}. {FORMAT_ERROR_HINT}", raw=raw,
         )
 
 

@@ -12,6 +12,8 @@ no CALC is pending, the last user message may ask for the final answer:
 - `SHOWREQ`: a call of that tool with `{"output": {"request": <text>}}`, the text being the
   request's system messages and tools as JSON with sorted keys (what n8n sent, recorded)
 - `TEXT(<text>)`: <text> as a plain reply, without the tool
+A prompt of the Auto-fixing Output Parser (it holds FIX_MARK) is answered with
+`{"output": {"request": <the prompt>}}`, so the recorded answer shows the exact prompt n8n sent.
 `REPLY(<text>)` in the last user message: <text> as the reply, whatever is offered (a chain's answer).
 A request for a model other than MODELS is refused with OpenAI's 404 (a failing primary model).
 `SHOWBODY` in the last user message (after the tool result when there is a CALC): the reply is the
@@ -43,6 +45,7 @@ _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
 _TEXT = re.compile(r"TEXT\((.*)\)", re.S)
 _REPLY = re.compile(r"REPLY\((.*?)\)(?:\n|$)", re.S)
 FORMAT_TOOL = "format_final_json_response"
+FIX_MARK = "Above, the Completion did not satisfy the constraints given in the Instructions."
 
 
 def _text(content: Any) -> str:
@@ -96,6 +99,9 @@ def reply(request: Request) -> Step:
     if final is not None:
         return final
     users = [m for m in messages if m.get("role") == "user"]
+    fixing = _text(users[-1].get("content")) if users else ""
+    if FIX_MARK in fixing:  # an Auto-fixing Output Parser's prompt: echoed as the answer its schema wants
+        return Step(text=json.dumps({"output": {"request": fixing}}, ensure_ascii=False), usage=(10, 5))
     replied = _REPLY.search(_text(users[-1].get("content")) if users else "")
     if replied and last.get("role") != "tool":
         return Step(text=replied.group(1), usage=(10, 5))

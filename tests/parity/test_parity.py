@@ -68,7 +68,8 @@ KNOWN_GAPS: dict[str, str] = {
     "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3); tool result as JSON items "
                          "(see agent-v3-calculator)",
     "oai-v12-calc": "the scratchpad n8n replays to the model: the tool call's arguments carry the call id, the result "
-                    "is the tool's items as JSON, n8n's Calculator takes `input` (see agent-v3-calculator)",
+                    "is the tool's items as JSON, n8n's Calculator takes `input` (see agent-v3-calculator); and we add "
+                    "tool_choice auto (nodes/models/_openai_request.py)",
     "oai-v13-calc": "the scratchpad as in oai-v12-calc; and n8n replays the assistant turn with its log text "
                     "('Calling Calculator with input: ...') as the message content",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
@@ -144,8 +145,9 @@ def compare(name: str, ours: ExecutionState, theirs: dict[str, Any]) -> list[str
                         + (f" (our error: {ours.error.message})" if ours.error else ""))
     run_data = theirs["data"]["resultData"]["runData"]
     for node, runs in run_data.items():
-        mine = ours.run_data.get(node, [])
         main_runs = [r for r in runs if main_json(r) is not None or r.get("error")]
+        # ours counted as theirs: runs with main output or an error (a sub-node's successful runs do not count)
+        mine = [t for t in ours.run_data.get(node, []) if "main" in t.data or t.error is not None]
         if not main_runs:
             continue  # a sub-node (model, memory, tool): its effect shows in its parent's output
         if len(mine) != len(main_runs):

@@ -18,7 +18,7 @@ import pytest
 from tests.parity.test_parity import NAMES, peer_url, recorded, run_ours  # noqa: F401  (peer_url: a fixture)
 
 PARSER = "Structured Output Parser"
-PARSER_CASES = [n for n in NAMES if n.startswith("sop-") or (n.startswith("chain-") and "parser" in n)]
+PARSER_CASES = [n for n in NAMES if n.startswith(("sop-", "autofix-")) or (n.startswith("chain-") and "parser" in n)]
 FALLBACK_CASES = [n for n in NAMES if n.startswith("fallback-") or n == "chain-v17-fallback"]
 MODELS = ("Broken Model", "Broken Too", "Fallback Model", "OpenAI Chat Model")
 
@@ -33,11 +33,12 @@ def _parser_run(task: dict[str, Any]) -> tuple[Any, Any]:
 
 @pytest.mark.parametrize("name", PARSER_CASES)
 def test_output_parser_runs_as_n8n(name: str, peer_url: str) -> None:  # noqa: F811
-    theirs = recorded(name)["data"]["resultData"]["runData"].get(PARSER, [])
-    ours = run_ours(name, peer_url).run_data.get(PARSER, [])
-    want = [_parser_run(t) for t in theirs]
-    got = [_parser_run(t.to_json()) for t in ours]
-    assert got == want, json.dumps({"ours": got, "n8n": want}, indent=1, ensure_ascii=False)[:6000]
+    for parser in (PARSER, "Auto-fixing Output Parser"):
+        theirs = recorded(name)["data"]["resultData"]["runData"].get(parser, [])
+        ours = run_ours(name, peer_url).run_data.get(parser, [])
+        want = [_parser_run(t) for t in theirs]
+        got = [_parser_run(t.to_json()) for t in ours]
+        assert got == want, json.dumps({"node": parser, "ours": got, "n8n": want}, indent=1, ensure_ascii=False)[:6000]
 
 
 @pytest.mark.parametrize("name", FALLBACK_CASES)

@@ -164,3 +164,19 @@ async def test_an_unchecked_schema_keyword_is_an_error_not_ignored(engine: Engin
     state = await engine.run(wf, items=[chat_item("hi", "s1")])
     assert state.status == "error"
     assert "uses not, which mini-n8n does not check" in state.error.message
+
+
+def test_fix_prompt_template_fills_variables_and_keeps_doubled_braces() -> None:
+    from nodes.parsers.autofixing import fill
+
+    assert fill("{{x}} {error} {unknown}", {"error": "E"}) == "{x} E {unknown}"
+
+
+async def test_the_autofixing_parser_refuses_a_prompt_without_error(engine: Engine) -> None:
+    wf = agent_workflow([{"text": "x"}], tools=[], agent_params={"hasOutputParser": True})
+    doc = json.loads(wf.to_json())
+    doc["nodes"].append(node("Fixer", "@n8n/n8n-nodes-langchain.outputParserAutofixing", {"options": {"prompt": "no placeholder"}}))
+    link(doc["connections"], "Fixer", "AI Agent", "ai_outputParser")
+    state = await engine.run(parse_workflow(doc), items=[chat_item("hi", "s1")])
+    assert state.status == "error"
+    assert state.error.message == "Auto-fixing parser prompt has to contain {error} placeholder"
