@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, Iterable
 
 from engine.chat import ChatMemory, ModelReply, OutputParser, ToolCall, ToolSpec
 from engine.connection_types import AI_OUTPUT_PARSER
@@ -114,11 +114,14 @@ def parser_input(answer: ModelReply, call: ToolCall | None) -> str:
 
 async def structured_output(
     parser: OutputParser, answer: ModelReply, call: ToolCall | None, memory: ChatMemory | None, prompt: str,
+    steps: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The Agent's output item for a final answer: parsed, remembered as JSON text."""
+    from .memory_context import remember
+
     result = await parser.parse(parser_input(answer, call))
     if memory is None:
         return result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)} if isinstance(result, list) else {}
-    await memory.save_context(prompt, js_stringify(result))
+    await remember(memory, prompt, js_stringify(result), steps)
     inner = result.get("output") if isinstance(result, dict) else None
     return {"output": inner if inner is not None else result}

@@ -22,6 +22,7 @@ from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
 from . import fallback, output_parser
+from .memory_context import remember
 from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
@@ -173,10 +174,9 @@ class ToolsAgent(NodeType):
 
             output: dict[str, Any]
             if parser is not None:
-                output = await output_parser.structured_output(parser, answer, final, memory, prompt)
+                output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps)
             else:
-                if memory is not None:
-                    await memory.save_context(prompt, answer.content)
+                await remember(memory, prompt, answer.content, steps)
                 output = {"output": answer.content}
             if params.options.returnIntermediateSteps:
                 output["intermediateSteps"] = intermediate_steps(steps)

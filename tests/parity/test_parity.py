@@ -76,6 +76,10 @@ KNOWN_GAPS: dict[str, str] = {
     "deepseek-calc": "a tool's result reaches the model as JSON items in n8n (see agent-v3-calculator)",
     "anthropic-v12-calc": "the scratchpad n8n replays (the call's log text, the call id in its input, the result as "
                           "JSON items; see oai-v13-calc)",
+    "memory-v13-tool-context": "n8n's V3 agent calls the model again for an item that already answered while another "
+                               "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
+                               "each item once. The saved '[Used tools: ...]' prefix matches once tool inputs and results "
+                               "take n8n's shape (see agent-v3-calculator)",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
