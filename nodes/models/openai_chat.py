@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from contextlib import aclosing
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
 
@@ -104,10 +104,12 @@ def request_body(params: OpenAIParams, messages: list[ChatMessage], tools: list[
 class OpenAIChat:
     """The model object the node supplies: one Chat Completions (or Responses API) request per `invoke`."""
 
-    def __init__(self, params: OpenAIParams, endpoint: Endpoint, responses_api: bool = False) -> None:
+    def __init__(self, params: OpenAIParams, endpoint: Endpoint, responses_api: bool = False,
+                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None) -> None:
         self.params = params
         self.endpoint = endpoint
         self.responses_api = responses_api
+        self.build_body = build_body  # another node's body for the same API (Groq's)
 
     async def invoke(
         self,
@@ -119,7 +121,8 @@ class OpenAIChat:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
         try:
-            body = request_body(self.params, messages, tools, stream, self.responses_api)
+            body = (self.build_body(messages, tools, stream) if self.build_body is not None
+                    else request_body(self.params, messages, tools, stream, self.responses_api))
         except NodeOperationError as exc:
             raise ep.error(exc.message) from None
         with cancel_on_abort(signal):

@@ -2,12 +2,16 @@
 DeepSeek. n8n builds each as LangChain's ChatOpenAI on the credential's URL (Chat Completions),
 with the options the node sets; so do we, through the OpenAI Chat Model's request code.
 
-Groq and Mistral Cloud are not here: n8n talks to them through their own SDKs on fixed URLs
-(so their requests cannot be recorded against a loopback peer); their nodes stay unsupported.
+Groq runs through its own SDK in n8n (LangChain's ChatGroq) on the same API at
+https://api.groq.com/openai/v1 (or $GROQ_BASE_URL, which the SDK reads): its body always has a
+temperature (0.7 unless set) and `stop: []`, and `max_completion_tokens` when set. Mistral Cloud
+is not here: n8n reaches it through Mistral's SDK on a fixed URL, so its requests cannot be
+recorded against a loopback peer; its node stays unsupported.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
@@ -18,8 +22,11 @@ from engine.credentials import CredentialError, credential_ref, describe_credent
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
+from engine.chat import ChatMessage, ToolSpec
+
 from ._common import locator_value
 from ._http import Endpoint, join_url
+from ._openai_wire import to_wire_messages, to_wire_tools
 from .openai_chat import OpenAIChat, OpenAIParams
 
 _SENT = ("frequencyPenalty", "maxTokens", "presencePenalty", "temperature", "topP", "responseFormat", "timeout", "maxRetries")
@@ -112,3 +119,68 @@ class DeepSeekChatModel(OpenAICompatibleModel):
     credential_types = ("deepSeekApi",)
     default_url = "https://api.deepseek.com"
     Params = DeepSeekParams
+
+
+class GroqOptions(NodeParams):
+    maxTokensToSample: int = Field(4096, ge=1, title="Maximum Number of Tokens")
+    temperature: float = Field(0.7, ge=0, le=1, title="Sampling Temperature")
+    timeout: int = Field(60000, ge=1, title="Timeout (ms)")
+    maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
+    streaming: bool = Field(True, title="Stream Tokens")
+
+
+class GroqParams(NodeParams):
+    model: str = Field("llama3-8b-8192", title="Model")
+    options: GroqOptions = Field(default_factory=GroqOptions, title="Options")
+
+
+def groq_body(params: GroqParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
+    """ChatGroq's request: temperature always, `stop: []`, max_completion_tokens when set."""
+    opts = params.options
+    temperature = opts.temperature
+    body: dict[str, Any] = {"model": params.model, "temperature": int(temperature) if float(temperature).is_integer() else temperature}
+    if "maxTokensToSample" in opts.model_fields_set:
+        body["max_completion_tokens"] = opts.maxTokensToSample
+    body["stop"] = []
+    body["stream"] = stream
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if tools:
+        body["tools"] = to_wire_tools(tools)
+    body["messages"] = to_wire_messages(messages)
+    return body
+
+
+class GroqChatModel(NodeType):
+    type = "@n8n/n8n-nodes-langchain.lmChatGroq"
+    version = 1
+    display_name = "Groq Chat Model"
+    description = "Models served by Groq (its OpenAI-compatible API)"
+    group = "Models"
+    icon = "openai"
+    inputs = ()
+    outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
+    Params = GroqParams
+    credential_types = ("groqApi",)
+
+    async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
+        params: GroqParams = ctx.params()
+        name = ctx.node.name
+        ref = credential_ref(ctx.node.credentials, "groqApi")
+        try:
+            cred = ctx.services.credentials.get("groqApi", ref) or {}
+        except CredentialError as exc:
+            raise NodeOperationError(str(exc), node=name) from None
+        key = cred.get("apiKey") or ""
+        if not key:
+            raise NodeOperationError("No API key: add a groqApi credential", node=name)
+        root = str(cred.get("url") or os.environ.get("GROQ_BASE_URL") or "https://api.groq.com").rstrip("/")
+        base = join_url(root, "openai/v1")
+        openai = OpenAIParams.model_validate({"model": params.model, "options": {"streaming": params.options.streaming}})
+        endpoint = Endpoint(
+            url=join_url(base, "chat/completions"), base_url=base, model=params.model, node=name,
+            credential=describe_credential("groqApi", ref) if ref else "the groqApi credential",
+            headers={"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {key}"},
+            secret=key, timeout_ms=params.options.timeout, max_retries=params.options.maxRetries,
+        )
+        return OpenAIChat(openai, endpoint, build_body=lambda m, t, s: groq_body(params, m, t, s))

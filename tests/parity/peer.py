@@ -28,6 +28,7 @@ Run as a module it serves until stdin closes and prints its base URL first:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -39,7 +40,7 @@ from tests.peers.openai_peer import OpenAIPeer
 
 MODEL = "gpt-4o-mini"
 ANTHROPIC_MODELS = ("claude-3-5-sonnet-20240620", "claude-sonnet-4-20250514")
-MODELS = (MODEL, "o3-mini", "gpt-5-mini", "openai/gpt-4.1-mini", "openai/o3-mini", "deepseek-chat", "deepseek-reasoner")
+MODELS = (MODEL, "o3-mini", "gpt-5-mini", "llama3-8b-8192", "llama-3.3-70b-versatile", "openai/gpt-4.1-mini", "openai/o3-mini", "deepseek-chat", "deepseek-reasoner")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
 _TEXT = re.compile(r"TEXT\((.*)\)", re.S)
@@ -148,11 +149,14 @@ def _final_answer(body: dict[str, Any]) -> Step | None:
 
 
 class ParityPeer(OpenAIPeer):
-    """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model)."""
+    """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model)
+    and Groq's /openai/v1/chat/completions."""
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
         if request.path == "/v1/messages":
             return respond_messages(conn, request, step, ANTHROPIC_MODELS, None, self.answering)
+        if request.path == "/openai/v1/chat/completions":  # Groq's path for the same API
+            request = dataclasses.replace(request, path="/v1/chat/completions")
         return super().respond(conn, request, step)
 
 

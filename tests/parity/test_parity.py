@@ -80,6 +80,7 @@ KNOWN_GAPS: dict[str, str] = {
                                "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
                                "each item once. The saved '[Used tools: ...]' prefix matches once tool inputs and results "
                                "take n8n's shape (see agent-v3-calculator)",
+    "groq-calc": "the scratchpad n8n replays (see oai-v12-calc)",
     "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
                              "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
@@ -87,14 +88,16 @@ KNOWN_GAPS: dict[str, str] = {
 
 
 class _Credentials:
-    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic), pointed at the scripted model."""
+    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq), pointed at the
+    scripted model (Groq's `url` stands for the GROQ_BASE_URL its SDK reads)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
 
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
         return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") \
-            else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type == "anthropicApi" else None
+            else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type in ("anthropicApi", "groqApi") \
+            else None
 
     def list(self, cred_type: str | None = None) -> list[Any]:
         return []
