@@ -31,6 +31,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "@n8n/n8n-nodes-langchain.memoryBufferWindow": "nodes.memory.buffer_window:BufferWindowMemory",
     "@n8n/n8n-nodes-langchain.memoryPostgresChat": "nodes.memory.postgres_chat:PostgresChatMemory",
     "@n8n/n8n-nodes-langchain.memoryRedisChat": "nodes.memory.redis_chat:RedisChatMemory",
+    "mini-n8n.memorySqliteChat": "nodes.memory.sqlite_chat:SqliteChatMemory",
     "@n8n/n8n-nodes-langchain.toolCalculator": "nodes.tools.calculator:Calculator",
     "@n8n/n8n-nodes-langchain.toolThink": "nodes.tools.think:ThinkTool",
     "@n8n/n8n-nodes-langchain.toolHttpRequest": "nodes.tools.http_request:HttpRequestTool",
