@@ -97,4 +97,15 @@ class ChatMemory(Protocol):
     async def save_context(self, user_input: str, output: str) -> None: ...
 
 
+@runtime_checkable
+class OutputParser(Protocol):
+    """An output parser as an output-parser sub-node supplies it: the schema of the answer (the
+    parameters of the Agent's final-response tool) and `parse`, which raises a
+    NodeOperationError naming what does not fit."""
+
+    def tool_schema(self) -> dict[str, Any]: ...
+
+    async def parse(self, text: str) -> Any: ...
+
+
 ToolRunner = Callable[[dict[str, Any]], Awaitable[Any]]

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from .abort import AbortSignal
 from . import from_ai
-from .chat import ChatMemory, ChatModel, ToolSpec
-from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL
+from .chat import ChatMemory, ChatModel, OutputParser, ToolSpec
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL
 from .errors import NodeOperationError
 from .expressions import Scope, has_expressions, resolve_parameters
 from .node_type import NodeParams
@@ -31,7 +31,8 @@ def params_error(node: Node, exc: ValidationError) -> NodeOperationError:
     return NodeOperationError(f'Node "{node.name}" has invalid parameters: {details}', node=node.name)
 
 
-_PORTS = {AI_LANGUAGE_MODEL: ("Chat Model", "a chat model"), AI_MEMORY: ("Memory", "a memory"), AI_TOOL: ("Tool", "a tool")}
+_PORTS = {AI_LANGUAGE_MODEL: ("Chat Model", "a chat model"), AI_MEMORY: ("Memory", "a memory"), AI_TOOL: ("Tool", "a tool"),
+          AI_OUTPUT_PARSER: ("Output Parser", "an output parser")}
 
 
 _KIND_OF_TYPE: dict[type, str] = {}  # isinstance against a Protocol is slow: once per class
@@ -46,6 +47,8 @@ def _kind(cls: type, obj: Any) -> str:
             kind = "a chat model"
         elif isinstance(obj, ChatMemory):
             kind = "a memory"
+        elif isinstance(obj, OutputParser):
+            kind = "an output parser"
         else:
             kind = "nothing a sub-node port can use"
         _KIND_OF_TYPE[cls] = kind
@@ -229,6 +232,11 @@ class NodeContext(_ContextBase):
     async def get_input_connection_data(self, conn_type: str, item_index: int = 0) -> Any:
         """Data of the sub-nodes connected to `conn_type`: a list for tools, one object otherwise."""
         return await self._execution.supply(self, conn_type, item_index)
+
+    async def get_input_data_at(self, conn_type: str, input_index: int, item_index: int = 0) -> Any:
+        """Data of the sub-node connected to input `input_index` of `conn_type` (an Agent's Chat
+        Model is input 0, its Fallback Model input 1); None when nothing is connected there."""
+        return await self._execution.supply(self, conn_type, item_index, input_index)
 
 
 class SupplyContext(_ContextBase):

@@ -245,7 +245,7 @@ class DocumentEditor:
     # ----- connections ---------------------------------------------------------------------
     def connect(self, source: str, conn_type: str, target: str, output: int = 0, input: int = 0) -> Link:
         """Add a connection if the rules allow it; otherwise EditError with the rule's reason."""
-        reason = connection_refusal(self.workflow, self.registry, source, conn_type, target)
+        reason = connection_refusal(self.workflow, self.registry, source, conn_type, target, input)
         if reason is not None:
             raise EditError(reason)
         self.workflow.model_fields_set.add("connections")

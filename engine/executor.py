@@ -15,7 +15,7 @@ from . import from_ai
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
-from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
 from .debugger import Debugger, PausePoint
@@ -23,7 +23,7 @@ from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefo
 from .node_type import NodeType
 from .observation import observation, with_observation
 from .pin_data import pinned_items
-from .recording import RecordedChatModel, RecordedMemory
+from .recording import RecordedChatModel, RecordedMemory, RecordedOutputParser
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
 from .rules import node_problems
@@ -31,6 +31,7 @@ from .run_data import (
     ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
 )
 from .start import choose_start
+from .unsupported_tools import placeholder_tool
 from .versions import version_note
 from .services import Services
 from .workflow import Node, Workflow
@@ -111,9 +112,9 @@ class Execution:
         self.notes: dict[str, list[str]] = {}  # run-log notes of the node run in progress, by node name
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
-        self._incoming: dict[tuple[str, str], list[str]] = {}
+        self._incoming: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (source, the target's input index)
         for src, ctype, _i, target in state.workflow.links():
-            self._incoming.setdefault((target.node, ctype), []).append(src)
+            self._incoming.setdefault((target.node, ctype), []).append((src, target.index))
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
         # a restored execution that was paused passes its own pause point once without stopping
@@ -355,6 +356,9 @@ class Execution:
                 return [entry.input]  # a trigger we do not run, started with its item given (--input)
         elif node.is_disabled:
             raise NodeOperationError(f'Tool node "{node.name}" is disabled', node=node.name)
+        elif (pinned_answer := pinned_items(self.state.workflow, node.name)) is not None:
+            entry.pinned = True  # a pinned tool sub-node answers with its pinned items (engine/unsupported_tools.py)
+            return [pinned_answer]
         elif self.replay is not None:
             recorded = self.replay.tool_run(entry)
             if recorded is not None:
@@ -491,22 +495,30 @@ class Execution:
         return False, task
 
     # ----- sub-node data -------------------------------------------------------------------------
-    def _sub_nodes(self, target: str, conn_type: str) -> Iterable[Node]:
-        for name in self._incoming.get((target, conn_type), ()):
+    def _sub_nodes(self, target: str, conn_type: str, input_index: int | None = None) -> Iterable[Node]:
+        for name, index in self._incoming.get((target, conn_type), ()):
             node = self._nodes[name]
-            if not node.is_disabled:
+            if not node.is_disabled and (input_index is None or index == input_index):
                 yield node
 
-    async def supply(self, ctx: NodeContext, conn_type: str, item_index: int) -> Any:
+    async def supply(self, ctx: NodeContext, conn_type: str, item_index: int, input_index: int | None = None) -> Any:
+        """What the sub-nodes on `conn_type` supply (those on input `input_index` only, when given):
+        a list for tools, the first one's data otherwise."""
         entry = ctx.entry
         parent = {"node": ctx.node.name, "runIndex": ctx.run_index, "iteration": ctx.iteration, "itemIndex": item_index}
+        if conn_type == AI_LANGUAGE_MODEL and input_index == 1:
+            parent["fallback"] = True  # an Agent's Fallback Model: its calls say so in their metadata
         if ctx.parent is not None:
             parent["parent"] = ctx.parent
         found: list[Any] = []
-        for sub in self._sub_nodes(ctx.node.name, conn_type):
+        for sub in self._sub_nodes(ctx.node.name, conn_type, input_index):
             sub_ctx = SupplyContext(self, sub, ctx, item_index)
+            sub_type = self.node_type(sub)
             try:
-                data = await self.node_type(sub).supply_data(sub_ctx)
+                if conn_type == AI_TOOL and not sub_type.supported:
+                    data = placeholder_tool(sub, bool(self._from_ai_fields(sub)))
+                else:
+                    data = await sub_type.supply_data(sub_ctx)
             except NodeOperationError as exc:
                 exc.node = exc.node or sub.name
                 raise
@@ -515,6 +527,8 @@ class Execution:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
             elif conn_type == AI_MEMORY:
                 data = RecordedMemory(data, self, sub.name, parent)
+            elif conn_type == AI_OUTPUT_PARSER:
+                data = RecordedOutputParser(data, self, sub.name, parent)
             elif conn_type == AI_TOOL:
                 tools = data if isinstance(data, list) else [data]
                 model_filled = self._from_ai_fields(sub)

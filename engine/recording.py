@@ -10,8 +10,8 @@ import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
 from .abort import AbortSignal
-from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, TokenCallback, ToolSpec
-from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
+from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, OutputParser, TokenCallback, ToolSpec
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER
 from .debugger import PausePoint
 from .errors import NodeOperationError
 from .hooks import NodeAfter, NodeBefore, TokenEvent
@@ -170,3 +170,21 @@ class RecordedMemory(_Recorder):
             lambda: self.inner.save_context(user_input, output),
             lambda _none: {"action": "saveContext", "input": user_input, "output": output},
         )
+
+
+class RecordedOutputParser(_Recorder):
+    """A parser supplied by an output-parser node; each `parse` is a recorded run of that node
+    (n8n's shape: `{action: "parse", text}` in, `{action: "parse", response}` out)."""
+
+    def __init__(self, inner: OutputParser, execution: "Execution", node: str, parent: dict[str, Any]) -> None:
+        super().__init__(execution, node, AI_OUTPUT_PARSER, parent)
+        self.inner = inner
+
+    def tool_schema(self) -> dict[str, Any]:
+        return self.inner.tool_schema()
+
+    async def parse(self, text: str) -> Any:
+        async def call() -> Any:
+            return await self.inner.parse(text)
+
+        return await self._record({"action": "parse", "text": text}, call, lambda result: {"action": "parse", "response": result})

@@ -6,7 +6,7 @@ executor never disagree.
 
 from __future__ import annotations
 
-from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
+from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN, PortSpec
 from .registry import Registry
 from .workflow import Workflow, main_path
 
@@ -23,9 +23,11 @@ def port_name(conn_type: str) -> str:
     return PORT_NAMES.get(conn_type, conn_type)
 
 
-def incoming(workflow: Workflow, target: str, conn_type: str) -> list[str]:
-    """Names of the nodes connected into `target` with `conn_type`, in file order."""
-    return [src for src, ctype, _i, t in workflow.links() if ctype == conn_type and t.node == target]
+def incoming(workflow: Workflow, target: str, conn_type: str, index: int | None = None) -> list[str]:
+    """Names of the nodes connected into `target` with `conn_type` (into input `index` only, when
+    given), in file order."""
+    return [src for src, ctype, _i, t in workflow.links()
+            if ctype == conn_type and t.node == target and (index is None or t.index == index)]
 
 
 def node_problems(workflow: Workflow, registry: Registry, name: str) -> list[str]:
@@ -35,26 +37,36 @@ def node_problems(workflow: Workflow, registry: Registry, name: str) -> list[str
     if not node_type.supported:
         return []
     problems = []
-    counts: dict[str, int] = {}
+    counts: dict[tuple[str, int], int] = {}
     for src, ctype, _i, target in workflow.links():
         if target.node == name and ctype != MAIN and not workflow.node(src).is_disabled:
-            counts[ctype] = counts.get(ctype, 0) + 1
+            key = (ctype, target.index if _input_spec(node_type.inputs, ctype, target.index) else 0)
+            counts[key] = counts.get(key, 0) + 1
+    seen: dict[str, int] = {}
     for spec in node_type.inputs:
         if spec.type == MAIN:
             continue
-        n = counts.get(spec.type, 0)
+        index = seen[spec.type] = seen.get(spec.type, -1) + 1
+        n = counts.get((spec.type, index), 0)
+        label = spec.label if index else port_name(spec.type)
         if spec.required and n == 0:
-            problems.append(f'Node "{name}" needs a {port_name(spec.type)} connected')
+            problems.append(f'Node "{name}" needs a {label} connected')
         if spec.max_connections is not None and n > spec.max_connections:
             problems.append(
-                f'Node "{name}" takes at most {spec.max_connections} {port_name(spec.type)} '
+                f'Node "{name}" takes at most {spec.max_connections} {label} '
                 f"connection{'s' if spec.max_connections != 1 else ''}, but {n} are connected"
             )
     accepted = {spec.type for spec in node_type.inputs}
-    for ctype in counts:
+    for ctype, _index in counts:
         if ctype not in accepted:
             problems.append(f'Node "{name}" has no {port_name(ctype)} input, but a node is connected to it')
     return problems
+
+
+def _input_spec(inputs: tuple[PortSpec, ...], conn_type: str, index: int) -> PortSpec | None:
+    """The port of `conn_type` at input `index` (the index-th port of that type), if declared."""
+    ports = [spec for spec in inputs if spec.type == conn_type]
+    return ports[index] if 0 <= index < len(ports) else None
 
 
 def workflow_problems(workflow: Workflow, registry: Registry) -> list[str]:
@@ -66,19 +78,19 @@ def workflow_problems(workflow: Workflow, registry: Registry) -> list[str]:
 
 
 def connection_refusal(
-    workflow: Workflow, registry: Registry, source: str, conn_type: str, target: str
+    workflow: Workflow, registry: Registry, source: str, conn_type: str, target: str, index: int = 0
 ) -> str | None:
-    """Why `source` may not be connected into `target` with `conn_type`; None when it may."""
+    """Why `source` may not be connected into input `index` of `target` with `conn_type`; None when it may."""
     if source == target:
         return "A node cannot be connected to itself"
     src_type = registry.get(workflow.node(source).type)
     dst_type = registry.get(workflow.node(target).type)
     if conn_type not in src_type.output_types():
         return f'"{source}" has no {port_name(conn_type)} output'
-    spec = dst_type.input_spec(conn_type)
+    spec = _input_spec(dst_type.inputs, conn_type, index) or dst_type.input_spec(conn_type)
     if spec is None:
         return f'"{target}" has no {port_name(conn_type)} input'
-    existing = incoming(workflow, target, conn_type)
+    existing = incoming(workflow, target, conn_type, index if _input_spec(dst_type.inputs, conn_type, 1) else None)
     if source in existing:
         return f'"{source}" is already connected to "{target}"'
     if spec.max_connections is not None and len(existing) >= spec.max_connections:

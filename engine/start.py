@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .connection_types import MAIN
+from .connection_types import AI_TOOL, MAIN
 from .errors import MiniN8nError
 from .pin_data import as_items
 from .registry import Registry
@@ -77,30 +77,32 @@ def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None 
 def unsupported_on_path(workflow: Workflow, registry: Registry, start: str, *, injected: bool = False) -> list[Node]:
     """Every node the run from `start` would have to run but cannot (unsupported types), in path
     order: main nodes reachable from the start and the sub-nodes they use. Pinned nodes do not
-    run, and neither does the start trigger when its item is given."""
+    run, and neither does the start trigger when its item is given; tools of types we do not run
+    are offered to the model and answer with an error."""
     by_name = {n.name: n for n in workflow.nodes}
-    subs: dict[str, list[str]] = {}
+    subs: dict[str, list[tuple[str, str]]] = {}
     children: dict[str, list[str]] = {}
     for source, conn_type, _index, target in workflow.links():
         if conn_type == MAIN:
             children.setdefault(source, []).append(target.node)
         else:
-            subs.setdefault(target.node, []).append(source)
+            subs.setdefault(target.node, []).append((source, conn_type))
     found: list[Node] = []
     seen: set[str] = set()
 
-    def check(name: str, main: bool) -> None:
+    def check(name: str, main: bool, tool: bool = False) -> None:
         node = by_name[name]
         if node.is_disabled:
             return
-        if main and is_pinned(workflow, name):
+        if (main or tool) and is_pinned(workflow, name):
             return
-        if not (main and injected and name == start) and not registry.get(node.type).supported:
+        # a tool of a type we do not run answers each call with an error (engine/unsupported_tools.py)
+        if not (main and injected and name == start) and not tool and not registry.get(node.type).supported:
             found.append(node)
-        for sub in subs.get(name, ()):
+        for sub, conn_type in subs.get(name, ()):
             if sub not in seen:
                 seen.add(sub)
-                check(sub, False)
+                check(sub, False, conn_type == AI_TOOL)
 
     queue = [start]
     seen.add(start)

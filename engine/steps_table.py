@@ -23,6 +23,7 @@ from .run_log import compact
 
 FINAL_ANSWER = "final answer"
 MODEL_ERROR = "model error"
+MODEL_ERROR_FALLBACK = "model error → fallback"  # a failed call the Agent's Fallback Model answered
 AGENT_ERROR = "agent error"
 
 Scope = tuple[Any, ...]
@@ -219,6 +220,8 @@ class StepBook:
     def feed(self, event: NodeAfter) -> None:
         task = event.task
         if AI_LANGUAGE_MODEL in task.input:
+            if task.metadata.get("fallback"):
+                self._fallback_took_over(event.node, task)
             self._model_call(task)
         elif AI_TOOL in task.input:
             if task.metadata.get("toolCallId"):
@@ -322,6 +325,19 @@ class StepBook:
             self._calls[row.key] = row
             waiting.append(row)
             self._add(row, outer)
+
+    def _fallback_took_over(self, node: str, task: TaskData) -> None:
+        """The Agent's Fallback Model was called: the failed call before it in the same iteration
+        is marked as one the fallback took over."""
+        meta = task.metadata
+        scope, item, iterations = _scope(meta), int(meta.get("itemIndex", 0) or 0), _iterations(meta)
+        for row in reversed((*self.rows, *self._staged)):
+            if row.kind == "model-error" and row.item == item and row.iterations == iterations \
+                    and row.model_task is not None and _scope(row.model_task.metadata) == scope:
+                if row.tool == MODEL_ERROR:
+                    self._set(row, tool=MODEL_ERROR_FALLBACK, observation=f'{row.observation} (the Fallback Model "{node}" was asked instead)')
+                break
+        self._model_failed[scope] = False
 
     def _tool_run(self, node: str, task: TaskData) -> None:
         meta = task.metadata

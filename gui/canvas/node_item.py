@@ -120,9 +120,11 @@ class NodeItem(QGraphicsRectItem):
             port.setPos(self.width, self.height * (i + 1) / (len(main_out) + 1))
             self.ports.append(port)
         step = self.width / max(1, len(sub_in))
+        same_type: dict[str, int] = {}  # the k-th port of a type is input index k (an Agent's Fallback Model: 1)
         for i, spec in enumerate(sub_in):
             label = (spec.label or port_name(spec.type)) + ("*" if spec.required else "")
-            port = PortItem(self, "in", spec.type, 0, label, spec.required, "bottom")
+            index = same_type[spec.type] = same_type.get(spec.type, -1) + 1
+            port = PortItem(self, "in", spec.type, index, label, spec.required, "bottom")
             port.setPos(step * (i + 0.5), self.height)
             self.ports.append(port)
         for i, spec in enumerate(sub_out):

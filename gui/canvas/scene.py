@@ -385,7 +385,8 @@ class WorkflowScene(QGraphicsScene):
                 if other.direction != wanted or other.conn_type != port.conn_type:
                     continue
                 source, target = self._ends(port, other)
-                if connection_refusal(self.workflow, self.registry, source, port.conn_type, target) is None:
+                index = (other if other.direction == "in" else port).index
+                if connection_refusal(self.workflow, self.registry, source, port.conn_type, target, index) is None:
                     self._candidates.add(other)
                     other.set_highlight("compatible")
         kind = port_name(port.conn_type)
@@ -447,12 +448,12 @@ class WorkflowScene(QGraphicsScene):
             self.message.emit(
                 f'Cannot connect: a {ours} connection does not fit the {theirs} port of "{target_port.node_name}"')
             return
-        reason = connection_refusal(self.workflow, self.registry, source, start.conn_type, target)
+        out_port = start if start.direction == "out" else target_port
+        in_port = target_port if start.direction == "out" else start
+        reason = connection_refusal(self.workflow, self.registry, source, start.conn_type, target, in_port.index)
         if reason is not None:
             self.message.emit(f"Cannot connect: {reason}")
             return
-        out_port = start if start.direction == "out" else target_port
-        in_port = target_port if start.direction == "out" else start
         self.connect_requested.emit(source, start.conn_type, target, out_port.index, in_port.index)
 
     def _body_refusal(self, pos: QPointF, start: PortItem) -> str:

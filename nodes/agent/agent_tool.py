@@ -60,6 +60,7 @@ class AgentTool(ToolsAgent):
     default_name = "AI Agent Tool"
     inputs = (
         PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),
+        PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1),
         PortSpec(AI_MEMORY, "Memory", max_connections=1),
         PortSpec(AI_TOOL, "Tool"),
         PortSpec(AI_OUTPUT_PARSER, "Output Parser", max_connections=1),

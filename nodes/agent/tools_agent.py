@@ -21,6 +21,8 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
+from . import fallback, output_parser
+from .memory_context import remember
 from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
@@ -40,6 +42,8 @@ class AgentParams(NodeParams):
     )
     text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={"multiline": True})
     hasOutputParser: bool = Field(False, title="Require Specific Output Format")
+    needsFallback: bool = Field(False, title="Enable Fallback Model",
+                                description="Connect a second model to the Fallback Model input: it answers when the Chat Model fails")
     options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
 
 
@@ -93,6 +97,7 @@ class ToolsAgent(NodeType):
     inputs = (
         PortSpec(MAIN),
         PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),
+        PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1),  # input 1: used with needsFallback
         PortSpec(AI_MEMORY, "Memory", max_connections=1),
         PortSpec(AI_TOOL, "Tool"),
         PortSpec(AI_OUTPUT_PARSER, "Output Parser", max_connections=1),
@@ -106,7 +111,7 @@ class ToolsAgent(NodeType):
         if response is None:
             check_agent_kind(ctx)
         check_max_iterations(response, first.options.maxIterations, name)
-        model: ChatModel | None = await ctx.get_input_connection_data(AI_LANGUAGE_MODEL, 0)
+        model: ChatModel | None = await fallback.agent_model(ctx)
         if model is None:
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
         memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
@@ -126,10 +131,14 @@ class ToolsAgent(NodeType):
             tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
             check_unique_tool_names(tools, name)
             by_name = {t.name: t for t in tools}
+            parser = await output_parser.connected_parser(ctx, i)
+            if parser is not None:
+                tools = [*tools, output_parser.format_tool(parser)]
             steps = build_steps(response, i)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
-            system = system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE)
+            system = output_parser.with_instructions(
+                system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE), parser)
             head = [
                 *([cached_message(fixed, "system", system)] if system else []),
                 *history,
@@ -138,7 +147,8 @@ class ToolsAgent(NodeType):
             messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
             answer = await model.invoke(messages, tools, ctx.signal)
 
-            calls = [c for c in answer.tool_calls if c.name in by_name]
+            final = output_parser.final_call(answer, parser)
+            calls = [c for c in answer.tool_calls if c.name in by_name] if final is None else []
             if calls:
                 for call in calls:
                     tool = by_name[call.name]
@@ -162,9 +172,12 @@ class ToolsAgent(NodeType):
                 waiting = True
                 continue
 
-            if memory is not None:
-                await memory.save_context(prompt, answer.content)
-            output: dict[str, Any] = {"output": answer.content}
+            output: dict[str, Any]
+            if parser is not None:
+                output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps)
+            else:
+                await remember(memory, prompt, answer.content, steps)
+                output = {"output": answer.content}
             if params.options.returnIntermediateSteps:
                 output["intermediateSteps"] = intermediate_steps(steps)
             finished[key] = output

@@ -8,8 +8,9 @@ sends none (llama-cpp-python's server does not).
 
 from __future__ import annotations
 
+import json
 from contextlib import aclosing
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import Field, field_validator
 
@@ -23,20 +24,37 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
-from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion, to_wire_messages, to_wire_tools
+from ._openai_request import OptionError, chat_completions_body, responses_body
+from ._openai_responses import ResponsesStream, failure, reply_from_response
+from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
 
 OPENAI_API = "https://api.openai.com/v1"
 CREDENTIAL_TYPE = "openAiApi"
 
 
 class OpenAIOptions(NodeParams):
+    """Only the options the node sets are sent (`model_fields_set`); the defaults are n8n's form's."""
+
     baseURL: str = Field("", title="Base URL", description=f"Empty: the credential's URL, else {OPENAI_API}")
-    temperature: float = Field(0.7, ge=0, le=2, title="Sampling Temperature")
+    temperature: float = Field(0.7, ge=0, le=2, title="Sampling Temperature", description="Sent only when set")
     maxTokens: int = Field(-1, ge=-1, title="Maximum Number of Tokens", description="-1: no limit")
     topP: float = Field(1, ge=0, le=1, title="Top P")
-    frequencyPenalty: float = Field(0, ge=-2, le=2, title="Frequency Penalty")
-    presencePenalty: float = Field(0, ge=-2, le=2, title="Presence Penalty")
-    responseFormat: Literal["text", "json_object"] = Field("text", title="Response Format")
+    frequencyPenalty: float = Field(0, ge=-2, le=2, title="Frequency Penalty", description="Chat Completions only")
+    presencePenalty: float = Field(0, ge=-2, le=2, title="Presence Penalty", description="Chat Completions only")
+    responseFormat: Literal["text", "json_object"] = Field("text", title="Response Format", description="Chat Completions only")
+    reasoningEffort: Literal["low", "medium", "high"] = Field(
+        "medium", title="Reasoning Effort", description="o1, o3 and later, gpt-5 models only (n8n drops it for others)",
+    )
+    textFormat: dict[str, Any] | None = Field(
+        None, title="Response Format (Responses API)", description="textOptions: type text, json_object or json_schema (name, schema), verbosity",
+    )
+    promptCacheKey: str | None = Field(None, title="Prompt Cache Key")
+    safetyIdentifier: str | None = Field(None, title="Safety Identifier")
+    serviceTier: Literal["auto", "flex", "default", "priority"] | None = Field(None, title="Service Tier")
+    topLogprobs: int | None = Field(None, ge=0, le=20, title="Top Logprobs")
+    conversationId: str | None = Field(None, title="Conversation ID")
+    metadata: str | None = Field(None, title="Metadata", description="A JSON object", json_schema_extra={"multiline": True})
+    promptConfig: dict[str, Any] | None = Field(None, title="Prompt", description="promptOptions: promptId, version, variables")
     timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included")
     idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
@@ -46,8 +64,19 @@ class OpenAIOptions(NodeParams):
     )
 
 
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        """n8n keeps it as JSON text; a file may hold the object itself."""
+        return value if value is None or isinstance(value, str) else json.dumps(value)
+
+
 class OpenAIParams(NodeParams):
     model: str = Field("gpt-4o-mini", title="Model", description="The model id the server knows")
+    responsesApiEnabled: bool = Field(
+        True, title="Use Responses API", description="From typeVersion 1.3: POST /responses instead of /chat/completions",
+    )
+    builtInTools: dict[str, Any] = Field(default_factory=dict, title="Built-in Tools (Responses API)")
     options: OpenAIOptions = Field(default_factory=OpenAIOptions, title="Options")
 
     @field_validator("model", mode="before")
@@ -56,34 +85,31 @@ class OpenAIParams(NodeParams):
         return locator_value(value)
 
 
-def request_body(params: OpenAIParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
+def set_options(params: OpenAIParams) -> dict[str, Any]:
+    """The options the node sets, by n8n name (what n8n picks and sends)."""
     opts = params.options
-    body: dict[str, Any] = {"model": params.model, "messages": to_wire_messages(messages), "stream": stream}
-    if stream:
-        body["stream_options"] = {"include_usage": True}
-    if tools:
-        body["tools"] = to_wire_tools(tools)
-        body["tool_choice"] = "auto"  # the API's default; some compatible servers only call tools when told
-    body["temperature"] = opts.temperature
-    if opts.topP != 1:
-        body["top_p"] = opts.topP
-    if opts.maxTokens > 0:
-        body["max_tokens"] = opts.maxTokens
-    if opts.frequencyPenalty:
-        body["frequency_penalty"] = opts.frequencyPenalty
-    if opts.presencePenalty:
-        body["presence_penalty"] = opts.presencePenalty
-    if opts.responseFormat == "json_object":
-        body["response_format"] = {"type": "json_object"}
-    return body
+    return {name: getattr(opts, name) for name in opts.model_fields_set}
+
+
+def request_body(params: OpenAIParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool,
+                 responses_api: bool = False) -> dict[str, Any]:
+    """The body of one call: Chat Completions, or the Responses API when the node uses it."""
+    build = responses_body if responses_api else chat_completions_body
+    try:
+        return build(params.model, set_options(params), messages, tools, stream)
+    except OptionError as exc:
+        raise NodeOperationError(str(exc)) from None
 
 
 class OpenAIChat:
-    """The model object the node supplies: one Chat Completions request per `invoke`."""
+    """The model object the node supplies: one Chat Completions (or Responses API) request per `invoke`."""
 
-    def __init__(self, params: OpenAIParams, endpoint: Endpoint) -> None:
+    def __init__(self, params: OpenAIParams, endpoint: Endpoint, responses_api: bool = False,
+                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None) -> None:
         self.params = params
         self.endpoint = endpoint
+        self.responses_api = responses_api
+        self.build_body = build_body  # another node's body for the same API (Groq's)
 
     async def invoke(
         self,
@@ -94,12 +120,19 @@ class OpenAIChat:
     ) -> ModelReply:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
-        body = request_body(self.params, messages, tools, stream)
+        try:
+            body = (self.build_body(messages, tools, stream) if self.build_body is not None
+                    else request_body(self.params, messages, tools, stream, self.responses_api))
+        except NodeOperationError as exc:
+            raise ep.error(exc.message) from None
         with cancel_on_abort(signal):
             async with within_deadline(ep):
                 response = await open_response(ep, body)
                 try:
                     if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                        estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
+                        if self.responses_api:
+                            return await self._read_responses_stream(response, on_token, estimate)
                         return await self._read_stream(response, on_token, estimate_prompt_tokens(body))
                     doc = await read_json(ep, response)
                 finally:
@@ -110,6 +143,16 @@ class OpenAIChat:
         ep = self.endpoint
         if isinstance(doc, dict) and doc.get("error"):
             raise ep.error(f"the model server at {ep.base_url} reported an error: {_error_text(doc['error'])}")
+        if self.responses_api:
+            problem = failure(doc) if isinstance(doc, dict) else None
+            if problem is not None:
+                raise ep.error(f"the model server at {ep.base_url} reported an error: {problem}")
+            reply = reply_from_response(doc) if isinstance(doc, dict) else None
+            if reply is None:
+                raise ep.error(f"the model server at {ep.base_url} answered without a reply (no output)")
+            if on_token is not None and reply.content:
+                on_token(reply.content)
+            return reply
         reply = reply_from_completion(doc) if isinstance(doc, dict) else None
         if reply is None:
             raise ep.error(f"the model server at {ep.base_url} answered without a reply (no choices)")
@@ -152,6 +195,39 @@ class OpenAIChat:
         return assembler.reply(prompt_estimate)
 
 
+    async def _read_responses_stream(self, response: Any, on_token: TokenCallback | None, prompt_estimate: int) -> ModelReply:
+        """Responses API events (`event:` and `data:` lines) up to response.completed."""
+        ep = self.endpoint
+        assembler = ResponsesStream()
+        data: list[str] = []
+        async with aclosing(lines(ep, response)) as stream:
+            async for line in stream:
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                    if line:
+                        continue
+                if line or not data:
+                    continue  # event names, comments, blank keep-alives
+                payload, data = "\n".join(data), []
+                event = parse_json(ep, payload)
+                if isinstance(event, dict):
+                    assembler.feed(event, on_token)
+                if assembler.error is not None:
+                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+                if assembler.done:
+                    await drain(stream)
+                    break
+        if data and not assembler.done:
+            event = parse_json(ep, "\n".join(data))
+            if isinstance(event, dict):
+                assembler.feed(event, on_token)
+        if assembler.error is not None:
+            raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+        if not assembler.done:
+            raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
+        return assembler.reply(prompt_estimate)
+
+
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)
@@ -177,11 +253,24 @@ class OpenAIChatModel(NodeType):
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
         except CredentialError as exc:  # an unreadable file or a malformed key: say which, never what is in it
             raise NodeOperationError(str(exc), node=ctx.node.name) from None
-        return chat_model(params, cred, ref, ctx.node.name)
+        return chat_model(params, cred, ref, ctx.node.name, float(ctx.node.typeVersion))
 
 
-def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] | None, node: str) -> OpenAIChat:
+def uses_responses_api(params: OpenAIParams, version: float) -> bool:
+    """From typeVersion 1.3 the node talks to the Responses API unless "Use Responses API" is off."""
+    return version >= 1.3 and params.responsesApiEnabled
+
+
+def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] | None, node: str,
+               version: float = 1.2) -> OpenAIChat:
     """The model object for these parameters and credential data (what the node supplies)."""
+    responses_api = uses_responses_api(params, version)
+    if responses_api and any(params.builtInTools.get(k) for k in ("webSearch", "codeInterpreter", "fileSearch")):
+        raise NodeOperationError(
+            f'OpenAI Chat Model "{node}" has Built-in Tools (web search, code interpreter, file search), which mini-n8n '
+            "does not support",
+            node=node, description="Remove them, or connect tools to the Agent instead",
+        )
     base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
     key = cred.get("apiKey") or ""
     if not key and base == OPENAI_API:
@@ -195,7 +284,7 @@ def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] |
     if cred.get("organizationId"):
         headers["OpenAI-Organization"] = cred["organizationId"]
     endpoint = Endpoint(
-        url=join_url(base, "chat/completions"),
+        url=join_url(base, "responses" if responses_api else "chat/completions"),
         base_url=base,
         model=params.model,
         node=node,
@@ -206,4 +295,4 @@ def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] |
         idle_ms=params.options.idleTimeout,
         max_retries=params.options.maxRetries,
     )
-    return OpenAIChat(params, endpoint)
+    return OpenAIChat(params, endpoint, responses_api)

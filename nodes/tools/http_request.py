@@ -27,6 +27,8 @@ from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
 
+from .http_auth import GENERIC, RequestAuth, check_host, request_auth
+from .http_optimize import default_text, optimize_json
 from .http_placeholders import PlaceholderError, fill_json, fill_text, fill_url, names_in, schema_entry, unused
 from .naming import node_name_to_tool_name
 from .ssrf_guard import GuardedBackend, SsrfBlocked, SsrfPolicy
@@ -100,6 +102,16 @@ class HttpToolParams(NodeParams):
     parametersBody: ParameterList = Field(default_factory=ParameterList, title="Body Parameters")
     jsonBody: str = Field("", title="Body (JSON)")
     placeholderDefinitions: PlaceholderList = Field(default_factory=PlaceholderList, title="Placeholder Definitions")
+    authentication: Literal["none", "predefinedCredentialType", "genericCredentialType"] = Field(
+        "none", title="Authentication", description="The credential is applied here and never shown to the model",
+    )
+    genericAuthType: str = Field("", title="Generic Auth Type", description=", ".join(GENERIC))
+    nodeCredentialType: str = Field("", title="Credential Type", description="A predefined credential type, e.g. openAiApi")
+    optimizeResponse: bool = Field(False, title="Optimize Response")
+    responseType: Literal["json", "html", "text"] = Field("json", title="Expected Response Type")
+    dataField: str = Field("", title="Field Containing Data")
+    fieldsToInclude: Literal["all", "selected", "except"] = Field("all", title="Include Fields")
+    fields: str = Field("", title="Fields", description="Comma-separated field names; dot notation")
     options: HttpToolOptions = Field(default_factory=HttpToolOptions, title="Options")
 
 
@@ -224,6 +236,17 @@ async def read_capped(response: httpx.Response, max_chars: int, max_bytes: int) 
     return text, cut
 
 
+def check_optimizer(params: HttpToolParams, node: str) -> None:
+    """Only the JSON optimizer is implemented: the others are an error, never skipped."""
+    if params.optimizeResponse and params.responseType != "json":
+        raise NodeOperationError(
+            f'HTTP Request Tool "{node}": Optimize Response for {params.responseType.upper()} responses is not supported '
+            "by mini-n8n",
+            node=node,
+            description="Choose Expected Response Type JSON, or turn Optimize Response off",
+        )
+
+
 class HttpRequestTool(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolHttpRequest"
     version = 1.1
@@ -240,6 +263,8 @@ class HttpRequestTool(NodeType):
         params: HttpToolParams = ctx.params()
         if not params.url.strip():
             raise NodeOperationError(f'Node "{ctx.node.name}" has no URL', node=ctx.node.name)
+        check_host(params.url.strip(), params.authentication, ctx.node.name)
+        check_optimizer(params, ctx.node.name)
         return ToolSpec(
             name=node_name_to_tool_name(ctx.node.name),
             description=params.toolDescription or f"Makes an HTTP {params.method} request to {params.url}",
@@ -251,11 +276,19 @@ class HttpRequestTool(NodeType):
         for i, item in enumerate(ctx.items):
             params: HttpToolParams = ctx.params(i)
             args = item.get("json", {})
-            out.append({"json": {"response": await self._request(ctx.node.name, params, args)}})
+            auth = request_auth(params.authentication, params.genericAuthType, params.nodeCredentialType,
+                                ctx.services, ctx.node.credentials, ctx.node.name)
+            try:
+                text = await self._request(ctx.node.name, params, args, auth)
+            except NodeOperationError as exc:  # never a secret in what the model or the log reads
+                exc.message = auth.scrub(exc.message)
+                raise
+            out.append({"json": {"response": text}})
         return [out]
 
-    async def _request(self, node: str, params: HttpToolParams, args: dict[str, Any]) -> str:
+    async def _request(self, node: str, params: HttpToolParams, args: dict[str, Any], auth: RequestAuth) -> str:
         try:
+            check_host(params.url.strip(), params.authentication, node)
             url = checked_url(fill_url(params.url.strip(), args))
             query = _part_value(params, "query", args)
             headers = _part_value(params, "headers", args)
@@ -267,12 +300,16 @@ class HttpRequestTool(NodeType):
         max_bytes = max_reply_bytes()
         request_headers = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (headers or {}).items()}
         query_params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in (query or {}).items()}
+        request_headers.update(auth.headers)
+        query_params.update(auth.query)
+        if auth.body:
+            body = {**(body or {}), **auth.body}
         client = shared_client(SsrfPolicy.from_env())
         try:
             async with asyncio.timeout(timeout_s):
                 async with client.stream(
                     params.method, url, params=query_params or None, headers=request_headers or None,
-                    json=body if body is not None else None, timeout=None,
+                    json=body if body is not None else None, timeout=None, auth=auth.auth or httpx.USE_CLIENT_DEFAULT,
                 ) as answer:
                     text, cut = await read_capped(answer, max_chars, max_bytes)
         except TimeoutError:
@@ -288,6 +325,16 @@ class HttpRequestTool(NodeType):
             short = text[:ERROR_BODY_CHARS] + ("…" if len(text) > ERROR_BODY_CHARS or cut else "")
             raise NodeOperationError(
                 f"The server answered {answer.status_code} {answer.reason_phrase}: {short}".rstrip(": "),
+                node=node,
+            )
+        if not cut:
+            content_type = answer.headers.get("content-type", "")
+            if params.optimizeResponse:
+                return optimize_json(text, params.dataField, params.fieldsToInclude, params.fields, node)
+            text = default_text(text, content_type)
+        elif params.optimizeResponse:
+            raise NodeOperationError(
+                f"The response is longer than Max Response Length ({max_chars} characters): it cannot be optimized",
                 node=node,
             )
         if cut:

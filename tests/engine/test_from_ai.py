@@ -96,8 +96,8 @@ async def test_n8ns_default_ai_agent_tool_prompt(engine: Engine) -> None:
     tools_seen: list = []
     original = execution.supply
 
-    async def spy(ctx, conn_type, item_index):  # the schema the outer model is given
-        found = await original(ctx, conn_type, item_index)
+    async def spy(ctx, conn_type, item_index, *more):  # the schema the outer model is given
+        found = await original(ctx, conn_type, item_index, *more)
         if ctx.node.name == "AI Agent" and conn_type == "ai_tool":
             tools_seen.extend(found)
         return found

@@ -39,8 +39,13 @@ exec 3> >(cd "$ROOT" && "$PYTHON" -m tests.parity.peer > "$WORK/peer-url")
 for _ in $(seq 50); do [ -s "$WORK/peer-url" ] && break; sleep 0.2; done
 PEER_URL=$(head -1 "$WORK/peer-url")
 echo "scripted model at $PEER_URL"
-printf '[{"id":"cred0000000001","name":"OpenAi account","type":"openAiApi","data":{"apiKey":"sk-parity","url":"%s"}}]\n' \
-  "$PEER_URL" > "$WORK/creds.json"
+printf '[{"id":"cred0000000001","name":"OpenAi account","type":"openAiApi","data":{"apiKey":"sk-parity","url":"%s"}},
+{"id":"cred0000000002","name":"OpenRouter account","type":"openRouterApi","data":{"apiKey":"sk-parity","url":"%s"}},
+{"id":"cred0000000003","name":"DeepSeek account","type":"deepSeekApi","data":{"apiKey":"sk-parity","url":"%s"}},
+{"id":"cred0000000004","name":"Anthropic account","type":"anthropicApi","data":{"apiKey":"sk-parity","url":"%s"}},
+{"id":"cred0000000005","name":"Groq account","type":"groqApi","data":{"apiKey":"sk-parity"}}]\n' \
+  "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" > "$WORK/creds.json"
+export GROQ_BASE_URL="${PEER_URL%/v1}"  # the Groq SDK's own setting: its requests go to the scripted model
 "$N8N" import:credentials --input="$WORK/creds.json" > /dev/null
 
 if [ $# -gt 0 ]; then names=("$@"); else names=(); for f in "$HERE"/workflows/*.json; do names+=("$(basename "$f" .json)"); done; fi

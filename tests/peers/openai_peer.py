@@ -16,15 +16,17 @@ import sys
 import time
 from typing import Any
 
+from . import openai_responses
 from .http_peer import FILL, Connection, PeerServer, Request, Step
 
 CREATED = 1_700_000_000
 
 
 class OpenAIPeer(PeerServer):
-    """Speaks the Chat Completions protocol; `model` is the only model it knows."""
+    """Speaks the Chat Completions protocol and the Responses API (/v1/responses); `model` is the
+    only model it knows (or a tuple of the models it knows)."""
 
-    def __init__(self, script: list[Step] | None = None, policy: Any = None, model: str = "peer-model",
+    def __init__(self, script: list[Step] | None = None, policy: Any = None, model: str | tuple[str, ...] = "peer-model",
                  api_key: str | None = None, token_delay: float = 0.0, send_usage: bool = True) -> None:
         super().__init__(script, policy)
         self.send_usage = send_usage
@@ -37,7 +39,7 @@ class OpenAIPeer(PeerServer):
         return self.url + "/v1"
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
-        if request.path != "/v1/chat/completions":
+        if request.path not in ("/v1/chat/completions", "/v1/responses"):
             conn.whole(404, "application/json", self.json_bytes({"error": {"message": f"Unknown path {request.path}"}}))
             return True
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
@@ -47,7 +49,7 @@ class OpenAIPeer(PeerServer):
             conn.whole(401, "application/json", self.json_bytes({"error": error}))
             return True
         body = request.json
-        if body.get("model") != self.model:
+        if body.get("model") not in (self.model if isinstance(self.model, tuple) else (self.model,)):
             error = {"message": f"The model `{body.get('model')}` does not exist or you do not have access to it.",
                      "type": "invalid_request_error", "param": None, "code": "model_not_found"}
             conn.whole(404, "application/json", self.json_bytes({"error": error}))
@@ -59,6 +61,8 @@ class OpenAIPeer(PeerServer):
         if step.kind == "garbage":
             conn.whole(200, "application/json", b"<html>502 proxy error</html>")
             return True
+        if request.path == "/v1/responses":
+            return self._responses(conn, body, step)
         if step.kind == "drip":
             conn.drip("text/event-stream" if body.get("stream") else "application/json", step.interval, self.answering)
         if body.get("stream"):
@@ -70,6 +74,24 @@ class OpenAIPeer(PeerServer):
         if step.kind == "trickle":  # a JSON body that never ends
             conn.endless("application/json", prefix, b"la ", 0.01, self.answering)
         conn.whole(200, "application/json", self.json_bytes(self.completion(body, step)))
+        return True
+
+    def _responses(self, conn: Connection, body: dict[str, Any], step: Step) -> bool:
+        model = str(body.get("model"))
+        if not body.get("stream"):
+            conn.whole(200, "application/json", self.json_bytes(openai_responses.response(body, step, model)))
+            return True
+        conn.head(200, {"Content-Type": "text/event-stream; charset=utf-8", "Transfer-Encoding": "chunked",
+                        "Cache-Control": "no-cache"})
+        self.answering.set()
+        stream = openai_responses.events(body, step, model)
+        if step.kind == "cut":
+            stream = stream[: max(2, len(stream) // 2)]
+        for kind, data in stream:
+            conn.chunk(openai_responses.sse(kind, data))
+        if step.kind == "cut":
+            return False
+        conn.end_chunks()
         return True
 
     def usage(self, body: dict[str, Any], step: Step) -> dict[str, int]:
@@ -85,7 +107,7 @@ class OpenAIPeer(PeerServer):
                 for i, c in enumerate(step.tool_calls)
             ]
         return {
-            "id": "chatcmpl-peer", "object": "chat.completion", "created": CREATED, "model": self.model,
+            "id": "chatcmpl-peer", "object": "chat.completion", "created": CREATED, "model": body.get("model"),
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": "tool_calls" if step.tool_calls else "stop"}],
             "usage": self.usage(body, step),
@@ -93,7 +115,8 @@ class OpenAIPeer(PeerServer):
 
     def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
         doc: dict[str, Any] = {"id": "chatcmpl-peer", "object": "chat.completion.chunk", "created": CREATED,
-                               "model": self.model, "system_fingerprint": "fp_peer", "choices": choices}
+                               "model": self.model if isinstance(self.model, str) else self.model[0],
+                               "system_fingerprint": "fp_peer", "choices": choices}
         if usage is not None:
             doc["usage"] = usage
         return b"data: " + self.json_bytes(doc) + b"\n\n"
