@@ -128,14 +128,20 @@ _loader = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefi
 
 
 _log_callback: Any = None
+GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
+GGML_LOG_LEVEL_CONT = 5
 
 
 def _errors_only_logging(llama_cpp: Any) -> None:
     """llama.cpp's notes (cache layout, memory trimming after a Stop) stay out of the terminal."""
     global _log_callback
     if _log_callback is None:
+        shown = [False]  # whether the message a GGML_LOG_LEVEL_CONT piece continues was shown
+
         def log(level: int, text: bytes, _data: ctypes.c_void_p) -> None:
-            if level == 3:  # GGML_LOG_LEVEL_ERROR
+            if level != GGML_LOG_LEVEL_CONT:
+                shown[0] = level == GGML_LOG_LEVEL_ERROR
+            if shown[0]:
                 sys.stderr.write(text.decode("utf-8", "replace"))
 
         _log_callback = llama_cpp.llama_log_callback(log)  # kept: ctypes must not free it

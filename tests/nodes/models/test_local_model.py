@@ -214,3 +214,10 @@ async def test_stop_ends_the_generation_and_frees_the_model(engine: Engine) -> N
     # the model is free again and answers the next message normally
     again = await chat(engine, with_model(LOCAL, local(maxTokens=8), tools=[]), "Write a long story about a cat.")
     assert again.status == "success", again.error
+
+
+def test_llama_cpp_notes_stay_out_of_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp warns about its cache layout at every load and after every Stop; a user sees
+    only its errors."""
+    loaded_model("", 320, default_threads()).result()  # a size no other test loads: a fresh load
+    assert capfd.readouterr().err == ""
