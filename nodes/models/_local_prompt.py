@@ -12,10 +12,11 @@ from __future__ import annotations
 import ctypes
 import json
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
 
+NAME_SLOT = '"<tool name>"'
 CALL_FORMAT = '{"tool": "<tool name>", "arguments": {<arguments>}}'
 
 
@@ -30,7 +31,8 @@ def tools_text(tools: list[ToolSpec]) -> str:
     for tool in tools:
         lines.append(f"- {tool.name}: {tool.description.strip()}")
         lines.append(f"  arguments (JSON schema): {json.dumps(tool.parameters, ensure_ascii=False)}")
-    lines.append(f"To call a tool, reply with only this JSON: {CALL_FORMAT}")
+    names = " or ".join(json.dumps(tool.name, ensure_ascii=False) for tool in tools)
+    lines.append(f"To call a tool, reply with only this JSON: {CALL_FORMAT.replace(NAME_SLOT, names)}")
     lines.append("Otherwise reply with your answer in plain text.")
     return "\n".join(lines)
 
@@ -40,8 +42,8 @@ def conversation_turns(messages: list[ChatMessage], tools: list[ToolSpec]) -> li
     tool; adjacent turns of one role are joined, since many templates require alternating roles."""
     names = {c.id: c.name for m in messages for c in (m.tool_calls or [])}
     system = [m.content for m in messages if m.role == "system" and m.content.strip()]
-    if tools:
-        system.append(tools_text(tools))
+    if tools:  # first: the user's own instructions stay next to the conversation they steer
+        system.insert(0, tools_text(tools))
     turns: list[dict[str, str]] = [{"role": "system", "content": "\n\n".join(system)}] if system else []
     for m in messages:
         if m.role == "system":
@@ -91,11 +93,50 @@ class ChatTemplate:
                 raise ValueError(f"the model file's chat template failed: {exc}") from None
         return _apply_builtin(self._builtin, turns)
 
-    def tokens(self, turns: list[dict[str, str]]) -> list[int]:
-        """The prompt's tokens with exactly one BOS, whether or not the template wrote it."""
+    def tokens(self, turns: list[dict[str, str]], evaluated: Sequence[int] = ()) -> list[int]:
+        """The prompt's tokens with exactly one BOS, whether or not the template wrote it.
+
+        Where `evaluated` (the tokens llama.cpp holds) spells the prompt's start, its tokens are
+        kept: a call the model wrote as `{` `"` reads back as the same text, but the tokenizer
+        would write `{"`, and llama.cpp's cache reuses only an equal run of tokens."""
         text = self.prompt(turns)
         add_bos = not (self.bos and text.startswith(self.bos))
-        return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+        data = text.encode("utf-8")
+        fresh = self.llama.tokenize(data, add_bos=add_bos, special=True)
+        head = fresh[:1] if add_bos else []
+        if list(evaluated[: len(head)]) != head:
+            return fresh
+        body = list(evaluated[len(head):])
+        kept = self._spelled_prefix(body, data)
+        if kept == 0:
+            return fresh
+        spelled = self.llama.detokenize(body[:kept], special=True)
+        reused = head + body[:kept] + self.llama.tokenize(data[len(spelled):], add_bos=False, special=True)
+        if self.llama.detokenize(reused[len(head):], special=True) != data:
+            return fresh  # a tokenizer that spells a piece differently alone: no reuse
+        return reused if shared_prefix(reused, evaluated) > shared_prefix(fresh, evaluated) else fresh
+
+    def _spelled_prefix(self, tokens: list[int], data: bytes) -> int:
+        """The largest k such that tokens[:k] spell a prefix of `data` (binary search: a longer
+        run spells a prefix only if every shorter one does)."""
+        low, high = 0, len(tokens)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if data.startswith(self.llama.detokenize(tokens[:mid], special=True)):
+                low = mid
+            else:
+                high = mid - 1
+        return low
+
+
+def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens two sequences share from the start."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _token_text(llama: Any, token: int) -> str:
