@@ -46,16 +46,8 @@ def decision_grammar(tools: list[ToolSpec], *, must_call: bool = False) -> str:
     converter = SchemaConverter(prop_order={"tool": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
     converter.visit(converter.resolve_refs(call_schema(tools), "tools"), "call")
     root = "root ::= call" if must_call else f"root ::= call | answer\n{ANSWER_RULE}"
-    return f"{root}\n{_json_dumps_spacing(converter.format_grammar())}"
+    return f"{root}\n{converter.format_grammar()}"
 
-
-def _json_dumps_spacing(grammar: str) -> str:
-    """The converter's optional blanks made exactly json.dumps's: ": " and ", " and no others. A call
-    is then written as `call_text` renders it, so the next prompt's tokens for it match the ones
-    the model already evaluated and llama.cpp's cache covers them."""
-    spaced = grammar.replace('":" space', '": "').replace('"," space', '", "')
-    lines = ['space ::= ""' if line.startswith("space ::=") else line for line in spaced.splitlines()]
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

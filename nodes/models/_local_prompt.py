@@ -16,13 +16,22 @@ from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
 
-NAME_SLOT = '"<tool name>"'
 CALL_FORMAT = '{"tool": "<tool name>", "arguments": {<arguments>}}'
 
 
 def call_text(name: str, args: dict[str, Any] | str) -> str:
-    """A tool call as the model writes it under the decision grammar."""
-    return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
+    """A tool call as the bundled model writes it under the decision grammar, blanks inside braces
+    included (`{ "tool": ... }`): the next prompt then holds the tokens the model already
+    evaluated, and llama.cpp's cache covers them. Another spacing would read the same, uncached."""
+    return _spaced({"tool": name, "arguments": args})
+
+
+def _spaced(value: Any) -> str:
+    if isinstance(value, dict) and value:
+        return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_spaced(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_spaced(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def tools_text(tools: list[ToolSpec]) -> str:
@@ -31,8 +40,7 @@ def tools_text(tools: list[ToolSpec]) -> str:
     for tool in tools:
         lines.append(f"- {tool.name}: {tool.description.strip()}")
         lines.append(f"  arguments (JSON schema): {json.dumps(tool.parameters, ensure_ascii=False)}")
-    names = " or ".join(json.dumps(tool.name, ensure_ascii=False) for tool in tools)
-    lines.append(f"To call a tool, reply with only this JSON: {CALL_FORMAT.replace(NAME_SLOT, names)}")
+    lines.append(f"To call a tool, reply with only this JSON: {CALL_FORMAT}")
     lines.append("Otherwise reply with your answer in plain text.")
     return "\n".join(lines)
 
@@ -98,7 +106,7 @@ class ChatTemplate:
 
         Where `evaluated` (the tokens llama.cpp holds) spells the prompt's start, its tokens are
         kept: a call the model wrote as `{` `"` reads back as the same text, but the tokenizer
-        would write `{"`, and llama.cpp's cache reuses only an equal run of tokens."""
+        may write `{"`, and llama.cpp's cache reuses only an equal run of tokens."""
         text = self.prompt(turns)
         add_bos = not (self.bos and text.startswith(self.bos))
         data = text.encode("utf-8")
