@@ -97,6 +97,10 @@ class RunLogView(QPlainTextEdit):
         if follow:
             bar.setValue(bar.maximum())
 
+    def append_warning(self, text: str) -> None:
+        """A warning the engine or a node logged (e.g. a credential file others can read), in red."""
+        self.append_note(f"Warning: {text}", error=True)
+
     def append_note(self, text: str, error: bool = False) -> None:
         """A line of our own (run started, finished, failed), in italics or red."""
         cursor = QTextCursor(self.document())

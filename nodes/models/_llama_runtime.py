@@ -106,6 +106,7 @@ class LoadedModel:
     def run(self, job: Job, work: Any) -> Any:
         """Run `work(self, job)` on the calling (worker) thread with `job` as the current one."""
         self.current = job
+        _running.job = job
         try:
             if job.stop.is_set():
                 raise GenerationStopped()
@@ -120,6 +121,7 @@ class LoadedModel:
             raise
         finally:
             self.current = None
+            _running.job = None
 
 
 _models: dict[tuple[str, int, int], concurrent.futures.Future[LoadedModel]] = {}
@@ -128,14 +130,22 @@ _loader = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefi
 
 
 _log_callback: Any = None
+_running = threading.local()  # the job a worker thread is running: llama.cpp logs on that thread
+GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
+GGML_LOG_LEVEL_CONT = 5
 
 
 def _errors_only_logging(llama_cpp: Any) -> None:
     """llama.cpp's notes (cache layout, memory trimming after a Stop) stay out of the terminal."""
     global _log_callback
     if _log_callback is None:
+        shown = [False]  # whether the message a GGML_LOG_LEVEL_CONT piece continues was shown
+
         def log(level: int, text: bytes, _data: ctypes.c_void_p) -> None:
-            if level == 3:  # GGML_LOG_LEVEL_ERROR
+            if level != GGML_LOG_LEVEL_CONT:
+                job = getattr(_running, "job", None)  # a decode ended by Stop "fails" on purpose
+                shown[0] = level == GGML_LOG_LEVEL_ERROR and not (job is not None and job.stop.is_set())
+            if shown[0]:
                 sys.stderr.write(text.decode("utf-8", "replace"))
 
         _log_callback = llama_cpp.llama_log_callback(log)  # kept: ctypes must not free it
@@ -165,7 +175,10 @@ def _load(path_text: str, n_ctx: int, n_threads: int) -> LoadedModel:
         raise LocalModelError(f"the model file {path} does not exist")
     try:
         llama = llama_cpp.Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=256,
+            # prompts are evaluated on as many threads as tokens are generated on: llama-cpp-python
+            # would take every core, and a thread that shares its core with another program holds up
+            # the rest at each step (25 prompt tokens: 0.7 s on one thread, 9 s on two, a core busy)
+            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=256,
             verbose=False,
         )
     except (ValueError, RuntimeError, OSError) as exc:

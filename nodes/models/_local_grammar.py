@@ -49,6 +49,7 @@ def decision_grammar(tools: list[ToolSpec], *, must_call: bool = False) -> str:
     return f"{root}\n{converter.format_grammar()}"
 
 
+
 @dataclass(frozen=True)
 class Decision:
     """What a reply under the decision grammar means: a call (tool and args) or an answer text."""

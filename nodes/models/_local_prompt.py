@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
 
@@ -20,8 +20,18 @@ CALL_FORMAT = '{"tool": "<tool name>", "arguments": {<arguments>}}'
 
 
 def call_text(name: str, args: dict[str, Any] | str) -> str:
-    """A tool call as the model writes it under the decision grammar."""
-    return json.dumps({"tool": name, "arguments": args}, ensure_ascii=False)
+    """A tool call as the bundled model writes it under the decision grammar, blanks inside braces
+    included (`{ "tool": ... }`): the next prompt then holds the tokens the model already
+    evaluated, and llama.cpp's cache covers them. Another spacing would read the same, uncached."""
+    return _spaced({"tool": name, "arguments": args})
+
+
+def _spaced(value: Any) -> str:
+    if isinstance(value, dict) and value:
+        return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_spaced(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_spaced(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
 
 
 def tools_text(tools: list[ToolSpec]) -> str:
@@ -40,8 +50,8 @@ def conversation_turns(messages: list[ChatMessage], tools: list[ToolSpec]) -> li
     tool; adjacent turns of one role are joined, since many templates require alternating roles."""
     names = {c.id: c.name for m in messages for c in (m.tool_calls or [])}
     system = [m.content for m in messages if m.role == "system" and m.content.strip()]
-    if tools:
-        system.append(tools_text(tools))
+    if tools:  # first: the user's own instructions stay next to the conversation they steer
+        system.insert(0, tools_text(tools))
     turns: list[dict[str, str]] = [{"role": "system", "content": "\n\n".join(system)}] if system else []
     for m in messages:
         if m.role == "system":
@@ -91,11 +101,50 @@ class ChatTemplate:
                 raise ValueError(f"the model file's chat template failed: {exc}") from None
         return _apply_builtin(self._builtin, turns)
 
-    def tokens(self, turns: list[dict[str, str]]) -> list[int]:
-        """The prompt's tokens with exactly one BOS, whether or not the template wrote it."""
+    def tokens(self, turns: list[dict[str, str]], evaluated: Sequence[int] = ()) -> list[int]:
+        """The prompt's tokens with exactly one BOS, whether or not the template wrote it.
+
+        Where `evaluated` (the tokens llama.cpp holds) spells the prompt's start, its tokens are
+        kept: a call the model wrote as `{` `"` reads back as the same text, but the tokenizer
+        may write `{"`, and llama.cpp's cache reuses only an equal run of tokens."""
         text = self.prompt(turns)
         add_bos = not (self.bos and text.startswith(self.bos))
-        return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+        data = text.encode("utf-8")
+        fresh = self.llama.tokenize(data, add_bos=add_bos, special=True)
+        head = fresh[:1] if add_bos else []
+        if list(evaluated[: len(head)]) != head:
+            return fresh
+        body = list(evaluated[len(head):])
+        kept = self._spelled_prefix(body, data)
+        if kept == 0:
+            return fresh
+        spelled = self.llama.detokenize(body[:kept], special=True)
+        reused = head + body[:kept] + self.llama.tokenize(data[len(spelled):], add_bos=False, special=True)
+        if self.llama.detokenize(reused[len(head):], special=True) != data:
+            return fresh  # a tokenizer that spells a piece differently alone: no reuse
+        return reused if shared_prefix(reused, evaluated) > shared_prefix(fresh, evaluated) else fresh
+
+    def _spelled_prefix(self, tokens: list[int], data: bytes) -> int:
+        """The largest k such that tokens[:k] spell a prefix of `data` (binary search: a longer
+        run spells a prefix only if every shorter one does)."""
+        low, high = 0, len(tokens)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if data.startswith(self.llama.detokenize(tokens[:mid], special=True)):
+                low = mid
+            else:
+                high = mid - 1
+        return low
+
+
+def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many tokens two sequences share from the start."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _token_text(llama: Any, token: int) -> str:

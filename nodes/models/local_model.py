@@ -80,7 +80,7 @@ def _generate(turns: list[dict[str, str]], grammar: str, opts: LocalOptions, emi
 
         from ._grammar_filter import GrammarFilter  # numpy comes with the optional llama-cpp-python
 
-        prompt = model.template.tokens(turns)
+        prompt = model.template.tokens(turns, model.llama.input_ids[: model.llama.n_tokens].tolist())
         bound = GrammarFilter(model.llama, grammar, len(prompt))
         chunks = model.llama.create_completion(
             prompt, max_tokens=opts.maxTokens, temperature=opts.temperature, stream=True,

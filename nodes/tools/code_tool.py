@@ -5,7 +5,7 @@ text, or its arguments as a dict when an input schema is declared) and returns t
 `python -I code_runner.py`, in a fresh work folder removed afterwards, with a minimal
 environment, and sandboxes itself (isolation.py: namespaces, Landlock, resource limits) before
 the code runs. A wall-clock time limit kills it; so a runaway or hostile tool costs a tool
-error, not the editor, the user's files or keys. Protections the machine lacks are logged.
+error, not the editor, the user's files or keys. Protections the machine lacks are logged (the editor shows them).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ModelReply, ToolCall, ToolSpec
 from engine.executor import Engine
 from nodes.models._local_grammar import Decision, UnfinishedCall, read_decision
-from nodes.models._local_prompt import conversation_turns
+from nodes.models._local_prompt import call_text, conversation_turns
 from nodes.models.llama_build import build_settings, is_portable, missing_cpu_features
 from nodes.models.local_model import LocalChat, LocalParams, tool_rounds_since_user
 from nodes.triggers.chat_trigger import chat_item
@@ -74,9 +74,11 @@ def test_calls_and_results_become_plain_turns_and_tools_are_described() -> None:
     ]
     turns = conversation_turns(messages, [CALCULATOR])
     assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
-    assert turns[0]["content"].startswith("Be brief.\n\nYou can call these tools:\n- Calculator: Useful for")
+    assert turns[0]["content"].startswith("You can call these tools:\n- Calculator: Useful for")
     assert json.dumps(CALCULATOR.parameters) in turns[0]["content"]
-    assert turns[2]["content"] == '{"tool": "Calculator", "arguments": {"expression": "2+2"}}'
+    assert turns[0]["content"].endswith("Otherwise reply with your answer in plain text.\n\nBe brief.")
+    assert turns[2]["content"] == '{ "tool": "Calculator", "arguments": { "expression": "2+2" } }'
+    assert json.loads(call_text("t", {"a": [1, {"b": "é"}], "c": {}})) == {"tool": "t", "arguments": {"a": [1, {"b": "é"}], "c": {}}}
     assert turns[3]["content"] == "The Calculator tool returned: 4\nNow answer my question."
     assert tool_rounds_since_user(messages) == 1
     assert tool_rounds_since_user(messages[:2]) == 0
@@ -120,6 +122,26 @@ async def test_the_bundled_model_speaks_gemma_turns() -> None:
     assert model.template.prompt(turns) == "<start_of_turn>user\nS\n\nU<end_of_turn>\n<start_of_turn>model\n"
     tokens = model.template.tokens(turns)
     assert tokens[0] == model.llama.token_bos() and tokens.count(model.llama.token_bos()) == 1
+
+
+async def test_the_next_prompt_keeps_the_tokens_of_the_call_the_model_wrote() -> None:
+    """The model may write a call in other tokens than the tokenizer would (`Calc` `ulator` for
+    `Calculator`): the answer's prompt keeps the model's own tokens, so llama.cpp evaluates only
+    what is new after the call."""
+    model = await asyncio.wrap_future(loaded_model("", 4096, default_threads()))
+    messages = [ChatMessage(role="user", content="What is 2 + 2?")]
+    call = ToolCall(id="c1", name="Calculator", args={"expression": "2 + 2"})
+    asked = model.template.tokens(conversation_turns(messages, [CALCULATOR]))
+    written = asked + [t for piece in (b'{ "tool": "Calc', b'ulator", "arguments": { "expression": "2 + 2" } }')
+                       for t in model.llama.tokenize(piece, add_bos=False)]
+    later = conversation_turns(messages + [ChatMessage(role="assistant", content="", toolCalls=[call]),
+                                           ChatMessage(role="tool", content="4", toolCallId="c1")], [CALCULATOR])
+    fresh = model.template.tokens(later)
+    reused = model.template.tokens(later, written)
+    assert reused[: len(written)] == written
+    assert model.llama.detokenize(reused) == model.llama.detokenize(fresh)
+    assert fresh[: len(written)] != written  # the tokenizer alone would not have matched
+    assert model.template.tokens(later, [model.llama.token_bos(), 7, 7, 7]) == fresh  # nothing to keep
 
 
 PROMPTS = [
@@ -214,3 +236,16 @@ async def test_stop_ends_the_generation_and_frees_the_model(engine: Engine) -> N
     # the model is free again and answers the next message normally
     again = await chat(engine, with_model(LOCAL, local(maxTokens=8), tools=[]), "Write a long story about a cat.")
     assert again.status == "success", again.error
+
+
+async def test_llama_cpp_notes_stay_out_of_the_terminal(capfd: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp warns about its cache layout at every load, and a decode ended by Stop reports
+    a failure: a user sees neither, only real errors."""
+    loaded_model("", 320, default_threads()).result()  # a size no other test loads: a fresh load
+    assert capfd.readouterr().err == ""
+    signal = AbortSignal()
+    params = LocalParams.model_validate({"options": {"temperature": 0, "maxTokens": 64, "contextLength": 320}})
+    with pytest.raises(asyncio.CancelledError):  # stopped at its first token, within its first decode
+        await LocalChat(params, "Model").invoke([ChatMessage(role="user", content="Tell a story.")], [], signal,
+                                                lambda _token: signal.abort())
+    assert capfd.readouterr().err == ""
