@@ -331,7 +331,7 @@ class StepBook:
         is marked as one the fallback took over."""
         meta = task.metadata
         scope, item, iterations = _scope(meta), int(meta.get("itemIndex", 0) or 0), _iterations(meta)
-        for row in reversed((*self.rows, *self._staged)):
+        for row in reversed(self.rows):
             if row.kind == "model-error" and row.item == item and row.iterations == iterations \
                     and row.model_task is not None and _scope(row.model_task.metadata) == scope:
                 if row.tool == MODEL_ERROR:
