@@ -30,6 +30,12 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "@n8n/n8n-nodes-langchain.toolCode": "nodes.tools.code_tool:CodeTool",
     "@n8n/n8n-nodes-langchain.mcpClientTool": "nodes.tools.mcp_client:McpClientTool",
     "n8n-nodes-base.set": "nodes.core.set_fields:SetFields",
+    "n8n-nodes-base.if": "nodes.flow.if_node:IfNode",
+    "n8n-nodes-base.switch": "nodes.flow.switch_node:SwitchNode",
+    "n8n-nodes-base.filter": "nodes.flow.filter_node:FilterNode",
+    "n8n-nodes-base.limit": "nodes.flow.limit:LimitNode",
+    "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
+    "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
 }
 
