@@ -187,6 +187,13 @@ class NodeContext(_ContextBase):
             return None
         return self.items[0].get("json", {}) if self.items else {}
 
+    def input_data(self, index: int = 0) -> list[Item]:
+        """The items of main input `index` (n8n's getInputData): none where that input got none."""
+        inputs = self.entry.inputs if self.entry is not None else None
+        if inputs is None:
+            return self.items if index == 0 else []
+        return (inputs[index] or []) if index < len(inputs) else []
+
     def memo(self, name: str) -> dict[str, Any]:
         """A cache of derived data for this node, kept for the life of the execution object.
 

@@ -137,8 +137,11 @@ class Execution:
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         self._incoming: dict[tuple[str, str], list[str]] = {}
+        self._main_inputs: dict[str, int] = {}  # how many main inputs each node's links reach (n8n's count)
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append(src)
+            if ctype == MAIN:
+                self._main_inputs[target.node] = max(self._main_inputs.get(target.node, 1), target.index + 1)
         self._skip_pause_once = False
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
@@ -251,7 +254,7 @@ class Execution:
         state = self.state
         stack = state.stack
         self._last_yield = time.perf_counter()
-        while stack:
+        while stack or (state.waiting and self._release_waiting()):
             await self.maybe_yield()
             if self.signal.aborted:
                 raise ExecutionCancelled()
@@ -448,7 +451,7 @@ class Execution:
             source=entry.source,
         )
         if entry.mode == "main":
-            task.input = {MAIN: [entry.input]}
+            task.input = {MAIN: entry.inputs if entry.inputs is not None else [entry.input]}
         else:
             task.input = {AI_TOOL: [entry.input]}
         if entry.parent is not None:
@@ -493,15 +496,84 @@ class Execution:
             if not items:
                 continue
             for target in targets:
-                children.append(
-                    StackEntry(
-                        node=target.node,
-                        input=items,
-                        source=[SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)],
-                    )
-                )
+                source = SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)
+                if self._main_inputs.get(target.node, 1) > 1:
+                    ready = self._wait_for_inputs(target.node, target.index, items, source)
+                    if ready is not None:
+                        children.append(ready)
+                    continue
+                children.append(StackEntry(node=target.node, input=items, source=[source]))
         state.stack.extend(reversed(children))
         return task
+
+    # ----- nodes with several main inputs (n8n's waitingExecution, v1 order) ---------------------
+    def _wait_for_inputs(self, name: str, input_index: int, items: list[Item], source: SourceRef) -> StackEntry | None:
+        """Park one input's items for a node with several main inputs; the run, once every input has
+        items (the first waiting run still missing this input gets them, as n8n does)."""
+        waiting = self.state.waiting
+        entry = next((e for e in waiting if e.node == name and e.inputs is not None and e.inputs[input_index] is None), None)
+        if entry is None:
+            entry = StackEntry(node=name, inputs=[None] * self._main_inputs[name])
+            waiting.append(entry)
+        assert entry.inputs is not None
+        entry.inputs[input_index] = items
+        entry.source = self._ordered_sources(entry, input_index, source)
+        if any(i is None for i in entry.inputs):
+            return None
+        waiting.remove(entry)
+        entry.input = entry.inputs[0] or []
+        return entry
+
+    @staticmethod
+    def _ordered_sources(entry: StackEntry, input_index: int, source: SourceRef) -> list[SourceRef]:
+        """The entry's sources in input order (inputs without items have none)."""
+        assert entry.inputs is not None
+        by_input = dict(zip((k for k, i in enumerate(entry.inputs) if i is not None and k != input_index), entry.source))
+        by_input[input_index] = source
+        return [by_input[k] for k in sorted(by_input)]
+
+    def _release_waiting(self) -> bool:
+        """The stack ran empty: start the first waiting run n8n would start with inputs missing
+        (those read as no items), unless its type requires them or a parent still waits. False
+        when none may start (the execution then ends, as n8n's does)."""
+        waiting = self.state.waiting
+        index = 0
+        while index < len(waiting):
+            entry = waiting[index]
+            assert entry.inputs is not None
+            node = self._nodes[entry.node]
+            required = self.node_type(node).required_inputs(node.parameters)
+            count = len(entry.inputs)
+            names = {e.node for e in waiting}
+            present = [k for k, items in enumerate(entry.inputs) if items is not None]
+            if (isinstance(required, list) and len(required) == count) or required == count \
+                    or self._main_ancestors(entry.node) & names \
+                    or (isinstance(required, list) and any(k not in present for k in required)) \
+                    or (isinstance(required, int) and len(present) < required):
+                index += 1
+                continue
+            del waiting[index]
+            entry.inputs = [items or [] for items in entry.inputs]
+            if any(entry.inputs):
+                entry.input = entry.inputs[0]
+                self.state.stack.append(entry)
+                return True
+            index = 0
+        return False
+
+    def _main_ancestors(self, name: str) -> set[str]:
+        """Every node main connections lead from to `name`."""
+        memo = self.memo.setdefault(("main-ancestors", name), {})
+        if "nodes" not in memo:
+            found: set[str] = set()
+            pending = [name]
+            while pending:
+                for parent in self._incoming.get((pending.pop(), MAIN), ()):
+                    if parent not in found:
+                        found.add(parent)
+                        pending.append(parent)
+            memo["nodes"] = found
+        return memo["nodes"]
 
     def _deliver(self, entry: StackEntry, task: TaskData) -> None:
         """Hand a tool run's TaskData to the request waiting for it, further down the stack."""

@@ -60,6 +60,12 @@ class NodeType:
         return parameters
 
     @classmethod
+    def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:
+        """n8n's `requiredInputs` of a node with several main inputs: how many (or which) inputs
+        need items before a run that waits for the others may start without them; None: any one."""
+        return None
+
+    @classmethod
     def input_spec(cls, conn_type: str) -> PortSpec | None:
         for spec in cls.inputs:
             if spec.type == conn_type:

@@ -33,6 +33,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.if": "nodes.flow.if_node:IfNode",
     "n8n-nodes-base.switch": "nodes.flow.switch_node:SwitchNode",
     "n8n-nodes-base.filter": "nodes.flow.filter_node:FilterNode",
+    "n8n-nodes-base.merge": "nodes.flow.merge_node:MergeNode",
     "n8n-nodes-base.limit": "nodes.flow.limit:LimitNode",
     "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
     "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
