@@ -35,6 +35,8 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.filter": "nodes.flow.filter_node:FilterNode",
     "n8n-nodes-base.merge": "nodes.flow.merge_node:MergeNode",
     "n8n-nodes-base.limit": "nodes.flow.limit:LimitNode",
+    "n8n-nodes-base.splitOut": "nodes.flow.split_out:SplitOutNode",
+    "n8n-nodes-base.aggregate": "nodes.flow.aggregate:AggregateNode",
     "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
     "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
