@@ -2,7 +2,7 @@
 node-by-node output (`data.main`: every item's `json`) must equal what n8n 1.123 recorded for it
 (tests/parity/recorded/, made by tests/parity/record.sh). Timing fields are not compared.
 
-The `Items` node of most workflows is a Code node (not a type we run) whose pinData holds exactly
+The `Items` node of most workflows is a Code node whose pinData holds exactly
 the items its code returns: n8n's `execute` ignores pinData (CLI runs are not manual runs) and runs
 the code; we output the pinned items. The recording proves both are the same.
 

@@ -355,5 +355,86 @@
     state.answers = new Map();
   }
 
-  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon };
+  // ----- the Code node: a function body run as n8n's JavaScript sandbox runs it -----------------
+  // The same globals as expressions, plus `items` (run once for all items) or `item` (once per
+  // item), console and Promise; errors are never swallowed; the body runs as an async function.
+  const codeTemplates = [];
+  const codeLogs = [];
+  const codeConsole = {};
+  for (const level of ["log", "info", "warn", "error", "debug"]) {
+    codeConsole[level] = (...args) => {
+      if (codeLogs.length < 100) codeLogs.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+    };
+  }
+  const codeInput = Object.create($input);
+  codeInput.all = () => {
+    if (state.codeItems === undefined) state.codeItems = data("input", ["all"]);
+    return state.codeItems;
+  };
+  codeInput.first = () => codeInput.all()[0];
+  codeInput.last = () => { const all = codeInput.all(); return all[all.length - 1]; };
+  function codeScope(perItem) {
+    const own = Object.create(scope);
+    Object.defineProperty(own, "$input", { value: codeInput });
+    Object.defineProperty(own, perItem ? "item" : "items", { get: perItem ? currentItem : codeInput.all });
+    for (const name of ["console", "Promise", "setTimeout"]) {
+      Object.defineProperty(own, name, { value: name === "console" ? codeConsole : g[name] });
+    }
+    return own;
+  }
+  const scopes = [codeScope(false), codeScope(true)];
+
+  function compileBody(body, perItem) {
+    try {
+      const fn = compileCode("__scope", "with (__scope) { return (async function () {\n" + body + "\n}).call(__scope); }");
+      codeTemplates.push({ fn, perItem });
+    } catch (error) {
+      codeTemplates.push({ error: describe(error) });
+    }
+    return codeTemplates.length - 1;
+  }
+
+  let pending = null;
+  function runBody(id) {
+    const code = codeTemplates[id];
+    state.needs = [];
+    state.item = undefined;
+    state.codeItems = undefined;
+    codeLogs.length = 0;
+    if (code.error) {
+      pending = { done: true, compileError: code.error };
+      return "e";
+    }
+    if (luxon && state.zoneSet !== state.zone) {
+      luxon.Settings.defaultZone = state.zone;
+      state.zoneSet = state.zone;
+    }
+    const settled = pending = { done: false };
+    code.fn(scopes[code.perItem ? 1 : 0]).then(
+      (value) => { settled.done = true; settled.value = value; },
+      (error) => { settled.done = true; settled.error = error; });
+    return "p";
+  }
+
+  // the settled result: "n" data needed, "e" an error (with the code's line), "u" or "j" a value
+  function bodyResult() {
+    const settled = pending;
+    if (!settled.done) return "w";
+    if (settled.compileError) return "e" + JSON.stringify(settled.compileError);
+    if (state.needs.length) return "n" + JSON.stringify(state.needs);
+    if (settled.error !== undefined) {
+      const error = settled.error;
+      const out = describe(error);
+      const frame = /:(\d+):\d+\)/.exec(String(error && error.stack || "").split("\n")[0] || "");
+      if (frame) out.line = Number(frame[1]) - 3;
+      out.thrown = !(error instanceof Error);
+      return "e" + JSON.stringify(out);
+    }
+    const value = settled.value;
+    if (value === undefined) return "u";
+    return "j" + JSON.stringify({ value, logs: codeLogs });
+  }
+
+  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon,
+    compileBody, runBody, bodyResult };
 })(globalThis);
