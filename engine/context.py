@@ -194,6 +194,11 @@ class NodeContext(_ContextBase):
             return self.items if index == 0 else []
         return (inputs[index] or []) if index < len(inputs) else []
 
+    def node_context(self) -> dict[str, Any]:
+        """What this node keeps between its runs in this execution (n8n's getContext('node')):
+        plain JSON, part of the resumable state."""
+        return self._execution.state.node_context.setdefault(self.node.name, {})
+
     def memo(self, name: str) -> dict[str, Any]:
         """A cache of derived data for this node, kept for the life of the execution object.
 

@@ -174,6 +174,8 @@ class ExecutionState(BaseModel):
     pause: dict[str, Any] | None = None  # the debugger's pause point while paused (with its key)
     # runs of nodes with several main inputs that wait for the inputs still missing, oldest first
     waiting: list[StackEntry] = Field(default_factory=list)
+    # what nodes keep between their runs in this execution (n8n's node context), by node name
+    node_context: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="nodeContext")
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -34,6 +34,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.switch": "nodes.flow.switch_node:SwitchNode",
     "n8n-nodes-base.filter": "nodes.flow.filter_node:FilterNode",
     "n8n-nodes-base.merge": "nodes.flow.merge_node:MergeNode",
+    "n8n-nodes-base.splitInBatches": "nodes.flow.loop_over_items:LoopOverItemsNode",
     "n8n-nodes-base.limit": "nodes.flow.limit:LimitNode",
     "n8n-nodes-base.splitOut": "nodes.flow.split_out:SplitOutNode",
     "n8n-nodes-base.aggregate": "nodes.flow.aggregate:AggregateNode",
