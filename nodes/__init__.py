@@ -39,6 +39,8 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.splitOut": "nodes.flow.split_out:SplitOutNode",
     "n8n-nodes-base.aggregate": "nodes.flow.aggregate:AggregateNode",
     "n8n-nodes-base.code": "nodes.flow.code_node:CodeNode",
+    "n8n-nodes-base.executeWorkflow": "nodes.flow.execute_workflow:ExecuteWorkflowNode",
+    "n8n-nodes-base.executeWorkflowTrigger": "nodes.flow.execute_workflow:ExecuteWorkflowTrigger",
     "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
     "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
