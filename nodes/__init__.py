@@ -43,6 +43,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.executeWorkflowTrigger": "nodes.flow.execute_workflow:ExecuteWorkflowTrigger",
     "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
     "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
+    "n8n-nodes-base.wait": "nodes.flow.wait_node:WaitNode",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
 }
 
