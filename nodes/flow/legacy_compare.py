@@ -9,7 +9,7 @@ from typing import Any, Callable
 from engine.errors import NodeOperationError
 from nodes.core.set_values import MISSING, is_nan, js_number, js_truthy
 
-from .conditions import js_to_string, js_typeof, strict_equal
+from .conditions import js_to_string, strict_equal
 from .js_values import JsValues
 
 DATA_TYPES = ("boolean", "dateTime", "number", "string")
@@ -143,4 +143,4 @@ def legacy_conditions(conditions: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-__all__ = ["LegacyComparer", "legacy_conditions", "js_typeof"]
+__all__ = ["LegacyComparer", "legacy_conditions"]
