@@ -146,8 +146,8 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
 
 def run_code(body: str, *, scope: Scope, item_index: int, per_item: bool, time_limit_s: float) -> str:
     """Run a Code node's JavaScript body in the expression engine for one item (`per_item`) or for
-    all: the runtime's encoded reply ("u" undefined, "j{value, logs}", "e{error}"). Raises
-    Interrupted when it ran out of time or memory."""
+    all: "u" (undefined), or JSON text of {value, logs} or {error}. Raises Interrupted when it ran
+    out of time or memory."""
     rt = runtime()
     item = _item_of(scope, item_index)
     try:

@@ -205,7 +205,7 @@ class Runtime:
 
     def run_body(self, body: str, per_item: bool, answer: Callable[[str, list[Any]], str], time_limit_s: float) -> str:
         """Run a Code node's JavaScript (a function body, awaited) against the current scope and
-        item, within `time_limit_s`: the runtime's encoded result ("u", "j{value, logs}", "e")."""
+        item, within `time_limit_s`: "u" (undefined), or JSON text of {value, logs} or {error}."""
         key = ("body-each\u0000" if per_item else "body-all\u0000") + body
         tid = self.compiled.get(key)
         if tid is None:

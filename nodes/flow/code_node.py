@@ -239,12 +239,11 @@ class CodeNode(NodeType):
                              time_limit_s=TIME_LIMIT_S)
         except Interrupted as exc:
             raise NodeOperationError(f'Node "{node}": {exc}', node=node) from None
-        tag, body = reply[0], reply[1:]
-        if tag == "u":
+        if reply == "u":
             return _UNDEFINED
-        if tag == "e":
-            raise execution_error(node, json.loads(body), index if per_item else None)
-        data = json.loads(body)
+        data = json.loads(reply)
+        if "error" in data:
+            raise execution_error(node, data["error"], index if per_item else None)
         for line in data.get("logs") or []:
             ctx.note(f"console: {line}")
         return data.get("value", _UNDEFINED)

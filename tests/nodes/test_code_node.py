@@ -55,3 +55,8 @@ def test_python_is_refused_by_name() -> None:
 def test_code_sees_the_javascript_globals_of_n8ns_sandbox() -> None:
     task = run("const p = await Promise.all([1, 2].map(async (x) => x * 2));\nreturn [{ json: { p } }];")
     assert task.data["main"][0][0]["json"] == {"p": [2, 4]}
+
+
+def test_large_results_cross_from_the_engine() -> None:
+    task = run("return Array.from({ length: 20000 }, (_, i) => ({ json: { i, text: 'abcdefgh' } }));")
+    assert task.error is None and len(task.data["main"][0]) == 20000

@@ -311,14 +311,15 @@
         // NaN and ±Infinity keep their value (JSON would make them null): Python's json reads these words
         if (typeof value === "number" && !isFinite(value)) return "j" + String(value);
         const json = JSON.stringify(value);
-        return json === undefined ? "u" : "j" + json;
+        // joined, not concatenated: a long concatenation is a rope string the host cannot read
+        return json === undefined ? "u" : ["j", json].join("");
       }
       let out = "";
       for (const part of compiled) {
         out += typeof part === "string" ? part : text(checkResult(evaluatePart(part)));
       }
       if (state.needs.length) return "n" + JSON.stringify(state.needs);
-      return "s" + out;
+      return ["s", out].join("");
     } catch (error) {
       if (state.needs.length) return "n" + JSON.stringify(state.needs);
       if (error instanceof Unguarded) return "j" + "null";
@@ -416,11 +417,12 @@
     return "p";
   }
 
-  // the settled result: "n" data needed, "e" an error (with the code's line), "u" or "j" a value
+  // the settled result: "w" still waiting, "n" data needed, "u" undefined, else JSON text of
+  // {value, logs} or {error} (one JSON.stringify: a concatenated string reaches the host as a rope)
   function bodyResult() {
     const settled = pending;
     if (!settled.done) return "w";
-    if (settled.compileError) return "e" + JSON.stringify(settled.compileError);
+    if (settled.compileError) return JSON.stringify({ error: settled.compileError });
     if (state.needs.length) return "n" + JSON.stringify(state.needs);
     if (settled.error !== undefined) {
       const error = settled.error;
@@ -428,11 +430,11 @@
       const frame = /:(\d+):\d+\)/.exec(String(error && error.stack || "").split("\n")[0] || "");
       if (frame) out.line = Number(frame[1]) - 3;
       out.thrown = !(error instanceof Error);
-      return "e" + JSON.stringify(out);
+      return JSON.stringify({ error: out });
     }
     const value = settled.value;
     if (value === undefined) return "u";
-    return "j" + JSON.stringify({ value, logs: codeLogs });
+    return JSON.stringify({ value, logs: codeLogs });
   }
 
   g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon,
