@@ -3,7 +3,7 @@
 Rules mode: one output per rule (n8n's filter conditions); an item goes to the first rule it
 meets (every rule it meets with `allMatchingOutputs`), else to the fallback output (`extra`, or a
 rule's output), else nowhere. Expression mode: `output` names the output index of each item.
-Every output item is paired with its input position. v1–v2 (another form) are refused.
+Every output item is paired with its input position. v1–v2 (another form) are in switch_legacy.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .conditions import ENABLE_LESS_STRICT, execute_filter, js_to_string
 from .if_node import loose_validation, paired
 from .js_values import JsValues
 from .params import parameter, plain
+from .switch_legacy import switch_legacy
 
 # the rules a Switch gets when the file leaves `rules` out (n8n's default: one empty rule)
 DEFAULT_RULES = {"values": [{"conditions": {
@@ -68,7 +69,7 @@ def _slot(outputs: list[list[Item]], index: Any, node: str) -> list[Item]:
 class SwitchNode(NodeType):
     type = "n8n-nodes-base.switch"
     version = 3.4
-    versions = (3, 3.1, 3.2, 3.3, 3.4)
+    versions = (1, 2, 3, 3.1, 3.2, 3.3, 3.4)
     display_name = "Switch"
     description = "Routes items to different outputs by rules or an expression"
     group = "Core"
@@ -78,10 +79,7 @@ class SwitchNode(NodeType):
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
         if float(ctx.node.typeVersion) < 3:
-            raise NodeOperationError(
-                f'Node "{node}" is a Switch of typeVersion {ctx.node.typeVersion}, which mini-n8n does not run '
-                "(it supports versions 3 to 3.4)", node=node,
-                description="Open the workflow in n8n and replace the node with a new Switch node")
+            return switch_legacy(ctx)
         mode = plain(parameter(ctx, "mode", 0, "rules"))
         js = JsValues(ctx.expression_scope().state)
         outputs: list[list[Item]] = []
