@@ -59,6 +59,11 @@ class NodeType:
         unless the type knows n8n's form."""
         return parameters
 
+    def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
+        """The (inputs, outputs) a node with these parameters has: as declared, unless the type's
+        ports follow its parameters (a Switch's rules, a Merge's number of inputs)."""
+        return self.inputs, self.outputs
+
     @classmethod
     def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:
         """n8n's `requiredInputs` of a node with several main inputs: how many (or which) inputs

@@ -52,6 +52,12 @@ class MergeNode(NodeType):
     inputs = (PortSpec(MAIN, "Input 1"), PortSpec(MAIN, "Input 2"))
     Params = MergeParams
 
+    def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
+        """v3's `numberInputs` inputs (2 to 10), two before."""
+        count = parameters.get("numberInputs", 2) if version >= 3 else 2
+        count = count if isinstance(count, int) and not isinstance(count, bool) and 2 <= count <= 10 else 2
+        return tuple(PortSpec(MAIN, f"Input {i + 1}") for i in range(count)), self.outputs
+
     @classmethod
     def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:
         return [0, 1] if parameters.get("mode") == "chooseBranch" else 1

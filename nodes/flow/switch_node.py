@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
@@ -75,6 +76,26 @@ class SwitchNode(NodeType):
     group = "Core"
     icon = "switch"
     Params = SwitchParams
+
+    def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
+        """n8n's configured outputs: one per rule (named by its output key), the fallback output,
+        or the number an expression-mode Switch names; v1 always has four."""
+        def count(value: Any, default: int) -> int:
+            return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 64 else default
+
+        if version < 2:
+            labels = ["0", "1", "2", "3"]
+        elif parameters.get("mode") == "expression":
+            labels = [str(i) for i in range(count(parameters.get("numberOutputs" if version >= 3 else "outputsAmount"), 4))]
+        else:
+            rules = parameters.get("rules", DEFAULT_RULES if version >= 3 else {})
+            rules = rules if isinstance(rules, dict) else {}
+            entries = rules.get("values" if version >= 3 else "rules") or []
+            labels = [str(r.get("outputKey") or i) if isinstance(r, dict) else str(i) for i, r in enumerate(entries)]
+            options = parameters.get("options") if isinstance(parameters.get("options"), dict) else {}
+            if version >= 3 and options.get("fallbackOutput") == "extra":
+                labels.append(str(options.get("renameFallbackOutput") or "Fallback"))
+        return self.inputs, tuple(PortSpec(MAIN, label) for label in labels) or (PortSpec(MAIN),)
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
