@@ -138,11 +138,14 @@ class FilterOptions:
 
 
 def filter_options(raw: Any) -> FilterOptions:
+    """The options as n8n reads them: a missing `caseSensitive` ignores case, a missing
+    `typeValidation` is loose (only "strict" is strict), a missing `version` is 1."""
     raw = raw if isinstance(raw, dict) else {}
+    version = js_number(raw.get("version", 1))
     return FilterOptions(
-        case_sensitive=raw.get("caseSensitive", True) is not False,
-        strict=raw.get("typeValidation", "strict") != "loose",
-        version=float(js_number(raw.get("version", 1)) or 1),
+        case_sensitive=js_truthy(raw.get("caseSensitive")),
+        strict=raw.get("typeValidation") == "strict",
+        version=1.0 if is_nan(version) or not version else float(version),
     )
 
 
@@ -334,8 +337,12 @@ def strict_equal(a: Any, b: Any) -> bool:
 def execute_filter(value: Any, item_index: int, js: JsValues, node: str) -> bool:
     """n8n's executeFilter: the conditions combined with "and" (every) or "or" (some)."""
     value = value if isinstance(value, dict) else {}
-    options = filter_options(value.get("options"))
     conditions = value.get("conditions") or []
+    raw_options = value.get("options", MISSING)
+    if conditions and not isinstance(raw_options, dict):  # n8n reads options.caseSensitive first
+        what = "null" if raw_options is None else "undefined"
+        raise NodeOperationError(f"Cannot read properties of {what} (reading 'caseSensitive')", node=node)
+    options = filter_options(raw_options)
     combinator = value.get("combinator", "and")
     if combinator == "and":
         return all(execute_condition(c, options, i, item_index, js, node) for i, c in enumerate(conditions))
