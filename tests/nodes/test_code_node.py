@@ -60,3 +60,13 @@ def test_code_sees_the_javascript_globals_of_n8ns_sandbox() -> None:
 def test_large_results_cross_from_the_engine() -> None:
     task = run("return Array.from({ length: 20000 }, (_, i) => ({ json: { i, text: 'abcdefgh' } }));")
     assert task.error is None and len(task.data["main"][0]) == 20000
+
+
+@pytest.mark.parametrize("code, message", [
+    ("const data = $getWorkflowStaticData('global');\nreturn [];", "$getWorkflowStaticData() is not supported by mini-n8n's Code node [line 1]"),
+    ("\nreturn [{ json: { r: helpers.returnJsonArray } }];", "helpers.returnJsonArray is not supported by mini-n8n's Code node [line 2]"),
+    ("const _ = require('lodash');\nreturn [];", "Cannot find module 'lodash' [line 1]"),
+])
+def test_what_the_engine_does_not_have_is_a_clear_error(code: str, message: str) -> None:
+    task = run(code)
+    assert task.error is not None and task.error.message == message

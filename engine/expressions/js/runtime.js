@@ -381,13 +381,21 @@
     for (const name of ["console", "Promise", "setTimeout"]) {
       Object.defineProperty(own, name, { value: name === "console" ? codeConsole : g[name] });
     }
+    // what n8n's sandbox has and this engine does not: a clear error when used, never a quiet undefined
+    const hostError = (message) => Object.assign(new Error(message), { host: true });
+    const unsupported = (what) => () => { throw hostError(what + " is not supported by mini-n8n's Code node"); };
+    Object.defineProperty(own, "require", { value: (name) => { throw hostError("Cannot find module '" + name + "'"); } });
+    for (const name of ["$getWorkflowStaticData", "$getNodeParameter"]) {
+      Object.defineProperty(own, name, { value: unsupported(name + "()") });
+    }
+    Object.defineProperty(own, "helpers", { value: new g.Proxy({}, { get: (_t, key) => unsupported("helpers." + String(key))() }) });
     return own;
   }
   const scopes = [codeScope(false), codeScope(true)];
 
   function compileBody(body, perItem) {
     try {
-      const fn = compileCode("__scope", "with (__scope) { return (async function () {\n" + body + "\n}).call(__scope); }");
+      const fn = compileCode("__scope", "with (__scope) { return (async function __n8nCode() {\n" + body + "\n}).call(__scope); }");
       codeTemplates.push({ fn, perItem });
     } catch (error) {
       codeTemplates.push({ error: describe(error) });
@@ -427,7 +435,11 @@
     if (settled.error !== undefined) {
       const error = settled.error;
       const out = describe(error);
-      const frame = /:(\d+):\d+\)/.exec(String(error && error.stack || "").split("\n")[0] || "");
+      // the code's line: the innermost frame, or for an error of the runtime's own (a helper the
+      // code called) the code's frame that called it
+      const frames = String(error && error.stack || "").split("\n");
+      const own = error && (error.host || error instanceof ExpressionError);
+      const frame = /:(\d+):\d+\)/.exec((own ? frames.find((l) => l.includes("at __n8nCode (")) : frames[0]) || "");
       if (frame) out.line = Number(frame[1]) - 3;
       out.thrown = !(error instanceof Error);
       return JSON.stringify({ error: out });
