@@ -42,6 +42,10 @@ class NodeType:
     outputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
     Params: ClassVar[type[NodeParams]] = NodeParams
     credential_types: ClassVar[tuple[str, ...]] = ()  # n8n credential types it reads (the GUI's picker)
+    # n8n's parameters of this type (every version) it reads, and those it refuses with a message
+    # saying when (tests compare both with n8n's node descriptions)
+    implemented_parameters: ClassVar[frozenset[str]] = frozenset()
+    unsupported_parameters: ClassVar[dict[str, str]] = {}
     is_trigger: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True

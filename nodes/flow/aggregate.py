@@ -39,6 +39,11 @@ class AggregateNode(NodeType):
     group = "Core"
     icon = "aggregate"
     Params = AggregateParams
+    implemented_parameters = frozenset({
+        "aggregate", "fieldsToAggregate", "destinationFieldName", "include", "fieldsToExclude", "fieldsToInclude", "options",
+        "options.disableDotNotation", "options.keepMissing", "options.mergeLists"})
+    unsupported_parameters = {"options.includeBinaries": "including binaries is refused with an error naming it",
+                              "options.keepOnlyUnique": "an option of including binaries, which is refused"}
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         items = ctx.items

@@ -201,6 +201,8 @@ class CodeNode(NodeType):
     group = "Core"
     icon = "code"
     Params = CodeParams
+    implemented_parameters = frozenset({"mode", "language", "jsCode"})
+    unsupported_parameters = {"pythonCode": "Python code (language python or pythonNative) is refused with an error naming it"}
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name

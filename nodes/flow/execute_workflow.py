@@ -123,6 +123,9 @@ class ExecuteWorkflowNode(NodeType):
     group = "Core"
     icon = "execute-workflow"
     Params = ExecuteWorkflowParams
+    implemented_parameters = frozenset({"source", "workflowId", "workflowPath", "workflowJson", "workflowInputs", "mode",
+                                        "options", "options.waitForSubWorkflow"})
+    unsupported_parameters = {"workflowUrl": "the URL source is refused with an error naming it"}
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
@@ -258,6 +261,7 @@ class ExecuteWorkflowTrigger(NodeType):
     inputs = ()
     is_trigger = True
     Params = ExecuteWorkflowTriggerParams
+    implemented_parameters = frozenset({"inputSource", "workflowInputs", "jsonExample"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         items = [paired(item, index) for index, item in enumerate(ctx.items)]

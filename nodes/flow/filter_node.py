@@ -39,6 +39,8 @@ class FilterNode(NodeType):
     group = "Core"
     icon = "filter"
     Params = FilterParams
+    implemented_parameters = frozenset({"conditions", "combineConditions", "looseTypeValidation", "options",
+                                        "options.ignoreCase", "options.looseTypeValidation"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         js = JsValues(ctx.expression_scope().state)

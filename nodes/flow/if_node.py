@@ -71,6 +71,8 @@ class IfNode(NodeType):
     icon = "if"
     outputs = (PortSpec(MAIN, "true"), PortSpec(MAIN, "false"))
     Params = IfParams
+    implemented_parameters = frozenset({"conditions", "combineOperation", "looseTypeValidation", "options",
+                                        "options.ignoreCase", "options.looseTypeValidation"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         js = JsValues(ctx.expression_scope().state)

@@ -40,6 +40,7 @@ class LimitNode(NodeType):
     group = "Core"
     icon = "limit"
     Params = LimitParams
+    implemented_parameters = frozenset({"maxItems", "keep"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         items = [paired(item, index) for index, item in enumerate(ctx.items)]

@@ -61,6 +61,7 @@ class LoopOverItemsNode(NodeType):
     icon = "loop"
     outputs = (PortSpec(MAIN, "done"), PortSpec(MAIN, "loop"))
     Params = LoopParams
+    implemented_parameters = frozenset({"batchSize", "options", "options.reset"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name

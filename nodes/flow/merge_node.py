@@ -44,13 +44,25 @@ class MergeParams(NodeParams):
 class MergeNode(NodeType):
     type = "n8n-nodes-base.merge"
     version = 3.2
-    versions = (2, 2.1, 3, 3.1, 3.2)
+    versions = (1, 2, 2.1, 3, 3.1, 3.2)  # v1 is refused at run
     display_name = "Merge"
     description = "Merges the items of several inputs once all of them arrived"
     group = "Core"
     icon = "merge"
     inputs = (PortSpec(MAIN, "Input 1"), PortSpec(MAIN, "Input 2"))
     Params = MergeParams
+    implemented_parameters = frozenset({
+        "mode", "combineBy", "combinationMode", "numberInputs", "advanced", "fieldsToMatchString", "mergeByFields",
+        "joinMode", "outputDataFrom", "chooseBranchMode", "output", "useDataOfInput", "options", "options.clashHandling",
+        "options.disableDotNotation", "options.fuzzyCompare", "options.includeUnpaired", "options.multipleMatches"})
+    unsupported_parameters = {
+        "query": "SQL Query mode (combineBySql) is refused with an error naming it",
+        "options.emptyQueryResult": "an option of SQL Query mode, which is refused",
+        "join": "Merge v1 is refused with an error naming its version",
+        "overwrite": "Merge v1 is refused with an error naming its version",
+        "propertyName1": "Merge v1 is refused with an error naming its version",
+        "propertyName2": "Merge v1 is refused with an error naming its version",
+    }
 
     def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
         """v3's `numberInputs` inputs (2 to 10), two before."""

@@ -54,6 +54,8 @@ class SplitOutNode(NodeType):
     group = "Core"
     icon = "split-out"
     Params = SplitOutParams
+    implemented_parameters = frozenset({"fieldToSplitOut", "include", "fieldsToInclude", "options",
+                                        "options.destinationFieldName", "options.disableDotNotation", "options.includeBinary"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name

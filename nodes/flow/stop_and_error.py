@@ -54,6 +54,7 @@ class StopAndErrorNode(NodeType):
     icon = "stop"
     outputs: tuple[PortSpec, ...] = ()
     Params = StopAndErrorParams
+    implemented_parameters = frozenset({"errorType", "errorMessage", "errorObject"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         error_type = plain(parameter(ctx, "errorType", 0, "errorMessage"))

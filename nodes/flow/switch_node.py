@@ -76,6 +76,10 @@ class SwitchNode(NodeType):
     group = "Core"
     icon = "switch"
     Params = SwitchParams
+    implemented_parameters = frozenset({
+        "mode", "rules", "dataType", "value1", "fallbackOutput", "output", "outputsAmount", "numberOutputs",
+        "looseTypeValidation", "options", "options.allMatchingOutputs", "options.fallbackOutput", "options.ignoreCase",
+        "options.looseTypeValidation", "options.renameFallbackOutput"})
 
     def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
         """n8n's configured outputs: one per rule (named by its output key), the fallback output,

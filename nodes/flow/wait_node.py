@@ -45,6 +45,16 @@ class WaitNode(NodeType):
     group = "Core"
     icon = "wait"
     Params = WaitParams
+    implemented_parameters = frozenset({"resume", "amount", "unit", "dateTime"})
+    # parameters of resuming on a webhook call or a form, which is refused with an error naming it
+    unsupported_parameters = dict.fromkeys((
+        "formDescription", "formFields", "formTitle", "httpMethod", "incomingAuthentication", "limitType",
+        "limitWaitTime", "maxDateAndTime", "options", "options.appendAttribution", "options.binaryData",
+        "options.binaryPropertyName", "options.ignoreBots", "options.ipWhitelist", "options.noResponseBody",
+        "options.rawBody", "options.respondWithOptions", "options.responseContentType", "options.responseData",
+        "options.responseHeaders", "options.responsePropertyName", "options.webhookSuffix",
+        "responseBinaryPropertyName", "responseCode", "responseData", "responseMode", "resumeAmount", "resumeUnit"
+    ), "resuming on a webhook call or a form submission is refused with an error naming it")
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
