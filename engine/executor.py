@@ -137,6 +137,8 @@ class Execution:
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         self._incoming: dict[tuple[str, str], list[str]] = {}
+        # n8n's execution order "v1": a node's children run topmost first (else in link order)
+        self._v1_order = state.workflow.settings.get("executionOrder") == "v1"
         self._main_inputs: dict[str, int] = {}  # how many main inputs each node's links reach (n8n's count)
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append(src)
@@ -490,21 +492,32 @@ class Execution:
         state.last_node = node.name
         state.result = result[0] if result else []
         outputs = state.workflow.connections.get(node.name, {}).get(MAIN, [])
-        children: list[StackEntry] = []
-        for index, targets in enumerate(outputs):
-            items = result[index] if index < len(result) else []
-            if not items:
+        links = [(index, target) for index, targets in enumerate(outputs)
+                 if index < len(result) and result[index] for target in targets]
+        if len(links) > 1 and self._v1_order:
+            links = self._by_position(links)
+        children: list[StackEntry] = []  # in the order n8n queues them: the last one runs first
+        for index, target in links:
+            items = result[index]
+            source = SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)
+            if self._main_inputs.get(target.node, 1) > 1:
+                ready = self._wait_for_inputs(target.node, target.index, items, source)
+                if ready is not None:
+                    children.append(ready)
                 continue
-            for target in targets:
-                source = SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)
-                if self._main_inputs.get(target.node, 1) > 1:
-                    ready = self._wait_for_inputs(target.node, target.index, items, source)
-                    if ready is not None:
-                        children.append(ready)
-                    continue
-                children.append(StackEntry(node=target.node, input=items, source=[source]))
-        state.stack.extend(reversed(children))
+            children.append(StackEntry(node=target.node, input=items, source=[source]))
+        state.stack.extend(children if self._v1_order else reversed(children))
         return task
+
+    def _by_position(self, links: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """n8n's v1 order of a node's children: queued lowest on the canvas first (then rightmost),
+        so the topmost, leftmost child runs first; children at the same place run last-linked first."""
+        def place(link: tuple[int, Any]) -> tuple[float, float]:
+            target = self._nodes.get(link[1].node)
+            position = target.position if target is not None else [0, 0]
+            return (-float(position[1]), -float(position[0]))
+
+        return sorted(links, key=place)
 
     # ----- nodes with several main inputs (n8n's waitingExecution, v1 order) ---------------------
     def _wait_for_inputs(self, name: str, input_index: int, items: list[Item], source: SourceRef) -> StackEntry | None:
