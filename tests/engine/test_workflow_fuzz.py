@@ -137,12 +137,12 @@ def nest(depth: int, shapes: list[bool]) -> str:
 
 
 PLACES = {  # where in a workflow the nested value goes, and how many levels the place itself adds
-    "parameters": ('{{"nodes":[{{"name":"A","type":"n8n-nodes-base.set","parameters":{{"v":{}}}}}],"connections":{{}}}}', 5),
-    "node extra": ('{{"nodes":[{{"name":"A","type":"n8n-nodes-base.set","extra":{}}}],"connections":{{}}}}', 4),
-    "settings": ('{{"nodes":[],"settings":{{"v":{}}},"connections":{{}}}}', 3),
-    "pinData": ('{{"nodes":[],"pinData":{{"A":{}}},"connections":{{}}}}', 3),
-    "connections": ('{{"nodes":[],"connections":{{"A":{{"main":{}}}}}}}', 4),
-    "top level": ('{{"nodes":[],"connections":{{}},"x":{}}}', 2),
+    "parameters": ('{{"nodes":[{{"name":"A","type":"n8n-nodes-base.set","parameters":{{"v":{}}}}}],"connections":{{}}}}', 4),
+    "node extra": ('{{"nodes":[{{"name":"A","type":"n8n-nodes-base.set","extra":{}}}],"connections":{{}}}}', 3),
+    "settings": ('{{"nodes":[],"settings":{{"v":{}}},"connections":{{}}}}', 2),
+    "pinData": ('{{"nodes":[],"pinData":{{"A":{}}},"connections":{{}}}}', 2),
+    "connections": ('{{"nodes":[],"connections":{{"A":{{"main":{}}}}}}}', 3),
+    "top level": ('{{"nodes":[],"connections":{{}},"x":{}}}', 1),
     "bare": ("{}", 0),
 }
 
