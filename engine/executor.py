@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from . import from_ai
+from . import from_ai, node_settings
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
@@ -408,13 +408,17 @@ class Execution:
                     raise NodeOperationError(recorded.error.message, node=node.name, description=recorded.error.description)
                 return recorded.data[AI_TOOL]
         if node.name not in self._rules_ok:  # the graph does not change during a run: check once
-            note = version_note(node, node_type)
-            if note is not None:
-                self.notes.setdefault(node.name, []).append(note)
+            for note in (version_note(node, node_type), node_settings.unsupported_note(node)):
+                if note is not None:
+                    self.notes.setdefault(node.name, []).append(note)
             problems = node_problems(self.state.workflow, self.engine.registry, node.name)
             if problems:
                 raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
             self._rules_ok.add(node.name)
+        if entry.mode == "main" and entry.round == 1 and node_settings.executes_once(node):
+            entry.input = entry.input[:1]  # n8n's "Execute Once": the first item of each input
+            if entry.inputs is not None:
+                entry.inputs = [items[:1] if items else items for items in entry.inputs]
         response = None
         if entry.pending is not None:
             response = EngineResponse(
@@ -483,6 +487,9 @@ class Execution:
         conn = MAIN if entry.mode == "main" else AI_TOOL
         if entry.mode == "main":
             result = with_paired_items(result, entry.input)
+            if not (result and result[0]) and node_settings.always_outputs(node):
+                inputs = entry.inputs if entry.inputs is not None else [entry.input]
+                result = [[node_settings.empty_output(inputs)], *result[1:]]
         task.data = {conn: result}
         self.record(node.name, task)
         self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
