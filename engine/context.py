@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from .errors import NodeOperationError
 from .expressions import Scope, has_expressions, resolve_parameters
 from .node_type import NodeParams
 from .requests import Action
-from .run_data import Item, StackEntry
+from .run_data import ExecutionState, Item, StackEntry
 from .services import Services
 from .workflow import Node, Workflow
 
@@ -30,6 +31,9 @@ def params_error(node: Node, exc: ValidationError) -> NodeOperationError:
     )
     return NodeOperationError(f'Node "{node.name}" has invalid parameters: {details}', node=node.name)
 
+
+MAX_SUB_WORKFLOW_DEPTH = 50
+_SUB_DEPTH: contextvars.ContextVar[int] = contextvars.ContextVar("sub_workflow_depth", default=0)
 
 _PORTS = {AI_LANGUAGE_MODEL: ("Chat Model", "a chat model"), AI_MEMORY: ("Memory", "a memory"), AI_TOOL: ("Tool", "a tool"),
           AI_OUTPUT_PARSER: ("Output Parser", "an output parser")}
@@ -189,6 +193,34 @@ class NodeContext(_ContextBase):
         if self.action is None:
             return None
         return self.items[0].get("json", {}) if self.items else {}
+
+    def input_data(self, index: int = 0) -> list[Item]:
+        """The items of main input `index` (n8n's getInputData): none where that input got none."""
+        inputs = self.entry.inputs if self.entry is not None else None
+        if inputs is None:
+            return self.items if index == 0 else []
+        return (inputs[index] or []) if index < len(inputs) else []
+
+    async def run_sub_workflow(self, workflow: Workflow, start: str, items: list[Item]) -> ExecutionState:
+        """Run another workflow (or this one) from `start` with `items`, to its end, as n8n's
+        sub-executions run ("integrated" mode): stored as an execution of its own, stopped by
+        this run's Stop."""
+        depth = _SUB_DEPTH.get()
+        if depth >= MAX_SUB_WORKFLOW_DEPTH:
+            raise NodeOperationError(f"Sub-workflows call each other more than {MAX_SUB_WORKFLOW_DEPTH} levels deep",
+                                     node=self.node.name)
+        token = _SUB_DEPTH.set(depth + 1)
+        try:
+            execution = self._execution.engine.create(workflow, start=start, items=items, mode="integrated",
+                                                      signal=self._execution.signal)
+            return await execution.run()
+        finally:
+            _SUB_DEPTH.reset(token)
+
+    def node_context(self) -> dict[str, Any]:
+        """What this node keeps between its runs in this execution (n8n's getContext('node')):
+        plain JSON, part of the resumable state."""
+        return self._execution.state.node_context.setdefault(self.node.name, {})
 
     def memo(self, name: str) -> dict[str, Any]:
         """A cache of derived data for this node, kept for the life of the execution object.

@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Any, Callable, Iterable
 
-from . import from_ai
+from . import from_ai, node_settings
 from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
@@ -113,8 +113,13 @@ class Execution:
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         self._incoming: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (source, the target's input index)
+        # n8n's execution order "v1": a node's children run topmost first (else in link order)
+        self._v1_order = state.workflow.settings.get("executionOrder") == "v1"
+        self._main_inputs: dict[str, int] = {}  # how many main inputs each node's links reach (n8n's count)
         for src, ctype, _i, target in state.workflow.links():
             self._incoming.setdefault((target.node, ctype), []).append((src, target.index))
+            if ctype == MAIN:
+                self._main_inputs[target.node] = max(self._main_inputs.get(target.node, 1), target.index + 1)
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
         # a restored execution that was paused passes its own pause point once without stopping
@@ -224,7 +229,7 @@ class Execution:
         state = self.state
         stack = state.stack
         self._last_yield = time.perf_counter()
-        while stack:
+        while stack or (state.waiting and self._release_waiting()):
             await self.maybe_yield()
             if self.signal.aborted:
                 raise ExecutionCancelled()
@@ -367,13 +372,17 @@ class Execution:
                     raise NodeOperationError(recorded.error.message, node=node.name, description=recorded.error.description)
                 return recorded.data[AI_TOOL]
         if node.name not in self._rules_ok:  # the graph does not change during a run: check once
-            note = version_note(node, node_type)
-            if note is not None:
-                self.notes.setdefault(node.name, []).append(note)
+            for note in (version_note(node, node_type), node_settings.unsupported_note(node)):
+                if note is not None:
+                    self.notes.setdefault(node.name, []).append(note)
             problems = node_problems(self.state.workflow, self.engine.registry, node.name)
             if problems:
                 raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
             self._rules_ok.add(node.name)
+        if entry.mode == "main" and entry.round == 1 and node_settings.executes_once(node):
+            entry.input = entry.input[:1]  # n8n's "Execute Once": the first item of each input
+            if entry.inputs is not None:
+                entry.inputs = [items[:1] if items else items for items in entry.inputs]
         response = None
         if entry.pending is not None:
             response = EngineResponse(
@@ -412,7 +421,7 @@ class Execution:
             source=entry.source,
         )
         if entry.mode == "main":
-            task.input = {MAIN: [entry.input]}
+            task.input = {MAIN: entry.inputs if entry.inputs is not None else [entry.input]}
         else:
             task.input = {AI_TOOL: [entry.input]}
         if entry.parent is not None:
@@ -442,6 +451,9 @@ class Execution:
         conn = MAIN if entry.mode == "main" else AI_TOOL
         if entry.mode == "main":
             result = with_paired_items(result, entry.input)
+            if not (result and result[0]) and node_settings.always_outputs(node):
+                inputs = entry.inputs if entry.inputs is not None else [entry.input]
+                result = [[node_settings.empty_output(inputs)], *result[1:]]
         task.data = {conn: result}
         self.record(node.name, task)
         self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
@@ -451,21 +463,101 @@ class Execution:
         state.last_node = node.name
         state.result = result[0] if result else []
         outputs = state.workflow.connections.get(node.name, {}).get(MAIN, [])
-        children: list[StackEntry] = []
-        for index, targets in enumerate(outputs):
-            items = result[index] if index < len(result) else []
-            if not items:
+        links = [(index, target) for index, targets in enumerate(outputs)
+                 if index < len(result) and result[index] for target in targets]
+        if len(links) > 1 and self._v1_order:
+            links = self._by_position(links)
+        children: list[StackEntry] = []  # in the order n8n queues them: the last one runs first
+        for index, target in links:
+            items = result[index]
+            source = SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)
+            if self._main_inputs.get(target.node, 1) > 1:
+                ready = self._wait_for_inputs(target.node, target.index, items, source)
+                if ready is not None:
+                    children.append(ready)
                 continue
-            for target in targets:
-                children.append(
-                    StackEntry(
-                        node=target.node,
-                        input=items,
-                        source=[SourceRef(previousNode=node.name, previousNodeOutput=index, previousNodeRun=entry.run_index or 0)],
-                    )
-                )
-        state.stack.extend(reversed(children))
+            children.append(StackEntry(node=target.node, input=items, source=[source]))
+        state.stack.extend(children if self._v1_order else reversed(children))
         return task
+
+    def _by_position(self, links: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+        """n8n's v1 order of a node's children: queued lowest on the canvas first (then rightmost),
+        so the topmost, leftmost child runs first; children at the same place run last-linked first."""
+        def place(link: tuple[int, Any]) -> tuple[float, float]:
+            target = self._nodes.get(link[1].node)
+            position = target.position if target is not None else [0, 0]
+            return (-float(position[1]), -float(position[0]))
+
+        return sorted(links, key=place)
+
+    # ----- nodes with several main inputs (n8n's waitingExecution, v1 order) ---------------------
+    def _wait_for_inputs(self, name: str, input_index: int, items: list[Item], source: SourceRef) -> StackEntry | None:
+        """Park one input's items for a node with several main inputs; the run, once every input has
+        items (the first waiting run still missing this input gets them, as n8n does)."""
+        waiting = self.state.waiting
+        entry = next((e for e in waiting if e.node == name and e.inputs is not None and e.inputs[input_index] is None), None)
+        if entry is None:
+            entry = StackEntry(node=name, inputs=[None] * self._main_inputs[name])
+            waiting.append(entry)
+        assert entry.inputs is not None
+        entry.inputs[input_index] = items
+        entry.source = self._ordered_sources(entry, input_index, source)
+        if any(i is None for i in entry.inputs):
+            return None
+        waiting.remove(entry)
+        entry.input = entry.inputs[0] or []
+        return entry
+
+    @staticmethod
+    def _ordered_sources(entry: StackEntry, input_index: int, source: SourceRef) -> list[SourceRef]:
+        """The entry's sources in input order (inputs without items have none)."""
+        assert entry.inputs is not None
+        by_input = dict(zip((k for k, i in enumerate(entry.inputs) if i is not None and k != input_index), entry.source))
+        by_input[input_index] = source
+        return [by_input[k] for k in sorted(by_input)]
+
+    def _release_waiting(self) -> bool:
+        """The stack ran empty: start the first waiting run n8n would start with inputs missing
+        (those read as no items), unless its type requires them or a parent still waits. False
+        when none may start (the execution then ends, as n8n's does)."""
+        waiting = self.state.waiting
+        index = 0
+        while index < len(waiting):
+            entry = waiting[index]
+            assert entry.inputs is not None
+            node = self._nodes[entry.node]
+            required = self.node_type(node).required_inputs(node.parameters)
+            count = len(entry.inputs)
+            names = {e.node for e in waiting}
+            present = [k for k, items in enumerate(entry.inputs) if items is not None]
+            if (isinstance(required, list) and len(required) == count) or required == count \
+                    or self._main_ancestors(entry.node) & names \
+                    or (isinstance(required, list) and any(k not in present for k in required)) \
+                    or (isinstance(required, int) and len(present) < required):
+                index += 1
+                continue
+            del waiting[index]
+            entry.inputs = [items or [] for items in entry.inputs]
+            if any(entry.inputs):
+                entry.input = entry.inputs[0]
+                self.state.stack.append(entry)
+                return True
+            index = 0
+        return False
+
+    def _main_ancestors(self, name: str) -> set[str]:
+        """Every node main connections lead from to `name`."""
+        memo = self.memo.setdefault(("main-ancestors", name), {})
+        if "nodes" not in memo:
+            found: set[str] = set()
+            pending = [name]
+            while pending:
+                for parent, _index in self._incoming.get((pending.pop(), MAIN), ()):
+                    if parent not in found:
+                        found.add(parent)
+                        pending.append(parent)
+            memo["nodes"] = found
+        return memo["nodes"]
 
     def _deliver(self, entry: StackEntry, task: TaskData) -> None:
         """Hand a tool run's TaskData to the request waiting for it, further down the stack."""

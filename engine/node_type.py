@@ -42,6 +42,10 @@ class NodeType:
     outputs: ClassVar[tuple[PortSpec, ...]] = (PortSpec(MAIN),)
     Params: ClassVar[type[NodeParams]] = NodeParams
     credential_types: ClassVar[tuple[str, ...]] = ()  # n8n credential types it reads (the GUI's picker)
+    # n8n's parameters of this type (every version) it reads, and those it refuses with a message
+    # saying when (tests compare both with n8n's node descriptions)
+    implemented_parameters: ClassVar[frozenset[str]] = frozenset()
+    unsupported_parameters: ClassVar[dict[str, str]] = {}
     is_trigger: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True
@@ -58,6 +62,17 @@ class NodeType:
         its form shows filled in): what `$parameter` and `$('Node').params` read. As written here
         unless the type knows n8n's form."""
         return parameters
+
+    def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
+        """The (inputs, outputs) a node with these parameters has: as declared, unless the type's
+        ports follow its parameters (a Switch's rules, a Merge's number of inputs)."""
+        return self.inputs, self.outputs
+
+    @classmethod
+    def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:
+        """n8n's `requiredInputs` of a node with several main inputs: how many (or which) inputs
+        need items before a run that waits for the others may start without them; None: any one."""
+        return None
 
     @classmethod
     def input_spec(cls, conn_type: str) -> PortSpec | None:

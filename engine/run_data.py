@@ -154,6 +154,8 @@ class StackEntry(BaseModel):
     edits: list[dict[str, Any]] = Field(default_factory=list)
     replayed: bool = False
     pinned: bool = False  # the node output its pinned data instead of running
+    # a node with several main inputs (Merge): the items of each input, None where none came
+    inputs: list[list[Item] | None] | None = None
 
     def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
@@ -202,6 +204,10 @@ class ExecutionState(BaseModel):
     error: TaskError | None = None
     result: list[Item] | None = None
     pause: dict[str, Any] | None = None  # the debugger's pause point while paused (with its key)
+    # runs of nodes with several main inputs that wait for the inputs still missing, oldest first
+    waiting: list[StackEntry] = Field(default_factory=list)
+    # what nodes keep between their runs in this execution (n8n's node context), by node name
+    node_context: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="nodeContext")
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -2,8 +2,9 @@
 
 Unknown keys (top level and per node) are kept so that a load/save round trip loses nothing.
 A file is refused with a clear error, never a crash, when it nests deeper than MAX_NESTING, a
-key or node name holds a lone surrogate, or its main connections form a loop (no mini-n8n node
-can leave one: it would run forever). Lone surrogates in values are kept, written escaped.
+key or node name holds a lone surrogate, or its main connections form a loop that does not pass
+through a Loop Over Items node (the one node that leaves a loop: no other could, it would run
+forever). Lone surrogates in values are kept, written escaped.
 """
 
 from __future__ import annotations
@@ -169,13 +170,25 @@ def _path_text(path: tuple[Any, ...]) -> str:
     return " > ".join(str(p) for p in path[:6]) + (" > …" if len(path) > 6 else "") or "the top level"
 
 
-def main_loop(wf: Workflow) -> list[str] | None:
-    """A loop of main connections as node names, first node repeated at the end
-    (`["A", "B", "A"]`); None when main connections never lead back to a node."""
+# n8n's Loop Over Items (Split in Batches): a main loop through it ends when its items run out
+LOOP_NODE_TYPES = frozenset({"n8n-nodes-base.splitInBatches"})
+
+
+def _following(wf: Workflow) -> dict[str, list[str]]:
+    """Main links by source node, leaving out those from Loop Over Items nodes (loops through them
+    are allowed: they end)."""
+    loop_nodes = {n.name for n in wf.nodes if n.type in LOOP_NODE_TYPES}
     following: dict[str, list[str]] = {}
     for source, conn_type, _index, target in wf.links():
-        if conn_type == "main":
+        if conn_type == "main" and source not in loop_nodes:
             following.setdefault(source, []).append(target.node)
+    return following
+
+
+def main_loop(wf: Workflow) -> list[str] | None:
+    """A loop of main connections that no Loop Over Items node ends, as node names, first node
+    repeated at the end (`["A", "B", "A"]`); None when there is none."""
+    following = _following(wf)
     state: dict[str, int] = {}  # 1 on the current path, 2 finished
     for root in following:
         if root in state:
@@ -198,11 +211,11 @@ def main_loop(wf: Workflow) -> list[str] | None:
 
 
 def main_path(wf: Workflow, start: str, goal: str) -> bool:
-    """Whether main connections lead from `start` to `goal` (a link goal -> start would close a loop)."""
-    following: dict[str, list[str]] = {}
-    for source, conn_type, _index, target in wf.links():
-        if conn_type == "main":
-            following.setdefault(source, []).append(target.node)
+    """Whether main connections lead from `start` to `goal` other than through a Loop Over Items
+    node (a link goal -> start would then close a loop nothing ends)."""
+    if any(n.name == goal and n.type in LOOP_NODE_TYPES for n in wf.nodes):
+        return False  # the link would leave a Loop Over Items node: its loop ends
+    following = _following(wf)
     seen, pending = {start}, [start]
     while pending:
         name = pending.pop()
@@ -242,8 +255,8 @@ def parse_workflow(data: Any, source: str = "<workflow>") -> Workflow:
         loop = main_loop(wf)
         if loop is not None:
             names = " → ".join(f'"{name}"' for name in loop)
-            problems.append(f"connections: the main connections loop {names}; no mini-n8n node can leave a loop, "
-                            "so it would run forever")
+            problems.append(f"connections: the main connections loop {names}; only a loop through a Loop Over "
+                            "Items node can end, so it would run forever")
     if problems:
         problems = [json_text.escape_surrogates(p) for p in problems]
         raise WorkflowFileError(source, sorted(set(problems), key=problems.index))

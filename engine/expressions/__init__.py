@@ -19,7 +19,7 @@ from .sandbox import MEMORY_MESSAGE, Interrupted, runtime
 from .scope import Scope
 from .template import Path, Template, parse
 
-__all__ = ["ExpressionError", "Scope", "evaluate", "has_expressions", "resolve_parameters"]
+__all__ = ["ExpressionError", "Interrupted", "Scope", "evaluate", "has_expressions", "resolve_parameters", "run_code"]
 
 _MISS = object()
 _SAFE_INT = 2**53
@@ -142,6 +142,25 @@ def _run(template: Template, item: dict[str, Any], item_index: int, scope: Scope
     if name not in ("Error", "ExpressionError") and not message.startswith(name):
         message = f"{name}: {message}"
     raise _failure(message, error.get("description", ""), template, parameter, scope)
+
+
+def run_code(body: str, *, scope: Scope, item_index: int, per_item: bool, time_limit_s: float) -> str:
+    """Run a Code node's JavaScript body in the expression engine for one item (`per_item`) or for
+    all: "u" (undefined), or JSON text of {value, logs} or {error}. Raises Interrupted when it ran
+    out of time or memory."""
+    rt = runtime()
+    item = _item_of(scope, item_index)
+    try:
+        if rt.scope is not scope:
+            rt.enter(scope, scope.meta_json(), scope.timezone)
+        elif rt.generation != scope.generation:
+            rt.forget(scope.generation)
+        if rt.item_key is not item or rt.item_index != item_index:
+            rt.set_item(item, json.dumps(item, ensure_ascii=False, default=str), item_index)
+        return rt.run_body(body, per_item, scope.answer, time_limit_s)
+    except Interrupted:
+        rt.scope = None  # the runtime's state is unknown after an interruption: enter again
+        raise
 
 
 def _item_of(scope: Scope, item_index: int) -> dict[str, Any]:

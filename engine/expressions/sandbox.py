@@ -142,6 +142,9 @@ class Runtime:
         self._enter = ctx.eval("__n8n.enter")
         self._provide = ctx.eval("__n8n.provide")
         self._forget = ctx.eval("__n8n.forget")
+        self._compile_body = ctx.eval("__n8n.compileBody")
+        self._run_body = ctx.eval("__n8n.runBody")
+        self._body_result = ctx.eval("__n8n.bodyResult")
         ctx.eval("delete globalThis.__n8n")
         ctx.set_memory_limit(MEMORY_LIMIT_MB * 1024 * 1024)
         ctx.set_time_limit(TIME_LIMIT_S)
@@ -199,6 +202,45 @@ class Runtime:
                     found = answer(op, args)
                 self.provide(need["key"], found)
         raise Interrupted(f"the expression kept asking for new data ({MAX_REQUEST_ROUNDS} rounds)")
+
+    def run_body(self, body: str, per_item: bool, answer: Callable[[str, list[Any]], str], time_limit_s: float) -> str:
+        """Run a Code node's JavaScript (a function body, awaited) against the current scope and
+        item, within `time_limit_s`: "u" (undefined), or JSON text of {value, logs} or {error}."""
+        key = ("body-each\u0000" if per_item else "body-all\u0000") + body
+        tid = self.compiled.get(key)
+        if tid is None:
+            tid = self.compiled[key] = self._call(self._compile_body, body, per_item)
+        self._ctx.set_time_limit(time_limit_s)
+        try:
+            return self._body_rounds(tid, answer)
+        except Interrupted as exc:
+            text = str(exc)
+            if text.startswith("the expression ran longer"):
+                text = f"the code ran longer than {time_limit_s * 1000:.0f} ms (an endless loop?)"
+            raise Interrupted(text.replace("an expression may use", "the code may use")) from None
+        finally:
+            self._ctx.set_time_limit(TIME_LIMIT_S)
+
+    def _body_rounds(self, tid: int, answer: Callable[[str, list[Any]], str]) -> str:
+        for _ in range(MAX_REQUEST_ROUNDS):
+            self._call(self._run_body, tid)
+            while self._call(self._ctx.execute_pending_job):
+                pass
+            reply: str = self._call(self._body_result)
+            if reply == "w":
+                raise Interrupted("the code awaits something that never settles")
+            if not reply.startswith("n"):
+                return reply
+            for need in json.loads(reply[1:]):
+                op, args = need["op"], need["args"]
+                if op == "tz":
+                    found = self._zone_reply(str(args[0]))
+                elif op == "util":
+                    found = "j" + json.dumps(util(*(str(a) for a in args)))
+                else:
+                    found = answer(op, args)
+                self.provide(need["key"], found)
+        raise Interrupted(f"the code kept asking for new data ({MAX_REQUEST_ROUNDS} rounds)")
 
     @staticmethod
     def _zone_reply(zone: str) -> str:

@@ -65,8 +65,7 @@ class NodeItem(QGraphicsRectItem):
         super().__init__()
         self.node = node
         self.node_type = node_type
-        self.inputs: tuple[PortSpec, ...] = node_type.inputs
-        self.outputs: tuple[PortSpec, ...] = node_type.outputs
+        self.inputs, self.outputs = node_type.ports_for(node.parameters, float(node.typeVersion))
         if link_types is not None:
             ins, outs = link_types
             feeds_a_parent = bool(outs) and MAIN not in outs  # an unknown model, memory or tool

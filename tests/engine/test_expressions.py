@@ -282,3 +282,10 @@ def test_a_name_n8n_does_not_provide_reads_undefined() -> None:
     assert evaluate("={{ someVariable === undefined }}", {}) is True
     assert evaluate("={{ typeof console }}", {}) == "undefined"  # QuickJS's own globals are not n8n's
     assert evaluate("={{ (x => x + 1)(1) + Math.max(1, parseInt('2')) }}", {}) == 4
+
+
+def test_a_large_value_crosses_from_the_engine() -> None:
+    from engine.expressions import evaluate
+
+    assert len(evaluate('={{ Array.from({length: 20000}, (_, i) => ({n: i, s: "abcdefgh"})) }}')) == 20000
+    assert len(evaluate('=x{{ "a".repeat(300000) }}')) == 300001

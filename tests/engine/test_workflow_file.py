@@ -234,10 +234,29 @@ def test_a_loop_of_main_connections_is_refused_and_named() -> None:
     with pytest.raises(WorkflowFileError) as info:
         parse_workflow(loop_workflow("Start", "A", "B", "C", back_to="A"), "loop.json")
     assert info.value.problems == [
-        'connections: the main connections loop "A" → "B" → "C" → "A"; no mini-n8n node can leave a loop, '
-        "so it would run forever"]
+        'connections: the main connections loop "A" → "B" → "C" → "A"; only a loop through a Loop Over Items '
+        "node can end, so it would run forever"]
     with pytest.raises(WorkflowFileError, match='loop "Start" → "Start"'):
         parse_workflow(loop_workflow("Start", back_to="Start"))
+
+
+def test_a_loop_through_loop_over_items_is_allowed_and_others_still_refused() -> None:
+    data = loop_workflow("Start", "Loop", "A", "B", back_to="Loop")
+    data["nodes"][1]["type"] = "n8n-nodes-base.splitInBatches"
+    assert main_loop(parse_workflow(data)) is None
+    link(data["connections"], "B", "A")  # a second loop, inside the first, that nothing ends
+    with pytest.raises(WorkflowFileError, match='loop "A" → "B" → "A"'):
+        parse_workflow(data)
+
+
+def test_the_editor_allows_closing_a_loop_through_loop_over_items() -> None:
+    from engine.rules import connection_refusal
+
+    data = loop_workflow("Start", "Loop", "A", back_to="Loop")
+    data["nodes"][1]["type"] = "n8n-nodes-base.splitInBatches"
+    data["connections"]["A"]["main"] = [[]]
+    wf = parse_workflow(data)
+    assert connection_refusal(wf, builtin_registry(), "A", "main", "Loop") is None
 
 
 def test_long_chains_and_diamonds_are_not_loops() -> None:

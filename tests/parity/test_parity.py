@@ -2,7 +2,7 @@
 node-by-node output (`data.main`: every item's `json`) must equal what n8n 1.123 recorded for it
 (tests/parity/recorded/, made by tests/parity/record.sh). Timing fields are not compared.
 
-The `Items` node of most workflows is a Code node (not a type we run) whose pinData holds exactly
+The `Items` node of most workflows is a Code node whose pinData holds exactly
 the items its code returns: n8n's `execute` ignores pinData (CLI runs are not manual runs) and runs
 the code; we output the pinned items. The recording proves both are the same.
 
@@ -51,6 +51,11 @@ KEPT_DIFFERENCES = {
     "set-v34-raw-invalid": (
         "n8n's jsonrepair guesses that unquoted text in a JSON Output is a string ({\"broken\": Ada Lovelace} -> "
         "\"Ada Lovelace\"); we refuse invalid JSON with an error naming the node and item instead of guessing"
+    ),
+    "merge-override-empty": (
+        "n8n's Merge with 'overrideEmpty' merges into the input item's own nested objects (lodash mergeWith on a "
+        "shallow copy), so the earlier node's recorded output changes after it ran; our Merge gives the same "
+        "output and leaves its inputs as they were"
     ),
 }
 
@@ -258,3 +263,11 @@ def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
 def test_every_listed_case_is_in_the_corpus() -> None:
     for listing in (KEPT_DIFFERENCES, KNOWN_GAPS):
         assert set(listing) <= set(NAMES)
+
+
+def test_merge_override_empty_same_output_inputs_untouched(peer_url: str) -> None:
+    state = run_ours("merge-override-empty", peer_url)
+    theirs = recorded("merge-override-empty")["data"]["resultData"]["runData"]
+    assert main_json(state.run_data["override empty"][0].to_json()) == main_json(theirs["override empty"][0])
+    pinned = load_workflow(HERE / "workflows" / "merge-override-empty.json").pinData["Input A"]
+    assert main_json(state.run_data["Input A"][0].to_json()) == [[item["json"] for item in pinned]]

@@ -311,14 +311,15 @@
         // NaN and ±Infinity keep their value (JSON would make them null): Python's json reads these words
         if (typeof value === "number" && !isFinite(value)) return "j" + String(value);
         const json = JSON.stringify(value);
-        return json === undefined ? "u" : "j" + json;
+        // joined, not concatenated: a long concatenation is a rope string the host cannot read
+        return json === undefined ? "u" : ["j", json].join("");
       }
       let out = "";
       for (const part of compiled) {
         out += typeof part === "string" ? part : text(checkResult(evaluatePart(part)));
       }
       if (state.needs.length) return "n" + JSON.stringify(state.needs);
-      return "s" + out;
+      return ["s", out].join("");
     } catch (error) {
       if (state.needs.length) return "n" + JSON.stringify(state.needs);
       if (error instanceof Unguarded) return "j" + "null";
@@ -355,5 +356,99 @@
     state.answers = new Map();
   }
 
-  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon };
+  // ----- the Code node: a function body run as n8n's JavaScript sandbox runs it -----------------
+  // The same globals as expressions, plus `items` (run once for all items) or `item` (once per
+  // item), console and Promise; errors are never swallowed; the body runs as an async function.
+  const codeTemplates = [];
+  const codeLogs = [];
+  const codeConsole = {};
+  for (const level of ["log", "info", "warn", "error", "debug"]) {
+    codeConsole[level] = (...args) => {
+      if (codeLogs.length < 100) codeLogs.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+    };
+  }
+  const codeInput = Object.create($input);
+  codeInput.all = () => {
+    if (state.codeItems === undefined) state.codeItems = data("input", ["all"]);
+    return state.codeItems;
+  };
+  codeInput.first = () => codeInput.all()[0];
+  codeInput.last = () => { const all = codeInput.all(); return all[all.length - 1]; };
+  function codeScope(perItem) {
+    const own = Object.create(scope);
+    Object.defineProperty(own, "$input", { value: codeInput });
+    Object.defineProperty(own, perItem ? "item" : "items", { get: perItem ? currentItem : codeInput.all });
+    for (const name of ["console", "Promise", "setTimeout"]) {
+      Object.defineProperty(own, name, { value: name === "console" ? codeConsole : g[name] });
+    }
+    // what n8n's sandbox has and this engine does not: a clear error when used, never a quiet undefined
+    const hostError = (message) => Object.assign(new Error(message), { host: true });
+    const unsupported = (what) => () => { throw hostError(what + " is not supported by mini-n8n's Code node"); };
+    Object.defineProperty(own, "require", { value: (name) => { throw hostError("Cannot find module '" + name + "'"); } });
+    for (const name of ["$getWorkflowStaticData", "$getNodeParameter"]) {
+      Object.defineProperty(own, name, { value: unsupported(name + "()") });
+    }
+    Object.defineProperty(own, "helpers", { value: new g.Proxy({}, { get: (_t, key) => unsupported("helpers." + String(key))() }) });
+    return own;
+  }
+  const scopes = [codeScope(false), codeScope(true)];
+
+  function compileBody(body, perItem) {
+    try {
+      const fn = compileCode("__scope", "with (__scope) { return (async function __n8nCode() {\n" + body + "\n}).call(__scope); }");
+      codeTemplates.push({ fn, perItem });
+    } catch (error) {
+      codeTemplates.push({ error: describe(error) });
+    }
+    return codeTemplates.length - 1;
+  }
+
+  let pending = null;
+  function runBody(id) {
+    const code = codeTemplates[id];
+    state.needs = [];
+    state.item = undefined;
+    state.codeItems = undefined;
+    codeLogs.length = 0;
+    if (code.error) {
+      pending = { done: true, compileError: code.error };
+      return "e";
+    }
+    if (luxon && state.zoneSet !== state.zone) {
+      luxon.Settings.defaultZone = state.zone;
+      state.zoneSet = state.zone;
+    }
+    const settled = pending = { done: false };
+    code.fn(scopes[code.perItem ? 1 : 0]).then(
+      (value) => { settled.done = true; settled.value = value; },
+      (error) => { settled.done = true; settled.error = error; });
+    return "p";
+  }
+
+  // the settled result: "w" still waiting, "n" data needed, "u" undefined, else JSON text of
+  // {value, logs} or {error} (one JSON.stringify: a concatenated string reaches the host as a rope)
+  function bodyResult() {
+    const settled = pending;
+    if (!settled.done) return "w";
+    if (settled.compileError) return JSON.stringify({ error: settled.compileError });
+    if (state.needs.length) return "n" + JSON.stringify(state.needs);
+    if (settled.error !== undefined) {
+      const error = settled.error;
+      const out = describe(error);
+      // the code's line: the innermost frame, or for an error of the runtime's own (a helper the
+      // code called) the code's frame that called it
+      const frames = String(error && error.stack || "").split("\n");
+      const own = error && (error.host || error instanceof ExpressionError);
+      const frame = /:(\d+):\d+\)/.exec((own ? frames.find((l) => l.includes("at __n8nCode (")) : frames[0]) || "");
+      if (frame) out.line = Number(frame[1]) - 3;
+      out.thrown = !(error instanceof Error);
+      return JSON.stringify({ error: out });
+    }
+    const value = settled.value;
+    if (value === undefined) return "u";
+    return JSON.stringify({ value, logs: codeLogs });
+  }
+
+  g.__n8n = { compile, run, setItem, enter, provide, forget, ExpressionError, isEmptyValue, util: hostUtil, luxon,
+    compileBody, runBody, bodyResult };
 })(globalThis);
