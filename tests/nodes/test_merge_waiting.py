@@ -7,9 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
+from engine.debugger import Breakpoints
 from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.workflow import load_workflow
+from tests.engine.pausing import run_to_pause
 
 CORPUS = Path(__file__).parents[1] / "parity" / "workflows"
 
@@ -18,7 +20,7 @@ def test_a_merge_waits_across_a_pause_and_a_restore() -> None:
     workflow = load_workflow(CORPUS / "merge-then-set.json")
     engine = Engine(builtin_registry())
     execution = engine.create(workflow)
-    state = asyncio.run(execution.run(pause=lambda boundary: boundary.node == "Input B"))
+    state = asyncio.run(run_to_pause(execution, Breakpoints(nodes=["Input B"])))
     assert state.status == "paused"
     assert [e.node for e in state.waiting] == ["Merge"] and state.waiting[0].inputs[1] is None
     snapshot = json.loads(json.dumps(execution.snapshot()))
