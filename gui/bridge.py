@@ -19,6 +19,7 @@ from engine.connection_types import (
 from engine.editing import (
     DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
 )
+from engine.display_options import is_displayed
 from engine.errors import MiniN8nError, WorkflowFileError
 from engine.processes import pid_alive
 from engine.node_type import NodeType, UnsupportedNodeType
@@ -45,7 +46,7 @@ __all__ = [
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of",
+    "credential_store", "credential_types_of", "is_displayed",
 ]
 
 

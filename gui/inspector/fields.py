@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
+from gui.bridge import is_displayed
 
 from .schema import choices_of, default_of, item_schema, kind_of, resolve, unwrap_optional
 
@@ -163,8 +164,9 @@ class FormBuilder:
     """Builds the rows of a parameter schema; `rows[path]` finds a field for error marks."""
 
     def __init__(self, root: dict[str, Any], params: dict[str, Any], commit: Commit, unset: Unset,
-                 node_type_id: str = "", preview: PreviewOf | None = None) -> None:
+                 node_type_id: str = "", preview: PreviewOf | None = None, version: float = 1) -> None:
         self.preview = preview
+        self.version = version
         self.root = root
         self.params = params
         self.commit = commit
@@ -174,8 +176,20 @@ class FormBuilder:
         self.editors: dict[Path, QWidget] = {}
 
     # ----- entry --------------------------------------------------------------------------
+    def displayed(self, schema: dict[str, Any], path: Path) -> dict[str, Any]:
+        """The properties of `schema` (at `path`) that n8n's displayOptions show for the values now."""
+        properties = schema.get("properties", {})
+        siblings = value_at(self.params, path)
+        siblings = siblings if isinstance(siblings, dict) else {}
+        defaults = {key: default_of(prop, self.root) for key, prop in properties.items()}
+        root_defaults = {key: default_of(prop, self.root) for key, prop in self.root.get("properties", {}).items()}
+        root = {**root_defaults, **self.params}
+        return {key: prop for key, prop in properties.items()
+                if is_displayed(prop.get("displayOptions") or resolve(prop, self.root).get("displayOptions"),
+                                siblings, root, self.version, defaults)}
+
     def build_properties(self, schema: dict[str, Any], path: Path, into: QVBoxLayout) -> None:
-        for key, prop in schema.get("properties", {}).items():
+        for key, prop in self.displayed(schema, path).items():
             if key == "options" and not path and kind_of(resolve(prop, self.root)) == "object":
                 into.addWidget(self.options_collection(prop, (key,)))
             else:
@@ -367,7 +381,7 @@ class FormBuilder:
         layout.addWidget(title)
         current = value_at(self.params, path)
         current = current if isinstance(current, dict) else {}
-        properties = schema.get("properties", {})
+        properties = self.displayed(schema, path)
         unset_keys = []
         for key, sub in properties.items():
             if key in current:

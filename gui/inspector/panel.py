@@ -207,6 +207,7 @@ class Inspector(QWidget):
             unset=lambda path: self.window.unset_parameter(name, path),
             node_type_id=node.type,
             preview=lambda value: self._preview(name, value),
+            version=float(node.typeVersion),
         )
         self.builder.build_properties(schema, (), layout)
         if not schema.get("properties"):

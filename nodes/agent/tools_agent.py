@@ -38,7 +38,8 @@ class AgentParams(NodeParams):
         "auto", title="Source for Prompt (User Message)",
         description="auto: the chatInput field of the input item (from a Chat Trigger); define: the text below",
     )
-    text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={"multiline": True})
+    text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={
+        "multiline": True, "displayOptions": {"show": {"promptType": ["define"]}}})
     hasOutputParser: bool = Field(False, title="Require Specific Output Format")
     options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
 

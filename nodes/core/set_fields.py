@@ -47,13 +47,17 @@ class SetParams(NodeParams):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     mode: Literal["manual", "raw"] = Field("manual", title="Mode")
-    assignments: AssignmentCollection = Field(default_factory=AssignmentCollection, title="Fields to Set")
+    assignments: AssignmentCollection = Field(default_factory=AssignmentCollection, title="Fields to Set",
+                                              json_schema_extra={"displayOptions": {"show": {"mode": ["manual"]}}})
     jsonOutput: Any = Field('{\n  "my_field_1": "value",\n  "my_field_2": 1\n}\n', title="JSON",
-                            json_schema_extra={"multiline": True})
+                            json_schema_extra={"multiline": True, "displayOptions": {"show": {"mode": ["raw"]}}})
     includeOtherFields: bool = Field(False, title="Include Other Input Fields")
-    include: Literal["all", "none", "selected", "except"] = Field("all", title="Input Fields to Include")
-    includeFields: str = Field("", title="Fields to Include")
-    excludeFields: str = Field("", title="Fields to Exclude")
+    include: Literal["all", "none", "selected", "except"] = Field("all", title="Input Fields to Include", json_schema_extra={
+        "displayOptions": {"hide": {"/includeOtherFields": [False]}}})
+    includeFields: str = Field("", title="Fields to Include", json_schema_extra={
+        "displayOptions": {"show": {"include": ["selected"], "/includeOtherFields": [True]}}})
+    excludeFields: str = Field("", title="Fields to Exclude", json_schema_extra={
+        "displayOptions": {"show": {"include": ["except"], "/includeOtherFields": [True]}}})
     options: SetOptions = Field(default_factory=SetOptions, title="Options")
 
 
