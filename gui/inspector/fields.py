@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 from gui import theme
 from gui.bridge import is_displayed
 
-from .schema import choices_of, default_of, item_schema, kind_of, resolve, unwrap_optional
+from .code_editor import CodeField
+from .schema import choices_of, code_language, default_of, item_schema, kind_of, resolve, unwrap_optional
 
 Path = tuple[str | int, ...]
 Commit = Callable[[Path, Any], None]
@@ -207,6 +208,8 @@ class FormBuilder:
         if kind == "list":
             return self.list_field(title, inner, path, value, removable)
         row = FieldRow(title, description, removable)
+        if kind == "code":
+            inner = {**inner, "title": title}
         row.set_editor(self.editor(kind, inner, path, value, nullable))
         if self.preview is not None and isinstance(value, str) and value.startswith("="):
             shown = self.preview(value)
@@ -249,6 +252,16 @@ class FormBuilder:
             self._commit_if_changed(path, None if (nullable and text == "") else text)
         edit.committed.connect(done)
         return edit
+
+    def _edit_code(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
+        field = CodeField(str(schema.get("title") or path[-1]), code_language(schema) or "code")
+        field.setPlainText("" if value is None else str(value))
+
+        def done() -> None:
+            text = field.text()
+            self._commit_if_changed(path, None if (nullable and text == "") else text)
+        field.committed.connect(done)
+        return field
 
     def _edit_choice(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
         combo = QComboBox()
