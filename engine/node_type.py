@@ -60,6 +60,11 @@ class NodeType:
         return parameters
 
     @classmethod
+    def needs_credential(cls, parameters: dict[str, Any]) -> bool:
+        """Whether a run with these parameters fails without one of `credential_types` (warned before it)."""
+        return False
+
+    @classmethod
     def input_spec(cls, conn_type: str) -> PortSpec | None:
         for spec in cls.inputs:
             if spec.type == conn_type:

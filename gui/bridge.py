@@ -46,7 +46,7 @@ __all__ = [
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of", "is_displayed",
+    "credential_store", "credential_types_of", "is_displayed", "credential_book", "node_warnings",
 ]
 
 
@@ -60,6 +60,26 @@ def credential_store():  # type: ignore[no-untyped-def]
 def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
     """The credential types a node type reads (offered by the inspector's credential picker)."""
     return tuple(node_type.credential_types)
+
+
+def credential_book():  # type: ignore[no-untyped-def]
+    """The Credentials dialog's access to the user's credential store (secrets masked)."""
+    from engine.credential_book import CredentialBook
+
+    return CredentialBook(credential_store())
+
+
+def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:
+    """What the editor warns about before a run: broken connection rules, missing credentials."""
+    problems = node_problems(workflow, registry, name)
+    node = workflow.node(name)
+    node_type = registry.get(node.type)
+    if node_type.credential_types and not node.is_disabled:
+        from engine.credential_book import missing_credentials
+
+        problems += missing_credentials(node, tuple(node_type.credential_types),
+                                        node_type.needs_credential(node.parameters), credential_store())
+    return problems
 
 # ----- running workflows (RunBridge: engine hook events -> Qt signals) ------------------------
 

@@ -6,12 +6,14 @@ the main window turns them into undoable commands, which edit the document and c
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
+from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
 
 from .connection_item import ConnectionItem, DraftLink
 from .node_item import NodeItem
@@ -121,8 +123,10 @@ class WorkflowScene(QGraphicsScene):
             self._add_link(link)
         for link in [k for k in self._links if k not in wanted]:
             self._drop_link(self._links[link])
-        # rule problems depend on links, names and deactivated nodes only: skip them after moves
-        signature = (frozenset(wanted), frozenset((n.name, n.is_disabled) for n in wf.nodes))
+        # rule problems depend on links, names, deactivated nodes and model nodes' credentials: skip them after moves
+        signature = (frozenset(wanted), frozenset((n.name, n.is_disabled) for n in wf.nodes),
+                     json.dumps([(n.name, n.credentials, n.parameters) for n in wf.nodes
+                                 if self.registry.get(n.type).credential_types], sort_keys=True, default=str))
         if signature != self._rules_signature:
             self._rules_signature = signature
             self.refresh_problems()
@@ -159,10 +163,10 @@ class WorkflowScene(QGraphicsScene):
             self.removeItem(item)
 
     def refresh_problems(self) -> None:
-        """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...)."""
+        """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...) or whose credential is missing."""
         for item in self._by_name.values():
-            if isinstance(item, NodeItem) and item.kind == "wide":
-                problems = node_problems(self.workflow, self.registry, item.name)
+            if isinstance(item, NodeItem):
+                problems = node_warnings(self.workflow, self.registry, item.name)
                 item.set_problem(problems[0] if problems else None)
 
     # ----- lookups --------------------------------------------------------------------------
