@@ -5,7 +5,9 @@ A parameter declares `{"show": {name: [allowed values]}, "hide": {name: [values]
 `@version` the node's typeVersion. As in n8n: the parameter is shown only if every `show` name
 has one of its values, and hidden if any `hide` name has one of its values. A value may be a
 condition `{"_cnd": {"gte": 1.2}}` (eq, not, gte, lte, gt, lt, between, startsWith, endsWith,
-includes, regex, exists).
+includes, regex, exists). n8n declares some parameters twice under one name with different
+options (a version's own prompt field); such a parameter lists the alternatives and is shown
+when any of them shows it.
 """
 
 from __future__ import annotations
@@ -82,12 +84,14 @@ def _lookup(name: str, siblings: Mapping[str, Any], root: Mapping[str, Any], ver
     return siblings.get(name, defaults.get(name, _ABSENT))
 
 
-def is_displayed(display_options: Mapping[str, Any] | None, siblings: Mapping[str, Any],
+def is_displayed(display_options: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, siblings: Mapping[str, Any],
                  root: Mapping[str, Any], version: float, defaults: Mapping[str, Any] | None = None) -> bool:
     """Whether a parameter with these `displayOptions` is shown. `siblings`: the values at its level,
     `root`: the node's parameters, `defaults`: values a sibling has when the file leaves it out."""
     if not display_options:
         return True
+    if isinstance(display_options, Sequence):  # the alternatives of a parameter n8n declares twice
+        return any(is_displayed(one, siblings, root, version, defaults) for one in display_options)
     defaults = defaults or {}
     for name, allowed in (display_options.get("show") or {}).items():
         if not _matches(_lookup(name, siblings, root, version, defaults), list(allowed)):

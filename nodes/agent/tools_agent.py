@@ -37,10 +37,13 @@ class AgentParams(NodeParams):
     promptType: Literal["auto", "define"] = Field(
         "auto", title="Source for Prompt (User Message)",
         description="auto: the chatInput field of the input item (from a Chat Trigger); define: the text below",
+        json_schema_extra={"displayOptions": {"hide": {"@version": [{"_cnd": {"lte": 1.2}}]}}},
     )
     text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={
-        "multiline": True, "displayOptions": {"show": {"promptType": ["define"]}}})
-    hasOutputParser: bool = Field(False, title="Require Specific Output Format")
+        "multiline": True,  # up to v1.2 the prompt is always shown: n8n declares it once per version range
+        "displayOptions": [{"show": {"promptType": ["define"]}}, {"show": {"@version": [{"_cnd": {"lte": 1.2}}]}}]})
+    hasOutputParser: bool = Field(False, title="Require Specific Output Format", json_schema_extra={
+        "displayOptions": {"hide": {"@version": [{"_cnd": {"lte": 1.2}}]}}})
     options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
 
 

@@ -31,6 +31,13 @@ def test_version_values_and_conditions() -> None:
     assert not is_displayed({"show": {"@version": [{"_cnd": {"unknownTest": 1}}]}}, {}, {}, 1.5)
 
 
+def test_alternatives_show_when_any_does() -> None:
+    prompt = [{"show": {"promptType": ["define"]}}, {"show": {"@version": [{"_cnd": {"lte": 1.2}}]}}]
+    assert is_displayed(prompt, {"promptType": "define"}, {}, 3)
+    assert not is_displayed(prompt, {"promptType": "auto"}, {}, 3)
+    assert is_displayed(prompt, {"promptType": "auto"}, {}, 1.1)
+
+
 def test_booleans_are_not_numbers_and_lists_match_any_element() -> None:
     assert not is_displayed({"show": {"flag": [True]}}, {"flag": 1}, {}, 1)
     assert is_displayed({"show": {"tags": ["b"]}}, {"tags": ["a", "b"]}, {}, 1)
@@ -47,7 +54,9 @@ def test_declared_options_name_parameters_that_exist() -> None:
         for level in levels:
             names = set(level.get("properties", {}))
             for prop in level.get("properties", {}).values():
-                for rule in (prop.get("displayOptions") or {}).values():
+                declared = prop.get("displayOptions") or {}
+                alternatives = declared if isinstance(declared, list) else [declared]
+                for rule in (r for alternative in alternatives for r in alternative.values()):
                     for name in rule:
                         checked += 1
                         if name == "@version":
