@@ -64,3 +64,20 @@ def test_declared_options_name_parameters_that_exist() -> None:
                         top = set(schema.get("properties", {}))
                         assert (name[1:] in top) if name.startswith("/") else (name in names), (type_id, name)
     assert checked >= 20
+
+
+def test_set_node_input_fields_per_version() -> None:
+    from nodes.core.set_fields import SetParams
+
+    props = SetParams.model_json_schema()["properties"]
+
+    def shown(name: str, values: dict, version: float) -> bool:
+        return is_displayed(props[name].get("displayOptions"), values, values, version,
+                            {"includeOtherFields": False, "include": "all"})
+
+    assert shown("include", {}, 3.2) and not shown("includeOtherFields", {}, 3.2)
+    assert shown("includeFields", {"include": "selected"}, 3.1)
+    assert not shown("include", {}, 3.4) and shown("includeOtherFields", {}, 3.4)
+    assert not shown("includeFields", {"include": "selected"}, 3.4)
+    assert shown("includeFields", {"include": "selected", "includeOtherFields": True}, 3.4)
+    assert shown("excludeFields", {"include": "except", "includeOtherFields": True}, 3.3)
