@@ -60,6 +60,11 @@ class NodeType:
         return parameters
 
     @classmethod
+    def shown_inputs(cls, parameters: dict[str, Any], version: float) -> tuple[PortSpec, ...]:
+        """The input ports the editor shows for these parameters (n8n's `inputs` expression)."""
+        return cls.inputs
+
+    @classmethod
     def needs_credential(cls, parameters: dict[str, Any]) -> bool:
         """Whether a run with these parameters fails without one of `credential_types` (warned before it)."""
         return False

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
+from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
 
 from .connection_item import ConnectionItem, DraftLink
 from .node_item import NodeItem
@@ -83,6 +83,9 @@ class WorkflowScene(QGraphicsScene):
         self._far_cache = None
         wf = self.workflow
         seen: dict[int, NodeItem | StickyItem] = {}
+        linked_into: dict[str, set[str]] = {}  # connection types linked into each node
+        for _source, conn_type, _index, target in wf.links():
+            linked_into.setdefault(target.node, set()).add(conn_type)
         for node in wf.nodes:
             item = self._items.get(id(node))
             if item is None:
@@ -98,6 +101,8 @@ class WorkflowScene(QGraphicsScene):
                 self.addItem(item)
             else:
                 item.refresh(node)
+            if isinstance(item, NodeItem) and item.node_type.supported:
+                self._update_inputs(item, node, linked_into.get(node.name, set()))
             seen[id(node)] = item
         for key, item in self._items.items():
             if key not in seen:
@@ -130,6 +135,15 @@ class WorkflowScene(QGraphicsScene):
         if signature != self._rules_signature:
             self._rules_signature = signature
             self.refresh_problems()
+
+    def _update_inputs(self, item: NodeItem, node: Node, linked: set[str]) -> None:
+        """Ports a parameter shows or hides (the Agent's Output Parser); a port with a link stays."""
+        shown = item.node_type.shown_inputs(node.parameters, float(node.typeVersion))
+        shown = tuple(spec for spec in item.node_type.inputs if spec in shown or spec.type in linked)
+        if shown != item.inputs:
+            for link in list(item.connections):
+                self._drop_link(link)
+            item.set_inputs(shown)
 
     def _link_types(self, name: str) -> tuple[set[str], set[str]]:
         """The connection types going into and out of a node, from the document's links."""

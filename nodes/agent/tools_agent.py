@@ -104,6 +104,14 @@ class ToolsAgent(NodeType):
     outputs = (PortSpec(MAIN),)
     Params = AgentParams
 
+    @classmethod
+    def shown_inputs(cls, parameters: dict[str, Any], version: float) -> tuple[PortSpec, ...]:
+        """As n8n's Agent: the Output Parser port only while "Require Specific Output Format" is on
+        (from v1.3; before, the switch is not shown and the port always is)."""
+        if version <= 1.2 or parameters.get("hasOutputParser") is True:
+            return cls.inputs
+        return tuple(spec for spec in cls.inputs if spec.type != AI_OUTPUT_PARSER)
+
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
         name = ctx.node.name
         first: AgentParams = ctx.params(0)

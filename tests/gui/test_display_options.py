@@ -48,3 +48,35 @@ def test_code_tool_fields_follow_language_and_schema(qtbot, make_window) -> None
     window.set_parameter(name, ("schemaType",), "manual")
     qtbot.waitUntil(lambda: ("inputSchema",) in inspector.builder.editors)
     assert ("jsonSchemaExample",) not in inspector.builder.editors
+
+
+def bottom_ports(window, name: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return [p.conn_type for p in window.scene.node_item(name).ports if p.side == "bottom"]
+
+
+def test_output_parser_port_follows_the_switch(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    window = make_window(EXAMPLE)
+    assert "ai_outputParser" not in bottom_ports(window, "AI Agent")
+    window.scene.select_names(["AI Agent"])
+    window.inspector.builder.editors[("hasOutputParser",)].setChecked(True)
+    assert bottom_ports(window, "AI Agent") == ["ai_languageModel", "ai_memory", "ai_tool", "ai_outputParser"]
+    # the existing links are drawn again on the rebuilt ports, and the agent stays selected
+    links = {(c.key.source, c.key.type) for c in window.scene.connection_items()}
+    assert {("Model", "ai_languageModel"), ("Simple Memory", "ai_memory"), ("Calculator", "ai_tool")} <= links
+    assert all(c.target.node_item is window.scene.node_item(c.key.target) for c in window.scene.connection_items())
+    assert window.scene.selected_names() == ["AI Agent"]
+    window.undo_stack.undo()
+    assert "ai_outputParser" not in bottom_ports(window, "AI Agent")
+
+
+def test_a_linked_parser_port_stays_while_the_switch_is_off(qtbot, make_window, editor_env) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    data = json.loads(EXAMPLE.read_text())
+    data["nodes"].append({"id": "p", "name": "Parser", "type": "@n8n/n8n-nodes-langchain.outputParserStructured",
+                          "typeVersion": 1.3, "position": [600, 400], "parameters": {}})
+    data["connections"]["Parser"] = {"ai_outputParser": [[{"node": "AI Agent", "type": "ai_outputParser", "index": 0}]]}
+    path = editor_env / "parser.json"
+    path.write_text(json.dumps(data))
+    window = make_window(path)
+    assert "ai_outputParser" in bottom_ports(window, "AI Agent")  # nothing linked disappears
