@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
 from gui import theme
 from gui.bridge import MiniN8nError, credential_book
 
-EntryKey = tuple[str, str]  # (id, type)
 
 
 class CredentialsDialog(QDialog):

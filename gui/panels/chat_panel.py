@@ -206,7 +206,8 @@ class ChatPanel(QWidget):
             if entry.empty:
                 body = f"<i style='color:{muted}'>{html.escape(EMPTY_REPLY)}</i>"
             if entry.streaming:
-                body += f"<span style='color:{muted}'> ▍</span>"
+                cursor = f"<span style='color:{muted}'> ▍</span>"
+                body = body[:-4] + cursor + "</p>" if body.endswith("</p>") else body + cursor  # on the last line
             parts.append(
                 f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
                 f"background:{background.name()}'>"

@@ -64,6 +64,9 @@ def test_streaming_reply_is_markdown_too(qtbot) -> None:  # type: ignore[no-unty
     chat.stream("1. first\n2. sec")
     listed = [b.text() for b in blocks(chat.view.document()) if b.textList() is not None]
     assert listed[0] == "first" and listed[1].startswith("sec")
+    chat.stream("ond\n\nthen **more**")
+    last = [b for b in blocks(chat.view.document()) if b.text()][-1]
+    assert last.text() == "then more ▍"  # the streaming cursor sits after the last word
 
 
 def test_only_web_links_are_opened(monkeypatch) -> None:  # type: ignore[no-untyped-def]
