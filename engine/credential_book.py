@@ -53,6 +53,12 @@ FORMS: dict[str, CredentialForm] = {
 }
 
 
+def form_for(cred_type: str) -> CredentialForm:
+    """The form of a credential type: a known one, else an API key alone (which cannot be tested)."""
+    return FORMS.get(cred_type) or CredentialForm(cred_type, cred_type, (CredentialField("apiKey", "API Key", secret=True),),
+                                                  "", "")
+
+
 def masked(secret: str) -> str:
     """A secret as a list may show it: its last four characters at most, never the whole."""
     if not secret:
@@ -120,8 +126,6 @@ class CredentialBook:
         """Create (no id) or replace a credential; a secret left blank keeps the stored one."""
         if not name.strip():
             raise CredentialError("a credential needs a name")
-        if cred_type not in FORMS:
-            raise CredentialError(f"mini-n8n has no form for credentials of type {cred_type}")
         return self.store.save(cred_type, name.strip(), self._merged(cred_type, data, cred_id), cred_id)
 
     def delete(self, cred_id: str) -> bool:
@@ -131,7 +135,7 @@ class CredentialBook:
         """Ask the server for its model list with these values: reachable, key accepted, how many models."""
         form = FORMS.get(cred_type)
         if form is None:
-            return CheckResult(False, f"cannot test credentials of type {cred_type}")
+            return CheckResult(False, f"mini-n8n cannot test credentials of type {cred_type}")
         values = self._merged(cred_type, data, cred_id)
         default = next(f.default for f in form.fields if f.name == form.base_field)
         base = (values.get(form.base_field) or default).rstrip("/")

@@ -46,7 +46,7 @@ __all__ = [
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of", "is_displayed", "credential_book", "node_warnings",
+    "credential_store", "credential_types_of", "is_displayed", "credential_book", "credential_form", "node_warnings",
 ]
 
 
@@ -67,6 +67,13 @@ def credential_book():  # type: ignore[no-untyped-def]
     from engine.credential_book import CredentialBook
 
     return CredentialBook(credential_store())
+
+
+def credential_form(cred_type: str):  # type: ignore[no-untyped-def]
+    """The fields the Credentials dialog shows for a credential type."""
+    from engine.credential_book import form_for
+
+    return form_for(cred_type)
 
 
 def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import MiniN8nError, credential_book
+from gui.bridge import MiniN8nError, credential_book, credential_form
 
 
 
@@ -107,7 +107,7 @@ class CredentialsDialog(QDialog):
             entries = []
             self._say(False, str(exc))
         for entry in entries:
-            title = self.forms[entry.info.type].title if entry.info.type in self.forms else entry.info.type
+            title = credential_form(entry.info.type).title
             secret = next(iter(entry.masked_secrets.values()), "")
             item = QListWidgetItem(f"{entry.info.name}\n{title}{'  ·  ' + secret if secret else ''}")
             item.setData(Qt.ItemDataRole.UserRole, entry)
@@ -133,7 +133,7 @@ class CredentialsDialog(QDialog):
         self.current_id, self.current_type = entry.info.id, entry.info.type
         self._build_form(entry.info.type, entry.values, entry.masked_secrets, entry.editable)
         self.name_edit.setText(entry.info.name)
-        self.heading.setText(self.forms[entry.info.type].title if entry.info.type in self.forms else entry.info.type)
+        self.heading.setText(credential_form(entry.info.type).title)
         self.delete_button.setEnabled(entry.editable)
 
     # ----- the form ---------------------------------------------------------------------------
@@ -146,9 +146,9 @@ class CredentialsDialog(QDialog):
         self.name_edit.setObjectName("credentialName")
         self.editors = {}
         self.status.clear()
-        form = self.forms.get(cred_type or "")
-        for button in (self.test_button, self.save_button):
-            button.setEnabled(form is not None)
+        form = credential_form(cred_type) if cred_type else None
+        self.save_button.setEnabled(form is not None)
+        self.test_button.setEnabled(form is not None and bool(form.models_path))
         if form is None:
             return
         self.form.addRow("Name", self.name_edit)
@@ -176,13 +176,14 @@ class CredentialsDialog(QDialog):
         self.list.blockSignals(False)
         self.current_id, self.current_type = None, cred_type
         self._build_form(cred_type)
+        title = credential_form(cred_type).title
         taken = {self.list.item(i).data(Qt.ItemDataRole.UserRole).info.name for i in range(self.list.count())}
-        name, n = f"{self.forms[cred_type].title} account", 1
+        name, n = f"{title} account", 1
         while name in taken:
             n += 1
-            name = f"{self.forms[cred_type].title} account {n}"
+            name = f"{title} account {n}"
         self.name_edit.setText(name)
-        self.heading.setText(f"New {self.forms[cred_type].title} credential")
+        self.heading.setText(f"New {title} credential")
         self.delete_button.setEnabled(False)
 
     def values(self) -> dict[str, str]:

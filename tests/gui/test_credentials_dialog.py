@@ -161,3 +161,14 @@ def test_no_credential_warns_only_where_the_node_needs_one(qtbot, make_window, e
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     window.unset_parameter("OpenAI", ("options", "baseURL"))
     qtbot.waitUntil(lambda: window.scene.node_item("OpenAI").problem is None)
+
+
+def test_a_type_without_a_form_keeps_a_key_but_is_not_tested(qtbot, make_window, editor_env) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    dialog = window.open_credentials(new_type="groqApi")
+    assert list(dialog.editors) == ["apiKey"] and not dialog.test_button.isEnabled()
+    dialog.editors["apiKey"].setText("gsk_0123456789abcdefgh")
+    dialog.save_current()
+    [entry] = stored(editor_env)
+    assert (entry["type"], entry["data"]) == ("groqApi", {"apiKey": "gsk_0123456789abcdefgh"})
+    assert "gsk…efgh" in dialog.list.item(0).text()
