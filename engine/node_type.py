@@ -65,14 +65,25 @@ class NodeType:
 
     def ports_for(self, parameters: dict[str, Any], version: float) -> tuple[tuple[PortSpec, ...], tuple[PortSpec, ...]]:
         """The (inputs, outputs) a node with these parameters has: as declared, unless the type's
-        ports follow its parameters (a Switch's rules, a Merge's number of inputs)."""
-        return self.inputs, self.outputs
+        ports follow its parameters (a Switch's rules, a Merge's number of inputs, the Agent's
+        Output Parser input)."""
+        return self.shown_inputs(parameters, version), self.outputs
 
     @classmethod
     def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:
         """n8n's `requiredInputs` of a node with several main inputs: how many (or which) inputs
         need items before a run that waits for the others may start without them; None: any one."""
         return None
+
+    @classmethod
+    def shown_inputs(cls, parameters: dict[str, Any], version: float) -> tuple[PortSpec, ...]:
+        """The input ports the editor shows for these parameters (n8n's `inputs` expression)."""
+        return cls.inputs
+
+    @classmethod
+    def needs_credential(cls, parameters: dict[str, Any]) -> bool:
+        """Whether a run with these parameters fails without one of `credential_types` (warned before it)."""
+        return False
 
     @classmethod
     def input_spec(cls, conn_type: str) -> PortSpec | None:

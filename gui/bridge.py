@@ -20,6 +20,7 @@ from engine.connection_types import (
 from engine.editing import (
     DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
 )
+from engine.display_options import is_displayed
 from engine.errors import MiniN8nError, WorkflowFileError
 from engine.expressions.preview import expression_preview
 from engine.processes import pid_alive
@@ -50,7 +51,8 @@ __all__ = [
     "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of", "expression_preview",
+    "credential_store", "credential_types_of", "expression_preview", "is_displayed", "credential_book",
+    "credential_form", "node_warnings",
     # value types of runs (what panels show), not the things that run them
     "ExecutionState", "TaskData", "TaskError", "RunLogLine", "compact", "FINAL_ANSWER", "StepRow", "rows_to_csv",
     "rows_to_json",
@@ -67,6 +69,33 @@ def credential_store():  # type: ignore[no-untyped-def]
 def credential_types_of(node_type: NodeType) -> tuple[str, ...]:
     """The credential types a node type reads (offered by the inspector's credential picker)."""
     return tuple(node_type.credential_types)
+
+
+def credential_book():  # type: ignore[no-untyped-def]
+    """The Credentials dialog's access to the user's credential store (secrets masked)."""
+    from engine.credential_book import CredentialBook
+
+    return CredentialBook(credential_store())
+
+
+def credential_form(cred_type: str):  # type: ignore[no-untyped-def]
+    """The fields the Credentials dialog shows for a credential type."""
+    from engine.credential_book import form_for
+
+    return form_for(cred_type)
+
+
+def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:
+    """What the editor warns about before a run: broken connection rules, missing credentials."""
+    problems = node_problems(workflow, registry, name)
+    node = workflow.node(name)
+    node_type = registry.get(node.type)
+    if node_type.credential_types and not node.is_disabled:
+        from engine.credential_book import missing_credentials
+
+        problems += missing_credentials(node, tuple(node_type.credential_types),
+                                        node_type.needs_credential(node.parameters), credential_store())
+    return problems
 
 # ----- running workflows (RunBridge: engine hook events -> one batched Qt signal) --------------
 

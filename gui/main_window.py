@@ -27,6 +27,7 @@ from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
 from gui.first_frame import after_first_frame
 from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
+from gui.dialogs.credentials import CredentialsDialog
 from gui.inspector.panel import Inspector
 from gui.node_adding import NodeAdder
 from gui.palette import Palette
@@ -197,6 +198,8 @@ class MainWindow(QMainWindow):
         self.edit_menu.addActions([self.act_cut, self.act_copy, self.act_paste, self.act_duplicate, self.act_delete])
         self.edit_menu.addSeparator()
         self.edit_menu.addActions([self.act_select_all, self.act_rename, self.act_disable])
+        self.edit_menu.addSeparator()
+        self.act_credentials = self.edit_menu.addAction("Credentials…", lambda: self.open_credentials())
         self.view_menu = bar.addMenu("&View")
         self.view_menu.addActions([self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset])
         self.view_menu.addSeparator()
@@ -430,6 +433,18 @@ class MainWindow(QMainWindow):
         name, ok = QInputDialog.getText(self, "Rename workflow", "Workflow name:", text=self.document.name)
         if ok:
             self.rename_workflow(name)
+
+    def open_credentials(self, select_id: str | None = None, new_type: str | None = None) -> CredentialsDialog:
+        """The Credentials dialog; when it closes, warnings and the inspector read the store again."""
+        dialog = CredentialsDialog(self, select_id=select_id, new_type=new_type)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda _r: self.credentials_changed())
+        dialog.open()
+        return dialog
+
+    def credentials_changed(self) -> None:
+        self.scene.refresh_problems()
+        self.inspector.show_node(self.inspector.node.name if self.inspector.node is not None else None)
 
     def set_credential(self, name: str, cred_type: str, ref: dict | None) -> None:
         self.undo_stack.push(CredentialCommand(self, name, cred_type, ref))

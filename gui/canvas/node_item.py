@@ -65,6 +65,8 @@ class NodeItem(QGraphicsRectItem):
         super().__init__()
         self.node = node
         self.node_type = node_type
+        self.inputs: tuple[PortSpec, ...]
+        self.outputs: tuple[PortSpec, ...]
         self.inputs, self.outputs = node_type.ports_for(node.parameters, float(node.typeVersion))
         if link_types is not None:
             ins, outs = link_types
@@ -130,6 +132,17 @@ class NodeItem(QGraphicsRectItem):
             port = PortItem(self, "out", spec.type, 0, spec.label, spec.required, "top")
             port.setPos(self.width * (i + 1) / (len(sub_out) + 1), 0)
             self.ports.append(port)
+
+    def set_inputs(self, inputs: tuple[PortSpec, ...]) -> None:
+        """Show other input ports (a parameter switched a port on or off); links are re-made by the scene."""
+        for port in self.ports:
+            port.setParentItem(None)
+            if port.scene() is not None:
+                port.scene().removeItem(port)
+        self.ports = []
+        self.inputs = inputs
+        self._build_ports()
+        self._look_changed()
 
     def port(self, direction: str, conn_type: str, index: int = 0) -> PortItem | None:
         for port in self.ports:

@@ -7,11 +7,13 @@ the main window turns them into undoable commands, which edit the document and c
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_problems, port_name
+from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
 from gui.commands import Change
 
 from .connection_item import ConnectionItem, DraftLink, InsertHandle
@@ -91,6 +93,7 @@ class WorkflowScene(QGraphicsScene):
             return
         self._content = None
         pinned = self.workflow.pinData or {}
+        ports_changed = False
         for name in touched:
             item = self._by_name.get(name)
             if item is None:
@@ -98,7 +101,12 @@ class WorkflowScene(QGraphicsScene):
             item.refresh(item.node)
             if isinstance(item, NodeItem):
                 item.set_pinned(pinned.get(name) is not None)
-        if change.nodes:
+                if name in change.nodes and item.node_type.supported:
+                    linked = {(t, target.index) for _s, t, _i, target in self.workflow.links() if target.node == name}
+                    ports_changed |= self._update_inputs(item, item.node, linked)
+        if ports_changed:  # a parameter showed or hid a port: its links are drawn again
+            self.sync()
+        elif change.nodes:
             self._check_rules(frozenset(links_of(self.workflow)))
 
     def _new_item(self, node: Node) -> NodeItem | StickyItem:
@@ -121,6 +129,9 @@ class WorkflowScene(QGraphicsScene):
         self._content = None
         wf = self.workflow
         seen: dict[str, NodeItem | StickyItem] = {}
+        linked_into: dict[str, set[tuple[str, int]]] = {}  # (connection type, input index) linked into each node
+        for _source, conn_type, _index, target in wf.links():
+            linked_into.setdefault(target.node, set()).add((conn_type, target.index))
         for node in wf.nodes:
             key = node.id if node.id not in seen else f"{node.id}\n{node.name}"  # a file may repeat an id
             item = self._items.get(key)
@@ -130,6 +141,8 @@ class WorkflowScene(QGraphicsScene):
                 item = self._new_item(node)
             else:
                 item.refresh(node)
+            if isinstance(item, NodeItem) and item.node_type.supported:
+                self._update_inputs(item, node, linked_into.get(node.name, set()))
             seen[key] = item
         for key, item in self._items.items():
             if seen.get(key) is not item:
@@ -159,11 +172,36 @@ class WorkflowScene(QGraphicsScene):
         self._check_rules(frozenset(wanted))
 
     def _check_rules(self, links: frozenset[Link]) -> None:
-        """Rule problems depend on links, names and deactivated nodes: re-checked when they change."""
-        signature = (links, frozenset((n.name, n.is_disabled) for n in self.workflow.nodes))
+        """Rule problems depend on links, names, deactivated nodes and model nodes' credentials:
+        re-checked when they change (not after moves)."""
+        wf = self.workflow
+        signature = (links, frozenset((n.name, n.is_disabled) for n in wf.nodes),
+                     json.dumps([(n.name, n.credentials, n.parameters) for n in wf.nodes
+                                 if self.registry.get(n.type).credential_types], sort_keys=True, default=str))
         if signature != self._rules_signature:
             self._rules_signature = signature
             self.refresh_problems()
+
+    def _update_inputs(self, item: NodeItem, node: Node, linked: set[tuple[str, int]]) -> bool:
+        """Ports a parameter shows or hides (the Agent's Output Parser, a Merge's inputs); a port
+        with a link (`linked`: connection type and input index) stays. True when the ports
+        changed (their links were dropped to be redrawn)."""
+        shown, _outputs = item.node_type.ports_for(node.parameters, float(node.typeVersion))
+        declared = item.node_type.inputs
+        if all(spec in declared for spec in shown):  # keep the declared order
+            index: dict[str, int] = {}
+            kept = []
+            for spec in declared:
+                index[spec.type] = index.get(spec.type, -1) + 1
+                if spec in shown or (spec.type, index[spec.type]) in linked:
+                    kept.append(spec)
+            shown = tuple(kept)
+        if shown == item.inputs:
+            return False
+        for link in list(item.connections):
+            self._drop_link(link)
+        item.set_inputs(shown)
+        return True
 
     def _link_types(self, name: str) -> tuple[set[str], set[str]]:
         """The connection types going into and out of a node, from the document's links."""
@@ -197,10 +235,10 @@ class WorkflowScene(QGraphicsScene):
             self.removeItem(item)
 
     def refresh_problems(self) -> None:
-        """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...)."""
+        """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...) or whose credential is missing."""
         for item in self._by_name.values():
-            if isinstance(item, NodeItem) and item.kind == "wide":
-                problems = node_problems(self.workflow, self.registry, item.name)
+            if isinstance(item, NodeItem):
+                problems = node_warnings(self.workflow, self.registry, item.name)
                 item.set_problem(problems[0] if problems else None)
 
     # ----- lookups --------------------------------------------------------------------------

@@ -18,8 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
+from gui.bridge import is_displayed
 
-from .schema import choices_of, default_of, item_schema, kind_of, resolve, unwrap_optional
+from .code_editor import CodeField
+from .schema import choices_of, code_language, default_of, item_schema, kind_of, resolve, unwrap_optional
 
 Path = tuple[str | int, ...]
 Commit = Callable[[Path, Any], None]
@@ -163,8 +165,9 @@ class FormBuilder:
     """Builds the rows of a parameter schema; `rows[path]` finds a field for error marks."""
 
     def __init__(self, root: dict[str, Any], params: dict[str, Any], commit: Commit, unset: Unset,
-                 note: bool = False, preview: PreviewOf | None = None) -> None:
+                 note: bool = False, preview: PreviewOf | None = None, version: float = 1) -> None:
         self.preview = preview
+        self.version = version
         self.root = root
         self.params = params
         self.commit = commit
@@ -174,8 +177,20 @@ class FormBuilder:
         self.editors: dict[Path, QWidget] = {}
 
     # ----- entry --------------------------------------------------------------------------
+    def displayed(self, schema: dict[str, Any], path: Path) -> dict[str, Any]:
+        """The properties of `schema` (at `path`) that n8n's displayOptions show for the values now."""
+        properties = schema.get("properties", {})
+        siblings = value_at(self.params, path)
+        siblings = siblings if isinstance(siblings, dict) else {}
+        defaults = {key: default_of(prop, self.root) for key, prop in properties.items()}
+        root_defaults = {key: default_of(prop, self.root) for key, prop in self.root.get("properties", {}).items()}
+        root = {**root_defaults, **self.params}
+        return {key: prop for key, prop in properties.items()
+                if is_displayed(prop.get("displayOptions") or resolve(prop, self.root).get("displayOptions"),
+                                siblings, root, self.version, defaults)}
+
     def build_properties(self, schema: dict[str, Any], path: Path, into: QVBoxLayout) -> None:
-        for key, prop in schema.get("properties", {}).items():
+        for key, prop in self.displayed(schema, path).items():
             if key == "options" and not path and kind_of(resolve(prop, self.root)) == "object":
                 into.addWidget(self.options_collection(prop, (key,)))
             else:
@@ -193,6 +208,8 @@ class FormBuilder:
         if kind == "list":
             return self.list_field(title, inner, path, value, removable)
         row = FieldRow(title, description, removable)
+        if kind == "code":
+            inner = {**inner, "title": title}
         row.set_editor(self.editor(kind, inner, path, value, nullable))
         if self.preview is not None and isinstance(value, str) and value.startswith("="):
             shown = self.preview(value)
@@ -235,6 +252,16 @@ class FormBuilder:
             self._commit_if_changed(path, None if (nullable and text == "") else text)
         edit.committed.connect(done)
         return edit
+
+    def _edit_code(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
+        field = CodeField(str(schema.get("title") or path[-1]), code_language(schema) or "code")
+        field.setPlainText("" if value is None else str(value))
+
+        def done() -> None:
+            text = field.text()
+            self._commit_if_changed(path, None if (nullable and text == "") else text)
+        field.committed.connect(done)
+        return field
 
     def _edit_choice(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:
         combo = QComboBox()
@@ -367,7 +394,7 @@ class FormBuilder:
         layout.addWidget(title)
         current = value_at(self.params, path)
         current = current if isinstance(current, dict) else {}
-        properties = schema.get("properties", {})
+        properties = self.displayed(schema, path)
         unset_keys = []
         for key, sub in properties.items():
             if key in current:

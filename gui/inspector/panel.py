@@ -12,16 +12,19 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QApplication, QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QScrollArea, QVBoxLayout, QWidget,
+    QApplication, QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QScrollArea, QToolButton, QVBoxLayout, QWidget,
 )
 
 from gui import theme
-from gui.bridge import ExecutionState, Node, credential_store, credential_types_of, expression_preview, node_problems
+from gui.bridge import ExecutionState, Node, credential_store, credential_types_of, expression_preview, node_warnings
 
 from .fields import FieldRow, FormBuilder, Path
 
 if TYPE_CHECKING:
     from gui.main_window import MainWindow
+
+
+NEW_CREDENTIAL = "new"  # the combo entry that opens the Credentials dialog on a new credential
 
 
 class Inspector(QWidget):
@@ -44,6 +47,7 @@ class Inspector(QWidget):
         self.name_edit: QLineEdit | None = None
         self.name_error: QLabel | None = None
         self.problems: QLabel | None = None
+        self.credential_combos: dict[str, QComboBox] = {}
         self._show_empty()
 
     # ----- what is shown --------------------------------------------------------------------
@@ -207,6 +211,7 @@ class Inspector(QWidget):
             unset=lambda path: self.window.unset_parameter(name, path),
             note=not node_type.runnable,
             preview=lambda value: self._preview(name, value),
+            version=float(node.typeVersion),
         )
         self.builder.build_properties(schema, (), layout)
         if not schema.get("properties"):
@@ -219,6 +224,7 @@ class Inspector(QWidget):
 
     def _add_credentials(self, node: Node, node_type: Any, layout: QVBoxLayout) -> None:
         """A picker per credential type the node uses, listing the local credential store."""
+        self.credential_combos = {}
         types = list(credential_types_of(node_type))
         for existing in (node.credentials or {}):
             if existing not in types:
@@ -245,9 +251,34 @@ class Inspector(QWidget):
                     combo.addItem(f"{current.get('name', current.get('id'))} (not in the store)", current)
                     index = combo.count() - 1
                 combo.setCurrentIndex(index)
-            combo.activated.connect(lambda i, c=combo, t=cred_type: self.window.set_credential(node.name, t, c.itemData(i)))
-            row.set_editor(combo)
+            combo.addItem("+ Create new credential…", NEW_CREDENTIAL)
+            combo.activated.connect(lambda i, c=combo, t=cred_type: self._credential_chosen(node.name, t, c.itemData(i)))
+            edit = QToolButton()
+            edit.setObjectName("editCredential")
+            edit.setText("✎")
+            edit.setToolTip("Open the Credentials dialog on this credential")
+            edit.setAutoRaise(True)
+            edit.clicked.connect(lambda _c=False, c=combo: self.window.open_credentials(
+                select_id=(c.currentData() or {}).get("id") if isinstance(c.currentData(), dict) else None))
+            line = QWidget()
+            box = QHBoxLayout(line)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.addWidget(combo, 1)
+            box.addWidget(edit)
+            row.set_editor(line)
+            self.credential_combos[cred_type] = combo
             layout.addWidget(row)
+
+    def _credential_chosen(self, name: str, cred_type: str, data: Any) -> None:
+        """A credential picked in the combo, or the Credentials dialog to create one for the node."""
+        if data != NEW_CREDENTIAL:
+            self.window.set_credential(name, cred_type, data)
+            return
+        dialog = self.window.open_credentials(new_type=cred_type)
+        dialog.saved.connect(lambda cid, cname, ctype: ctype == cred_type and self.window.set_credential(
+            name, cred_type, {"id": cid, "name": cname}))
+        self._built_key = None
+        self.refresh()
 
     def _validate(self, node: Node, node_type: Any) -> None:
         """Mark every value the node type's Params model refuses, in place, with its reason."""
@@ -278,7 +309,7 @@ class Inspector(QWidget):
 
     def _rule_problems(self, node: Node) -> list[str]:
         try:
-            return node_problems(self.window.document, self.window.registry, node.name)
+            return node_warnings(self.window.document, self.window.registry, node.name)
         except KeyError:
             return []
 

@@ -37,10 +37,12 @@ def unwrap_optional(schema: dict[str, Any], root: dict[str, Any]) -> tuple[dict[
 
 
 def kind_of(schema: dict[str, Any]) -> str:
-    """The editor a property gets: text, multiline, choice, integer, number, boolean, object, list, json."""
+    """The editor a property gets: text, multiline, code, choice, integer, number, boolean, object, list, json."""
     if "enum" in schema or "const" in schema:
         return "choice"
     kind = schema.get("type")
+    if kind == "string" and code_language(schema):
+        return "code"
     if kind == "string":
         return "multiline" if schema.get("multiline") else "text"
     if kind in ("integer", "number", "boolean"):
@@ -51,6 +53,16 @@ def kind_of(schema: dict[str, Any]) -> str:
     if kind == "array" and isinstance(items, dict) and (items.get("type") == "object" or "$ref" in items):
         return "list"
     return "json"
+
+
+def code_language(schema: dict[str, Any]) -> str | None:
+    """The language of a code parameter: `code` in its schema, or n8n's `typeOptions.editor`."""
+    if schema.get("code"):
+        return str(schema["code"])
+    type_options = schema.get("typeOptions")
+    editor = type_options.get("editor") if isinstance(type_options, dict) else None
+    return {"codeNodeEditor": "code", "jsEditor": "javascript", "sqlEditor": "sql", "htmlEditor": "html",
+            "cssEditor": "css", "jsonEditor": "json"}.get(editor, editor) if editor else None
 
 
 def choices_of(schema: dict[str, Any]) -> list[Any]:
@@ -78,7 +90,7 @@ def default_of(schema: dict[str, Any], root: dict[str, Any]) -> Any:
         return inner.get("minimum", 0)
     if kind == "boolean":
         return False
-    if kind in ("text", "multiline"):
+    if kind in ("text", "multiline", "code"):
         return ""
     if inner.get("type") == "object":
         return {}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import html
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QDesktopServices, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 from engine.run_state import ChatTurn
 from gui import theme
 from gui.bridge import new_session_id
+
+from .chat_markdown import OPENABLE_SCHEMES, markdown_html
 
 EMPTY_REPLY = "(empty reply — the model returned no text)"
 ChatEntry = ChatTurn
@@ -55,6 +57,12 @@ def bubble_colours(role: str, current: theme.Theme) -> tuple[QColor, QColor, QCo
     return current.error_text, current.error_fill, current.node_text
 
 
+def open_link(url: QUrl) -> None:
+    """A link in a reply opens in the system's browser; other schemes (javascript:, file:) do nothing."""
+    if url.scheme().lower() in OPENABLE_SCHEMES:
+        QDesktopServices.openUrl(url)
+
+
 class ChatPanel(QWidget):
     """Conversation of one session; `send_requested(text)` when the user sends a message."""
 
@@ -79,6 +87,7 @@ class ChatPanel(QWidget):
         self.new_session_button.clicked.connect(self.new_session)
         self.view = QTextBrowser()
         self.view.setOpenLinks(False)
+        self.view.anchorClicked.connect(open_link)
         self.input = ChatInput()
         self.input.setPlaceholderText("Type a message — Enter sends, Shift+Enter for a new line")
         self.input.setFixedHeight(64)
@@ -231,11 +240,15 @@ class ChatPanel(QWidget):
         parts = []
         for entry in self.entries:
             name, background, text = bubble_colours(entry.role, current)
-            body = html.escape(entry.text).replace("\n", "<br>")
+            if entry.role == "assistant":
+                body = markdown_html(entry.text, current.link_text, current.node_fill)
+            else:
+                body = html.escape(entry.text).replace("\n", "<br>")
             if entry.empty:
                 body = f"<i style='color:{muted}'>{html.escape(EMPTY_REPLY)}</i>"
             if entry.streaming:
-                body += f"<span style='color:{muted}'> ▍</span>"
+                cursor = f"<span style='color:{muted}'> ▍</span>"
+                body = body[:-4] + cursor + "</p>" if body.endswith("</p>") else body + cursor  # on the last line
             parts.append(
                 f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
                 f"background:{background.name()}'>"

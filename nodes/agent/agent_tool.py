@@ -36,7 +36,8 @@ class AgentToolParams(AgentParams):
         "define", title="Source for Prompt (User Message)",
         description="define: the text below, where {{ $json.<field> }} reads an argument of the calling model",
     )
-    text: str | None = Field(DEFAULT_PROMPT, title="Prompt (User Message)", json_schema_extra={"multiline": True})
+    text: str | None = Field(DEFAULT_PROMPT, title="Prompt (User Message)", json_schema_extra={
+        "multiline": True, "displayOptions": {"show": {"promptType": ["define"]}}})
 
 
 def arguments_schema(text: str) -> dict[str, Any]:

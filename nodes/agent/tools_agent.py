@@ -35,13 +35,20 @@ class AgentOptions(NodeParams):
     returnIntermediateSteps: bool = Field(False, title="Return Intermediate Steps")
 
 
+FALLBACK_PORT = PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1)
+
+
 class AgentParams(NodeParams):
     promptType: Literal["auto", "define"] = Field(
         "auto", title="Source for Prompt (User Message)",
         description="auto: the chatInput field of the input item (from a Chat Trigger); define: the text below",
+        json_schema_extra={"displayOptions": {"hide": {"@version": [{"_cnd": {"lte": 1.2}}]}}},
     )
-    text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={"multiline": True})
-    hasOutputParser: bool = Field(False, title="Require Specific Output Format")
+    text: str | None = Field("", title="Prompt (User Message)", json_schema_extra={
+        "multiline": True,  # up to v1.2 the prompt is always shown: n8n declares it once per version range
+        "displayOptions": [{"show": {"promptType": ["define"]}}, {"show": {"@version": [{"_cnd": {"lte": 1.2}}]}}]})
+    hasOutputParser: bool = Field(False, title="Require Specific Output Format", json_schema_extra={
+        "displayOptions": {"hide": {"@version": [{"_cnd": {"lte": 1.2}}]}}})
     needsFallback: bool = Field(False, title="Enable Fallback Model",
                                 description="Connect a second model to the Fallback Model input: it answers when the Chat Model fails")
     options: AgentOptions = Field(default_factory=AgentOptions, title="Options")
@@ -97,13 +104,23 @@ class ToolsAgent(NodeType):
     inputs = (
         PortSpec(MAIN),
         PortSpec(AI_LANGUAGE_MODEL, "Chat Model", required=True, max_connections=1),
-        PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1),  # input 1: used with needsFallback
+        FALLBACK_PORT,  # input 1: used with needsFallback
         PortSpec(AI_MEMORY, "Memory", max_connections=1),
         PortSpec(AI_TOOL, "Tool"),
         PortSpec(AI_OUTPUT_PARSER, "Output Parser", max_connections=1),
     )
     outputs = (PortSpec(MAIN),)
     Params = AgentParams
+
+    @classmethod
+    def shown_inputs(cls, parameters: dict[str, Any], version: float) -> tuple[PortSpec, ...]:
+        """As n8n's Agent: the Output Parser port only while "Require Specific Output Format" is on
+        (from v1.3; before, the switch is not shown and the port always is), the Fallback Model
+        port only while "Enable Fallback Model" is on."""
+        parser = version <= 1.2 or parameters.get("hasOutputParser") is True
+        fallback = parameters.get("needsFallback") is True
+        return tuple(spec for spec in cls.inputs
+                     if (parser or spec.type != AI_OUTPUT_PARSER) and (fallback or spec != FALLBACK_PORT))
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
         name = ctx.node.name

@@ -41,19 +41,31 @@ class SetOptions(NodeParams):
     ignoreConversionErrors: bool = Field(False, title="Ignore Type Conversion Errors")
 
 
+V3_EARLY = [3, 3.1, 3.2]  # n8n's displayOptions name these versions
+
+
 class SetParams(NodeParams):
     """The v3.4 form; parameters of older versions (values, fields, keepOnlySet) are kept as extras."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     mode: Literal["manual", "raw"] = Field("manual", title="Mode")
-    assignments: AssignmentCollection = Field(default_factory=AssignmentCollection, title="Fields to Set")
+    assignments: AssignmentCollection = Field(default_factory=AssignmentCollection, title="Fields to Set",
+                                              json_schema_extra={"displayOptions": {"show": {"mode": ["manual"]}}})
     jsonOutput: Any = Field('{\n  "my_field_1": "value",\n  "my_field_2": 1\n}\n', title="JSON",
-                            json_schema_extra={"multiline": True})
-    includeOtherFields: bool = Field(False, title="Include Other Input Fields")
-    include: Literal["all", "none", "selected", "except"] = Field("all", title="Input Fields to Include")
-    includeFields: str = Field("", title="Fields to Include")
-    excludeFields: str = Field("", title="Fields to Exclude")
+                            json_schema_extra={"multiline": True, "displayOptions": {"show": {"mode": ["raw"]}}})
+    # v3-v3.2 choose the input fields with `include` alone; v3.3 on behind includeOtherFields
+    includeOtherFields: bool = Field(False, title="Include Other Input Fields", json_schema_extra={
+        "displayOptions": {"hide": {"@version": V3_EARLY}}})
+    include: Literal["all", "none", "selected", "except"] = Field("all", title="Input Fields to Include", json_schema_extra={
+        "displayOptions": [{"show": {"@version": V3_EARLY}},
+                           {"hide": {"@version": V3_EARLY, "/includeOtherFields": [False]}}]})
+    includeFields: str = Field("", title="Fields to Include", json_schema_extra={
+        "displayOptions": [{"show": {"include": ["selected"], "@version": V3_EARLY}},
+                           {"show": {"include": ["selected"], "/includeOtherFields": [True]}, "hide": {"@version": V3_EARLY}}]})
+    excludeFields: str = Field("", title="Fields to Exclude", json_schema_extra={
+        "displayOptions": [{"show": {"include": ["except"], "@version": V3_EARLY}},
+                           {"show": {"include": ["except"], "/includeOtherFields": [True]}, "hide": {"@version": V3_EARLY}}]})
     options: SetOptions = Field(default_factory=SetOptions, title="Options")
 
 

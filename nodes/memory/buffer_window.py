@@ -22,7 +22,8 @@ from engine.services import MemoryStore
 
 class BufferWindowParams(NodeParams):
     sessionIdType: Literal["fromInput", "customKey"] = Field("fromInput", title="Session ID")
-    sessionKey: str = Field("={{ $json.sessionId }}", title="Key")
+    sessionKey: str = Field("={{ $json.sessionId }}", title="Key", json_schema_extra={
+        "displayOptions": {"show": {"sessionIdType": ["customKey"]}}})
     contextWindowLength: int = Field(5, ge=1, le=1000, title="Context Window Length")
 
 

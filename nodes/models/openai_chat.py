@@ -246,6 +246,12 @@ class OpenAIChatModel(NodeType):
     Params = OpenAIParams
     credential_types = (CREDENTIAL_TYPE,)
 
+    @classmethod
+    def needs_credential(cls, parameters: dict[str, Any]) -> bool:
+        """OpenAI's own API needs a key; a server named in the options may not."""
+        options = parameters.get("options")
+        return not (isinstance(options, dict) and options.get("baseURL"))
+
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
         params: OpenAIParams = ctx.params()
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
@@ -274,10 +280,9 @@ def chat_model(params: OpenAIParams, cred: dict[str, Any], ref: dict[str, Any] |
     base = (params.options.baseURL or cred.get("url") or OPENAI_API).rstrip("/")
     key = cred.get("apiKey") or ""
     if not key and base == OPENAI_API:
-        raise NodeOperationError(
-            f"No API key for {base}: add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY",
-            node=node,
-        )
+        missing = f"{describe_credential(CREDENTIAL_TYPE, ref)} is not in your credential store and OPENAI_API_KEY is not set" \
+            if ref else f"add an {CREDENTIAL_TYPE} credential or set OPENAI_API_KEY"
+        raise NodeOperationError(f"No API key for {base}: {missing}", node=node)
     headers = {"Accept": "application/json, text/event-stream"}
     if key:
         headers["Authorization"] = f"Bearer {key}"

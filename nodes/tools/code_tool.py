@@ -51,12 +51,17 @@ class CodeToolParams(NodeParams):
     name: str = Field("", title="Name", description="Tool name the model sees; the node name when empty")
     description: str = Field("", title="Description", json_schema_extra={"multiline": True})
     language: Literal["python", "javaScript"] = Field("python", title="Language")
-    pythonCode: str = Field(DEFAULT_CODE, title="Python", json_schema_extra={"multiline": True, "code": "python"})
-    jsCode: str = Field("", title="JavaScript", json_schema_extra={"multiline": True, "code": "javascript"})
+    pythonCode: str = Field(DEFAULT_CODE, title="Python", json_schema_extra={
+        "multiline": True, "code": "python", "displayOptions": {"show": {"language": ["python"]}}})
+    jsCode: str = Field("", title="JavaScript", json_schema_extra={
+        "multiline": True, "code": "javascript", "displayOptions": {"show": {"language": ["javaScript"]}}})
     specifyInputSchema: bool = Field(False, title="Specify Input Schema")
-    schemaType: Literal["fromJson", "manual"] = Field("fromJson", title="Schema Type")
-    jsonSchemaExample: str = Field("", title="JSON Example", json_schema_extra={"multiline": True})
-    inputSchema: str = Field("", title="Input Schema", json_schema_extra={"multiline": True})
+    schemaType: Literal["fromJson", "manual"] = Field("fromJson", title="Schema Type", json_schema_extra={
+        "displayOptions": {"show": {"specifyInputSchema": [True]}}})
+    jsonSchemaExample: str = Field("", title="JSON Example", json_schema_extra={
+        "multiline": True, "displayOptions": {"show": {"specifyInputSchema": [True], "schemaType": ["fromJson"]}}})
+    inputSchema: str = Field("", title="Input Schema", json_schema_extra={
+        "multiline": True, "displayOptions": {"show": {"specifyInputSchema": [True], "schemaType": ["manual"]}}})
     options: CodeToolOptions = Field(default_factory=CodeToolOptions, title="Options")
 
 

@@ -90,17 +90,26 @@ class HttpToolParams(NodeParams):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] = Field("GET", title="Method")
     url: str = Field("", title="URL", description="Use a {placeholder} for any part the model fills in")
     sendQuery: bool = Field(False, title="Send Query Parameters")
-    specifyQuery: Specify = Field("keypair", title="Specify Query Parameters")
-    parametersQuery: ParameterList = Field(default_factory=ParameterList, title="Query Parameters")
-    jsonQuery: str = Field("", title="Query Parameters (JSON)")
+    specifyQuery: Specify = Field("keypair", title="Specify Query Parameters", json_schema_extra={
+        "displayOptions": {"show": {"sendQuery": [True]}}})
+    parametersQuery: ParameterList = Field(default_factory=ParameterList, title="Query Parameters", json_schema_extra={
+        "displayOptions": {"show": {"sendQuery": [True], "specifyQuery": ["keypair"]}}})
+    jsonQuery: str = Field("", title="Query Parameters (JSON)", json_schema_extra={
+        "displayOptions": {"show": {"sendQuery": [True], "specifyQuery": ["json"]}}})
     sendHeaders: bool = Field(False, title="Send Headers")
-    specifyHeaders: Specify = Field("keypair", title="Specify Headers")
-    parametersHeaders: ParameterList = Field(default_factory=ParameterList, title="Headers")
-    jsonHeaders: str = Field("", title="Headers (JSON)")
+    specifyHeaders: Specify = Field("keypair", title="Specify Headers", json_schema_extra={
+        "displayOptions": {"show": {"sendHeaders": [True]}}})
+    parametersHeaders: ParameterList = Field(default_factory=ParameterList, title="Headers", json_schema_extra={
+        "displayOptions": {"show": {"sendHeaders": [True], "specifyHeaders": ["keypair"]}}})
+    jsonHeaders: str = Field("", title="Headers (JSON)", json_schema_extra={
+        "displayOptions": {"show": {"sendHeaders": [True], "specifyHeaders": ["json"]}}})
     sendBody: bool = Field(False, title="Send Body")
-    specifyBody: Specify = Field("keypair", title="Specify Body")
-    parametersBody: ParameterList = Field(default_factory=ParameterList, title="Body Parameters")
-    jsonBody: str = Field("", title="Body (JSON)")
+    specifyBody: Specify = Field("keypair", title="Specify Body", json_schema_extra={
+        "displayOptions": {"show": {"sendBody": [True]}}})
+    parametersBody: ParameterList = Field(default_factory=ParameterList, title="Body Parameters", json_schema_extra={
+        "displayOptions": {"show": {"sendBody": [True], "specifyBody": ["keypair"]}}})
+    jsonBody: str = Field("", title="Body (JSON)", json_schema_extra={
+        "displayOptions": {"show": {"sendBody": [True], "specifyBody": ["json"]}}})
     placeholderDefinitions: PlaceholderList = Field(default_factory=PlaceholderList, title="Placeholder Definitions")
     authentication: Literal["none", "predefinedCredentialType", "genericCredentialType"] = Field(
         "none", title="Authentication", description="The credential is applied here and never shown to the model",

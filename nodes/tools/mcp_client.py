@@ -33,17 +33,23 @@ class McpClientParams(NodeParams):
         "sse", title="Server Transport",
         description="sse: Server Sent Events (deprecated); httpStreamable: HTTP Streamable; stdio: start a command",
     )
-    endpointUrl: str = Field("", title="Endpoint", description="e.g. http://127.0.0.1:8000/mcp")
-    sseEndpoint: str = Field("", title="SSE Endpoint", description="The endpoint of version 1 nodes (SSE)")
-    command: str = Field("", title="Command", description="stdio: the program that starts the server, e.g. mcp-server-time")
-    arguments: str = Field("", title="Arguments", description="stdio: arguments, split as a shell would (quotes allowed)")
+    endpointUrl: str = Field("", title="Endpoint", description="e.g. http://127.0.0.1:8000/mcp", json_schema_extra={
+        "displayOptions": {"show": {"serverTransport": ["sse", "httpStreamable"], "@version": [{"_cnd": {"gte": 1.1}}]}}})
+    sseEndpoint: str = Field("", title="SSE Endpoint", description="The endpoint of version 1 nodes (SSE)",
+                             json_schema_extra={"displayOptions": {"show": {"@version": [1]}}})
+    command: str = Field("", title="Command", description="stdio: the program that starts the server, e.g. mcp-server-time",
+                         json_schema_extra={"displayOptions": {"show": {"serverTransport": ["stdio"]}}})
+    arguments: str = Field("", title="Arguments", description="stdio: arguments, split as a shell would (quotes allowed)",
+                           json_schema_extra={"displayOptions": {"show": {"serverTransport": ["stdio"]}}})
     environment: str = Field(
         "", title="Environment", description="stdio: NAME=value, one a line, added to the server's environment",
-        json_schema_extra={"multiline": True},
+        json_schema_extra={"multiline": True, "displayOptions": {"show": {"serverTransport": ["stdio"]}}},
     )
     include: Literal["all", "selected", "except"] = Field("all", title="Tools to Include")
-    includeTools: list[str] = Field(default_factory=list, title="Tools to Include")
-    excludeTools: list[str] = Field(default_factory=list, title="Tools to Exclude")
+    includeTools: list[str] = Field(default_factory=list, title="Tools to Include",
+                                    json_schema_extra={"displayOptions": {"show": {"include": ["selected"]}}})
+    excludeTools: list[str] = Field(default_factory=list, title="Tools to Exclude",
+                                    json_schema_extra={"displayOptions": {"show": {"include": ["except"]}}})
     options: McpOptions = Field(default_factory=McpOptions, title="Options")
 
 

@@ -32,7 +32,8 @@ def test_items_mirror_the_document(make_window) -> None:
     assert sorted(i.name for i in window.scene.node_items()) == sorted(n.name for n in window.document.nodes)
     agent = window.canvas.node_item("AI Agent")
     bottom = [p.label for p in agent.ports if p.side == "bottom"]
-    assert bottom == ["Chat Model*", "Fallback Model", "Memory", "Tool", "Output Parser"]
+    # Fallback Model and Output Parser: only while their switches are on, as in n8n
+    assert bottom == ["Chat Model*", "Memory", "Tool"]
     model = window.canvas.node_item("Model")
     assert [(p.side, p.conn_type) for p in model.ports] == [("top", "ai_languageModel")]
     assert [p.side for p in window.canvas.node_item("When chat message received").ports] == ["right"]

@@ -17,7 +17,7 @@ def test_the_agent_form_has_the_schema_fields(qtbot, make_window) -> None:
     editors = window.inspector.builder.editors
     assert isinstance(editors[("promptType",)], QComboBox)
     assert [editors[("promptType",)].itemText(i) for i in range(2)] == ["auto", "define"]
-    assert isinstance(editors[("text",)], QPlainTextEdit)  # multiline
+    assert ("text",) not in editors  # promptType "auto": displayOptions show the prompt only for "define"
     assert isinstance(editors[("hasOutputParser",)], QCheckBox)
     spin = editors[("options", "maxIterations")]
     schema = window.registry.get("@n8n/n8n-nodes-langchain.agent").Params.model_json_schema()
@@ -153,6 +153,6 @@ def test_every_node_type_gets_a_form_without_errors(qtbot, make_window) -> None:
         assert window.inspector.name_edit.text() == name
         builder = window.inspector.builder
         assert builder is not None, node_type.type
-        properties = node_type.Params.model_json_schema().get("properties", {})
+        properties = builder.displayed(node_type.Params.model_json_schema(), ())  # what displayOptions show
         for key in properties:
             assert any(path[0] == key for path in builder.rows), (node_type.type, key)

@@ -21,6 +21,15 @@ class OllamaPeer(PeerServer):
         self.model = model
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.method == "GET" and request.path == "/api/tags":  # the local models, as Ollama lists them
+            tag = self.model if ":" in self.model else f"{self.model}:latest"
+            listing = {"models": [{"name": tag, "model": tag, "modified_at": "2025-01-01T00:00:00Z", "size": 2019393189,
+                                   "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",
+                                   "details": {"parent_model": "", "format": "gguf", "family": "llama",
+                                               "families": ["llama"], "parameter_size": "3.2B",
+                                               "quantization_level": "Q4_K_M"}}]}
+            conn.whole(200, "application/json; charset=utf-8", self.json_bytes(listing))
+            return True
         if request.path != "/api/chat":
             conn.whole(404, "text/plain; charset=utf-8", b"404 page not found")
             return True

@@ -39,6 +39,8 @@ class OpenAIPeer(PeerServer):
         return self.url + "/v1"
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.method == "GET" and request.path == "/v1/models":
+            return self._models(conn, request)
         if request.path not in ("/v1/chat/completions", "/v1/responses"):
             conn.whole(404, "application/json", self.json_bytes({"error": {"message": f"Unknown path {request.path}"}}))
             return True
@@ -92,6 +94,19 @@ class OpenAIPeer(PeerServer):
         if step.kind == "cut":
             return False
         conn.end_chunks()
+        return True
+
+    def _models(self, conn: Connection, request: Request) -> bool:
+        """GET /v1/models: the one model, as OpenAI lists models (a wrong key is a 401 as for chat)."""
+        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            given = request.headers.get("authorization", "").removeprefix("Bearer ")
+            error = {"message": f"Incorrect API key provided: {given}.", "type": "invalid_request_error",
+                     "param": None, "code": "invalid_api_key"}
+            conn.whole(401, "application/json", self.json_bytes({"error": error}))
+            return True
+        listing = {"object": "list", "data": [{"id": self.model, "object": "model", "created": CREATED,
+                                               "owned_by": "system"}]}
+        conn.whole(200, "application/json", self.json_bytes(listing))
         return True
 
     def usage(self, body: dict[str, Any], step: Step) -> dict[str, int]:

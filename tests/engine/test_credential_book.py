@@ -1,0 +1,66 @@
+"""The Credentials dialog's engine side: masking, an edit keeping a blank secret, missing credentials."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.credential_book import CredentialBook, masked, missing_credentials
+from engine.credentials import ChainedCredentialStore, CredentialError, EnvCredentialStore, FileCredentialStore
+from engine.workflow import Node
+
+KEY = "sk-proj-Abcdefghijklmnop0123456789wxyz"
+
+
+@pytest.fixture
+def book(tmp_path, monkeypatch) -> CredentialBook:  # type: ignore[no-untyped-def]
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return CredentialBook(ChainedCredentialStore(FileCredentialStore(tmp_path / "c.json"), EnvCredentialStore()))
+
+
+def test_masked_never_shows_more_than_the_end() -> None:
+    assert masked(KEY) == "sk-…wxyz"
+    assert masked("short-key") == "••••••••"
+    assert masked("") == ""
+
+
+def test_entries_mask_secrets_and_a_blank_secret_is_kept(book: CredentialBook, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    info = book.save("openAiApi", " Work ", {"apiKey": KEY, "url": "http://127.0.0.1:1/v1", "organizationId": ""})
+    [entry] = book.entries()
+    assert entry.info == info and info.name == "Work"
+    assert entry.values == {"url": "http://127.0.0.1:1/v1"} and entry.masked_secrets == {"apiKey": "sk-…wxyz"}
+    assert KEY not in repr(entry)
+    book.save("openAiApi", "Work", {"apiKey": "", "url": "http://127.0.0.1:2/v1"}, info.id)
+    assert book.store.get("openAiApi", {"id": info.id}) == {"apiKey": KEY, "url": "http://127.0.0.1:2/v1"}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-0123456789abcd")
+    env = [e for e in book.entries() if not e.editable]
+    assert [e.masked_secrets for e in env] == [{"apiKey": "sk-…abcd"}]
+    with pytest.raises(CredentialError, match="needs a name"):
+        book.save("openAiApi", "  ", {"apiKey": KEY})
+
+
+def node(credentials: dict | None = None) -> Node:
+    return Node.model_validate({"id": "1", "name": "OpenAI", "type": "@n8n/n8n-nodes-langchain.lmChatOpenAi",
+                                "typeVersion": 1.2, "position": [0, 0], "parameters": {},
+                                **({"credentials": credentials} if credentials else {})})
+
+
+def test_missing_credentials_name_the_node_and_the_credential(book: CredentialBook, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    gone = node({"openAiApi": {"id": "gone", "name": "Old key"}})
+    [problem] = missing_credentials(gone, ("openAiApi",), True, book.store)
+    assert problem.startswith('Node "OpenAI" uses credential "Old key" (openAiApi), which is not in your credential store')
+    assert missing_credentials(node(), ("openAiApi",), False, book.store) == []  # e.g. a local server's URL
+    [problem] = missing_credentials(node(), ("openAiApi",), True, book.store)
+    assert "has no openAiApi credential" in problem
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # the environment stands in, as it does when the node runs
+    assert missing_credentials(gone, ("openAiApi",), True, book.store) == []
+
+
+def test_the_run_error_names_the_missing_credential(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from engine.errors import NodeOperationError
+    from nodes.models.openai_chat import OpenAIParams, chat_model
+
+    with pytest.raises(NodeOperationError) as failed:
+        chat_model(OpenAIParams(), {}, {"id": "gone", "name": "Old key"}, "OpenAI")
+    assert failed.value.node == "OpenAI"
+    assert 'credential "Old key" (openAiApi) is not in your credential store' in str(failed.value)
