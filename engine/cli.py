@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .registry import Registry
     from .replay import ReplaySource
     from .run_data import ExecutionState
-    from .store import ExecutionStore
+    from .store import ExecutionStoreBase
 
 SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
@@ -132,10 +132,10 @@ def open_engine(registry: Registry | None = None) -> Engine:
     from .executor import Engine
     from .registry import builtin_registry
     from .services import Services
-    from .store import ExecutionStore, SqliteMemoryStore
+    from .store import open_memory, open_store
 
-    store = ExecutionStore()
-    return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+    store = open_store()
+    return Engine(registry or builtin_registry(), Services(memory=open_memory(store)), store=store)
 
 
 async def drive(execution: Execution, quiet: bool, out: Output) -> int:
@@ -327,9 +327,9 @@ def executions(args: argparse.Namespace, out: Output) -> int:
     from .errors import MiniN8nError
     from .run_log import format_line
     from .steps_table import rows_to_text, steps_of
-    from .store import ExecutionStore
+    from .store import open_store
 
-    store = ExecutionStore()
+    store = open_store()
     if args.action == "list":
         rows = store.list()
         if not rows:
@@ -371,8 +371,10 @@ def executions(args: argparse.Namespace, out: Output) -> int:
     return report(state, out) if state.status != "running" else EXIT_OK
 
 
-def maintain(store: ExecutionStore, args: argparse.Namespace, out: Output) -> int:
+def maintain(store: ExecutionStoreBase, args: argparse.Namespace, out: Output) -> int:
     """`executions prune` and `executions check`."""
+    from pathlib import Path
+
     from .store import Retention
 
     if args.action == "check":
@@ -387,7 +389,8 @@ def maintain(store: ExecutionStore, args: argparse.Namespace, out: Output) -> in
               "(or set MINI_N8N_PRUNE_MAX_AGE_DAYS / MINI_N8N_PRUNE_MAX_COUNT)", file=sys.stderr)
         return EXIT_USAGE
     deleted = store.prune(retention, vacuum=not args.no_vacuum)
-    out.line(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else ", file vacuumed"))
+    vacuumed = ", file vacuumed" if isinstance(store.path, Path) else ", database vacuumed"
+    out.line(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else vacuumed))
     return EXIT_OK
 
 
