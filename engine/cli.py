@@ -1,5 +1,7 @@
 """The `mini-n8n` command's headless part: run, resume and inspect executions (gui/launch.py opens the editor when no command is given).
 
+`mini-n8n serve FILE_OR_FOLDER...` and `mini-n8n worker` serve workflows (engine/serve).
+
 `mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
 `status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
 arguments, 3 when the run paused at a breakpoint (continue it with `mini-n8n resume ID`).
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from .run_data import ExecutionState
     from .store import ExecutionStoreBase
 
-SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples"}
+SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples", "serve", "worker"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 # --break kinds besides a node name (engine.debugger.PAUSE_KINDS without "node")
 BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "tool_error")
@@ -86,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
     ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
     sub.add_parser("examples", help="the paths of the example workflows that come with mini-n8n")
+    serve = sub.add_parser("serve", help="serve workflows over HTTP: chat triggers and the executions API")
+    serve.add_argument("targets", nargs="+", metavar="FILE_OR_FOLDER", help="workflow files, or folders of them")
+    serve.add_argument("--mode", choices=("regular", "queue"), default="regular",
+                       help="regular: run executions in this process; queue: hand them to workers (PostgreSQL store)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5678)
+    worker = sub.add_parser("worker", help="run queued executions (for `serve --mode queue`)")
+    worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="executions run at once (pool processes)")
     return parser
 
 
@@ -414,6 +424,14 @@ def _command(args: argparse.Namespace, out: Output) -> int:
         return asyncio.run(rerun(args, args.command == "replay", out))
     if args.command == "examples":
         return examples(out)
+    if args.command == "serve":
+        from .serve.main import main as serve
+
+        return serve(args.targets, args.mode, args.host, args.port)
+    if args.command == "worker":
+        from .serve.worker import main as worker
+
+        return worker(args.concurrency)
     return executions(args, out)
 
 
