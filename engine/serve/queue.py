@@ -22,8 +22,9 @@ from typing import Any
 from celery import Celery
 
 ENV_QUEUE = "MINI_N8N_QUEUE"
+ENV_QUEUE_NAME = "MINI_N8N_QUEUE_NAME"  # several deployments on one broker: a queue name each
 DEFAULT_BROKER = "amqp://guest:guest@127.0.0.1:5672//"
-QUEUE = "mini-n8n-executions"
+DEFAULT_QUEUE = "mini-n8n-executions"
 TASK = "mini_n8n.run_execution"
 BUSY_RETRY_S = 2.0  # a job whose execution another live process owns looks again after this long
 STORE_RETRY_S, STORE_RETRIES = 5.0, 60  # a job whose store failed tries again (for five minutes)
@@ -38,6 +39,10 @@ def broker_url() -> str:
     return os.environ.get(ENV_QUEUE) or DEFAULT_BROKER
 
 
+def queue_name() -> str:
+    return os.environ.get(ENV_QUEUE_NAME) or DEFAULT_QUEUE
+
+
 def make_app(url: str | None = None) -> Celery:
     url = url or broker_url()
     app = Celery("mini_n8n", broker=url, set_as_current=False)
@@ -46,7 +51,7 @@ def make_app(url: str | None = None) -> Celery:
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,  # a job that raised (a bug, a bad job) is not redelivered forever
         worker_prefetch_multiplier=1,
-        task_default_queue=QUEUE,
+        task_default_queue=queue_name(),
         task_serializer="json",
         accept_content=["json"],
         task_ignore_result=True,  # the execution store is where results are
@@ -62,7 +67,7 @@ def make_app(url: str | None = None) -> Celery:
 
 def publish(app: Celery, job: Any) -> None:
     """Hand a job (engine.serve.jobs.Job) to the workers; raises if the broker cannot take it."""
-    app.send_task(TASK, args=[job.to_json()], queue=QUEUE, retry=True,
+    app.send_task(TASK, args=[job.to_json()], queue=queue_name(), retry=True,
                   retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5})
 
 

@@ -32,12 +32,12 @@ def main(concurrency: int, loglevel: str = "INFO") -> int:
         print("mini-n8n: error: --concurrency must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     from ..store import open_store
-    from .queue import QUEUE, make_app
+    from .queue import make_app, queue_name
 
     open_store().close()  # a store that cannot be opened is reported now, not at the first job
     app = make_app()
     app.worker_main([
-        "worker", f"--concurrency={concurrency}", "--pool=prefork", f"--loglevel={loglevel}", f"--queues={QUEUE}",
+        "worker", f"--concurrency={concurrency}", "--pool=prefork", f"--loglevel={loglevel}", f"--queues={queue_name()}",
         f"--hostname=mini-n8n-{os.getpid()}@{socket.gethostname()}", "--without-gossip", "--without-mingle",
     ])
     return 0

@@ -104,7 +104,10 @@ def _statements(script: str) -> list[str]:
 
 
 def _version(db) -> int:
-    exists = db.execute("SELECT to_regclass('mini_n8n_schema') IS NOT NULL").fetchone()[0]
+    # a catalog query, not to_regclass: after waiting on an advisory lock the catalog cache may
+    # not yet know a table another process has just created
+    exists = db.execute("SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
+                        " AND table_name = 'mini_n8n_schema')").fetchone()[0]
     if not exists:
         return 0
     row = db.execute("SELECT version FROM mini_n8n_schema").fetchone()

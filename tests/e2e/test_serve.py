@@ -1,0 +1,159 @@
+"""`mini-n8n serve` with `mini-n8n worker`s on real PostgreSQL and RabbitMQ: chat executions all
+complete with the right answers, each tool call runs once, a SIGKILLed worker's executions
+resume on another worker from their last boundary; bad requests get clear 4xx and store nothing.
+(The 200-execution and 10-kill-trial runs are in tests/benchmarks/bench_serve.py.)"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from engine.store import open_store
+from tests.serve_harness import API_KEY, BROKER, WEBHOOK_ID, Cluster
+from tests.store_backends import pg_schema_or_skip
+
+EXECUTIONS = 24
+ROUNDS = 3
+
+
+def broker_unreachable() -> str | None:
+    from kombu import Connection
+
+    try:
+        with Connection(BROKER, connect_timeout=3) as broker:
+            broker.ensure_connection(max_retries=1)
+    except Exception as exc:
+        return f"the broker {BROKER} is unreachable: {exc}"
+    return None
+
+
+@pytest.fixture
+def store_url() -> Iterator[str]:
+    schema = pg_schema_or_skip()
+    reason = broker_unreachable()
+    if reason is not None:
+        schema.drop()
+        pytest.skip(reason)
+    try:
+        yield schema.url
+    finally:
+        schema.drop()
+
+
+def chat_all(cluster: Cluster, tags: list[str], threads: int = 12) -> list[httpx.Response]:
+    with httpx.Client() as client, ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda tag: cluster.chat(client, tag), tags))
+
+
+def assert_each_tool_call_once(cluster: Cluster, tags: list[str]) -> None:
+    expected = {f"{tag}-{i}" for tag in tags for i in range(1, ROUNDS + 1)}
+    assert set(cluster.tool.calls) == expected
+    repeated = {call: n for call, n in cluster.tool.calls.items() if n != 1}
+    assert repeated == {}
+
+
+def test_chat_executions_through_serve_and_three_workers(tmp_path: Path, store_url: str) -> None:
+    cluster = Cluster(tmp_path, store_url, workers=3, rounds=ROUNDS)
+    try:
+        cluster.wait_workers_ready()
+        tags = [f"m{i}" for i in range(EXECUTIONS)]
+        replies = chat_all(cluster, tags)
+        assert [r.status_code for r in replies] == [200] * EXECUTIONS, cluster.log_text()
+        assert [r.json() for r in replies] == [{"output": f"answer to {tag}"} for tag in tags]
+        assert_each_tool_call_once(cluster, tags)
+        listed = httpx.get(cluster.url + "/api/v1/executions?limit=100", headers={"X-N8N-API-KEY": API_KEY}).json()["data"]
+        assert len(listed) == EXECUTIONS and {e["status"] for e in listed} == {"success"}
+        assert {e["mode"] for e in listed} == {"webhook"}
+        store = open_store(store_url)
+        state = store.load(listed[0]["id"])
+        assert len(state.run_data["Lookup"]) == ROUNDS and len(state.run_data["Model"]) == ROUNDS + 1
+        store.close()
+    finally:
+        cluster.close()
+
+
+def test_a_worker_killed_mid_run_has_its_executions_resumed_by_another(tmp_path: Path, store_url: str) -> None:
+    # each model reply streams for a while, so the kill lands inside executions
+    cluster = Cluster(tmp_path, store_url, workers=2, rounds=ROUNDS, token_delay=0.02)
+    try:
+        cluster.wait_workers_ready()
+        victim = cluster.workers[0]
+        tags = [f"k{i}" for i in range(8)]
+        with ThreadPoolExecutor(1) as pool:
+            answers = pool.submit(chat_all, cluster, tags, 8)
+            while sum(cluster.tool.calls.values()) < 4:  # both workers are inside executions
+                assert not answers.done(), cluster.log_text()
+                time.sleep(0.01)
+            killed_at = time.time()
+            cluster.kill(victim)
+            replies = answers.result(timeout=240)
+            print(f"all answered {time.time() - killed_at:.1f} s after the kill")
+        victim_log = cluster.logs[0].read_text(errors="replace")
+        unfinished = victim_log.count("] received") - victim_log.count("] succeeded")
+        assert unfinished >= 1, victim_log  # it died inside an execution, which another worker finished
+        assert [r.status_code for r in replies] == [200] * len(tags), cluster.log_text()
+        assert [r.json() for r in replies] == [{"output": f"answer to {tag}"} for tag in tags]
+        # a tool call may repeat only if it was in flight when the worker died (its node had not finished)
+        for call, n in cluster.tool.calls.items():
+            if n > 1:
+                first_received, first_answered = cluster.tool.times[call][0]
+                assert n == 2 and first_received <= killed_at <= first_answered + 0.5, (call, cluster.tool.times[call], killed_at)
+        assert set(cluster.tool.calls) == {f"{tag}-{i}" for tag in tags for i in range(1, ROUNDS + 1)}
+        store = open_store(store_url)
+        for row in store.list():
+            state = store.load(row.id)
+            assert state.status == "success" and len(state.run_data["Lookup"]) == ROUNDS
+        store.close()
+    finally:
+        cluster.close()
+
+
+def test_bad_requests_get_clear_4xx_and_store_nothing(tmp_path: Path, store_url: str) -> None:
+    cluster = Cluster(tmp_path, store_url, workers=0, mode="queue")
+    chat = f"{cluster.url}/webhook/{WEBHOOK_ID}/chat"
+    api = f"{cluster.url}/api/v1/executions"
+    key = {"X-N8N-API-KEY": API_KEY}
+    try:
+        cases = [
+            (httpx.post(chat, content=b'{"action": "sendMess'), 400, "not valid JSON"),
+            (httpx.post(chat, json=["sendMessage"]), 400, "must be a JSON object"),
+            (httpx.post(chat, json={"action": "dance", "sessionId": "s"}), 400, '"action" must be'),
+            (httpx.post(chat, json={"action": "sendMessage", "chatInput": "hi"}), 400, '"sessionId" must be'),
+            (httpx.post(chat, json={"action": "sendMessage", "sessionId": "s", "chatInput": 7}), 400, '"chatInput" must be'),
+            (httpx.post(chat, content=b"x" * (2 * 1024 * 1024)), 413, "at most 1048576"),
+            (httpx.post(f"{cluster.url}/webhook/nope/chat", json={}), 404, '"POST nope/chat" is not registered'),
+            (httpx.get(api), 401, "header is required"),
+            (httpx.get(api, headers={"X-N8N-API-KEY": "wrong"}), 401, "not hold a valid API key"),
+            (httpx.get(api + "?limit=0", headers=key), 400, '"limit" must be'),
+            (httpx.get(api + "/unknown", headers=key), 404, 'no execution "unknown"'),
+            (httpx.delete(api + "/unknown", headers=key), 404, 'no execution "unknown"'),
+            (httpx.post(api + "/unknown/resume", headers=key), 404, 'no execution "unknown"'),
+            (httpx.post(api + "/unknown/stop", headers=key), 404, 'no execution "unknown"'),
+        ]
+        for response, status, message in cases:
+            assert response.status_code == status, (response.request.url, response.text)
+            assert message in response.json()["message"], response.text
+        assert httpx.get(api, headers=key).json() == {"data": [], "nextCursor": None}
+        assert "401 GET /api/v1/executions: the X-N8N-API-KEY header does not hold a valid API key" in cluster.log_text()
+    finally:
+        cluster.close()
+
+
+def test_queue_mode_needs_postgresql(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.serve_harness import ROOT
+
+    env = {**os.environ, "MINI_N8N_DB": str(tmp_path / "x.sqlite")}
+    for args in (["serve", "--mode", "queue", str(tmp_path)], ["worker"]):
+        done = subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 2
+        assert "needs the execution store on PostgreSQL" in done.stderr and "set MINI_N8N_DB to a postgresql:// URL" in done.stderr
