@@ -1,0 +1,178 @@
+"""Serving at scale: `mini-n8n serve` with workers on PostgreSQL and RabbitMQ (real subprocesses).
+
+The agent: the scripted OpenAI-compatible peer making 3 HTTP Request Tool rounds, then answering
+(tests/serve_harness.py); the tool's peer counts every call.
+1. Executions per second through `serve --mode queue` with 1, 2 and 4 workers, and 200 with 3
+   workers: every answer right, every tool call run exactly once.
+2. Latency of one chat message (p50/p99, sequential) through `serve --mode regular` (executions
+   in the server process) and `--mode queue` (one worker): queue mode's overhead per execution.
+3. Ten trials of a worker SIGKILLed at a random moment under load: every execution completes,
+   none lost, no finished tool call repeated; the time from the kill until every answer is back.
+n8n in queue mode is not measured here yet (it needs its own main and worker processes on the
+same Redis and PostgreSQL). `--quick` (or BENCH_QUICK=1): fewer executions and trials.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from tests.serve_harness import Cluster
+from tests.store_backends import PgSchema, pg_unreachable
+
+ROUNDS = 3
+
+
+def quick() -> bool:
+    return "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def check(cluster: Cluster, tags: list[str], replies: list[httpx.Response], killed_at: float | None = None) -> list[str]:
+    """What went wrong: a wrong answer, a lost execution, a tool call run twice (a call in flight
+    when a worker was killed may run again: its node had not finished)."""
+    problems = [f"{tag}: {r.status_code} {r.text[:200]}" for tag, r in zip(tags, replies)
+                if r.status_code != 200 or r.json() != {"output": f"answer to {tag}"}]
+    expected = {f"{tag}-{i}" for tag in tags for i in range(1, ROUNDS + 1)}
+    missing = expected - set(cluster.tool.calls)
+    if missing:
+        problems.append(f"tool calls never made: {sorted(missing)[:5]}")
+    for call, n in cluster.tool.calls.items():
+        if n == 1:
+            continue
+        received, answered = cluster.tool.times[call][0]
+        if killed_at is None or n > 2 or not received <= killed_at <= answered + 0.5:
+            problems.append(f"tool call {call} ran {n} times")
+    return problems
+
+
+def chat_all(cluster: Cluster, tags: list[str], threads: int) -> list[httpx.Response]:
+    with httpx.Client(limits=httpx.Limits(max_connections=threads)) as client, ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda tag: cluster.chat(client, tag), tags))
+
+
+def with_cluster(tmp: Path, **options: object) -> Cluster:
+    schema = PgSchema()
+    cluster = Cluster(tmp, schema.url, **options)  # type: ignore[arg-type]
+    cluster.stack.callback(schema.drop)
+    if options.get("mode", "queue") == "queue":
+        cluster.wait_workers_ready()
+    return cluster
+
+
+def throughput(tmp: Path, workers: int, executions: int) -> tuple[float, list[str]]:
+    cluster = with_cluster(tmp, workers=workers, rounds=ROUNDS)
+    try:
+        tags = [f"w{workers}-{i}" for i in range(executions)]
+        started = time.perf_counter()
+        replies = chat_all(cluster, tags, threads=max(8, 2 * workers))
+        took = time.perf_counter() - started
+        return executions / took, check(cluster, tags, replies)
+    finally:
+        cluster.close()
+
+
+def latencies(tmp: Path, mode: str, count: int) -> list[float]:
+    cluster = with_cluster(tmp, workers=1, mode=mode, rounds=ROUNDS)
+    try:
+        out = []
+        with httpx.Client() as client:
+            for i in range(count):
+                started = time.perf_counter()
+                reply = cluster.chat(client, f"{mode}-{i}")
+                out.append((time.perf_counter() - started) * 1000)
+                assert reply.status_code == 200 and reply.json() == {"output": f"answer to {mode}-{i}"}, reply.text
+        return out[2:]  # the first ones warm the processes up
+    finally:
+        cluster.close()
+
+
+def kill_trial(tmp: Path, trial: int, executions: int, rng: random.Random) -> tuple[float, int, list[str]]:
+    cluster = with_cluster(tmp, workers=3, rounds=ROUNDS, token_delay=0.01)
+    try:
+        tags = [f"t{trial}-{i}" for i in range(executions)]
+        victim = rng.choice(cluster.workers)
+        with ThreadPoolExecutor(1) as pool:
+            answers = pool.submit(chat_all, cluster, tags, 12)
+            time.sleep(rng.uniform(0.3, 2.0))
+            killed_at = time.time()
+            cluster.kill(victim)
+            replies = answers.result(timeout=600)
+        recovered = time.time() - killed_at
+        log = cluster.logs[cluster.workers.index(victim)].read_text(errors="replace")
+        inside = log.count("] received") - log.count("] succeeded")  # jobs it had when it died
+        return recovered, inside, check(cluster, tags, replies, killed_at)
+    finally:
+        cluster.close()
+
+
+def main() -> int:
+    reason = pg_unreachable()
+    if reason is not None:
+        print(f"bench_serve: skipped: {reason}")
+        return 0
+    fast = quick()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    failures: list[str] = []
+    print(f"load average at start: {load_average()}")
+
+    executions = 20 if fast else 60
+    print(f"\n1. executions per second through serve --mode queue ({executions} executions, {ROUNDS} tool rounds each)")
+    for workers in (1, 2, 4):
+        rate, problems = throughput(tmp, workers, executions)
+        failures += problems
+        print(f"   {workers} worker(s): {rate:6.2f} executions/s  ({'ok' if not problems else f'{len(problems)} problems'})")
+    if not fast:
+        rate, problems = throughput(tmp, 3, 200)
+        failures += problems
+        print(f"   200 executions, 3 workers: {rate:6.2f} executions/s  ({'all right, each tool call once' if not problems else problems[:3]})")
+
+    count = 12 if fast else 42
+    print(f"\n2. latency of one chat message, sequential ({count - 2} measured after 2 warm-up)")
+    figures = {}
+    for mode in ("regular", "queue"):
+        values = latencies(tmp, mode, count)
+        figures[mode] = values
+        print(f"   --mode {mode:<7}: p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
+              f"min {min(values):.1f}  median {statistics.median(values):.1f}  max {max(values):.1f}")
+    regular, queue = statistics.median(figures["regular"]), statistics.median(figures["queue"])
+    print(f"   queue mode overhead per execution: {queue - regular:.1f} ms (median; queue/regular = {queue / regular:.2f}x)")
+
+    trials, per_trial = (2, 12) if fast else (10, 30)
+    print(f"\n3. a worker SIGKILLed at a random moment: {trials} trials of {per_trial} executions on 3 workers")
+    rng = random.Random(14)
+    recoveries = []
+    for trial in range(trials):
+        recovered, inside, problems = kill_trial(tmp, trial, per_trial, rng)
+        recoveries.append(recovered)
+        failures += problems
+        print(f"   trial {trial + 1}: killed inside {inside} execution(s); every answer back {recovered:.1f} s after the kill"
+              f"  ({'ok' if not problems else problems[:3]})")
+    print(f"   kill to last answer: min {min(recoveries):.1f} s  median {statistics.median(recoveries):.1f} s  max {max(recoveries):.1f} s")
+
+    print("\nn8n queue mode: not measured by this benchmark yet")
+    print(f"load average at end: {load_average()}")
+    if failures:
+        print(f"\nFAILED: {len(failures)} problems, e.g. {failures[:5]}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
