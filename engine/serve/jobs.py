@@ -8,8 +8,9 @@ workflow, start node and input items; `resume` continues a paused one.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..abort import AbortSignal
 from ..errors import MiniN8nError
@@ -20,6 +21,7 @@ from ..workflow import Workflow, parse_workflow, workflow_to_data
 
 MODE = "webhook"  # the mode n8n gives executions started by a webhook or a chat message
 ENDED = ("success", "error", "cancelled")
+STOP_POLL_S = 0.5  # how often a worker asks the store whether its execution was asked to stop
 
 
 @dataclass(frozen=True)
@@ -73,9 +75,26 @@ def prepare(engine: Engine, job: Job, signal: AbortSignal | None = None) -> Exec
         raise
 
 
-async def run_job(engine: Engine, job: Job, signal: AbortSignal | None = None) -> ExecutionState:
-    """Run the job's execution to an end or a pause; the stored state when there was nothing to do."""
+async def run_job(engine: Engine, job: Job, signal: AbortSignal | None = None,
+                  stop_requested: Callable[[str], bool] | None = None) -> ExecutionState:
+    """Run the job's execution to an end or a pause; the stored state when there was nothing to do.
+    `stop_requested(id)`, asked every STOP_POLL_S, stops it as the API's stop asks."""
+    signal = signal or AbortSignal()
     execution = prepare(engine, job, signal)
     if execution is None:
         return engine.store.load(job.execution_id)
-    return await execution.run()
+    if stop_requested is None:
+        return await execution.run()
+    watcher = asyncio.get_running_loop().create_task(_watch_stop(job.execution_id, signal, stop_requested))
+    try:
+        return await execution.run()
+    finally:
+        watcher.cancel()
+
+
+async def _watch_stop(execution_id: str, signal: AbortSignal, stop_requested: Callable[[str], bool]) -> None:
+    while True:
+        if stop_requested(execution_id):
+            signal.abort("stopped through the API")
+            return
+        await asyncio.sleep(STOP_POLL_S)

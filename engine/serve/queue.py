@@ -106,7 +106,8 @@ def run_execution_task(task: Any, job_data: dict[str, Any]) -> str:
 
     job = Job.from_json(job_data)
     try:
-        state = asyncio.run(run_job(worker_engine(), job))
+        engine = worker_engine()
+        state = asyncio.run(run_job(engine, job, stop_requested=engine.store.stop_requested))
     except ExecutionBusy as busy:
         log.info("execution %s: %s; looking again in %.0f s", job.execution_id, busy, BUSY_RETRY_S)
         raise task.retry(countdown=BUSY_RETRY_S)

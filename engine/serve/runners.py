@@ -78,7 +78,7 @@ async def cancel_stored(engine: Engine, execution_id: str) -> None:
     try:
         execution = prepare(engine, Job(execution_id, resume=True), signal)
     except ExecutionBusy as busy:
-        raise Conflict(f"{busy}; stopping it there is not supported yet") from None
+        raise Conflict(str(busy)) from None
     if execution is None:
         raise Conflict(f'execution "{execution_id}" has ended already')
     await execution.run()
@@ -137,7 +137,12 @@ class QueueRunner:
         await self._publish(Job(execution_id, resume=True))
 
     async def stop(self, execution_id: str) -> None:
-        await cancel_stored(self.engine, execution_id)
+        """A paused or crashed execution is ended here; one a worker runs is asked to stop."""
+        try:
+            await cancel_stored(self.engine, execution_id)
+        except Conflict:
+            if not self.engine.store.request_stop(execution_id):
+                raise
 
     async def close(self) -> None:
         if self._poller is not None:

@@ -57,6 +57,11 @@ def chat_endpoints(targets: list[str]) -> tuple[dict[str, ChatEndpoint], list[st
                 if not isinstance(webhook_id, str) or not webhook_id:
                     warnings.append(f'{path}: the Chat Trigger "{node.name}" has no webhookId, so it has no URL; not served')
                     continue
+                response_mode = (node.parameters.get("options") or {}).get("responseMode", "lastNode")
+                if response_mode != "lastNode":
+                    warnings.append(f'{path}: the Chat Trigger "{node.name}" answers with response mode "{response_mode}", '
+                                    'which mini-n8n serve does not support yet (only "When Last Node Finishes"); not served')
+                    continue
                 if webhook_id in endpoints:
                     other = endpoints[webhook_id]
                     raise MiniN8nError(f'{path}: the Chat Trigger "{node.name}" has the webhookId {webhook_id} of '

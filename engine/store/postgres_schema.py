@@ -64,7 +64,8 @@ CREATE TABLE boundaries (
 );
 """
 
-# 1 -> 2: Simple Memory's conversations in the database too, so every worker reads the same one
+# 1 -> 2: Simple Memory's conversations in the database too, so every worker reads the same one;
+# and a stop request per execution, which the worker running it reads
 MIGRATE_1_TO_2 = """
 CREATE TABLE memory (
     workflow text NOT NULL,
@@ -73,6 +74,7 @@ CREATE TABLE memory (
     message text NOT NULL,
     PRIMARY KEY (workflow, session, seq)
 );
+ALTER TABLE executions ADD COLUMN stop_requested boolean NOT NULL DEFAULT false;
 """
 
 

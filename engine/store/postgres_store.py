@@ -416,6 +416,17 @@ class PostgresExecutionStore(ExecutionStoreBase):
             "SELECT status FROM executions WHERE id=%s", (execution_id,)).fetchone())
         return None if row is None else str(row[0])
 
+    def request_stop(self, execution_id: str) -> bool:
+        """Ask whichever process runs the execution to stop it; False when it is not running."""
+        return bool(self._guard(f"stopping execution {execution_id}", lambda: self._db.execute(
+            "UPDATE executions SET stop_requested=true WHERE id=%s AND status IN ('running', 'new')",
+            (execution_id,)).rowcount))
+
+    def stop_requested(self, execution_id: str) -> bool:
+        row = self._guard("reading", lambda: self._db.execute(
+            "SELECT stop_requested FROM executions WHERE id=%s", (execution_id,)).fetchone())
+        return bool(row and row[0])
+
     def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
         """The stored runs in the order they finished (each decoded from the run it extends)."""
         query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=%s"

@@ -157,3 +157,65 @@ def test_queue_mode_needs_postgresql(tmp_path: Path) -> None:
                               timeout=60)
         assert done.returncode == 2
         assert "needs the execution store on PostgreSQL" in done.stderr and "set MINI_N8N_DB to a postgresql:// URL" in done.stderr
+
+
+def wait_status(cluster: Cluster, execution_id: str, wanted: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = httpx.get(f"{cluster.url}/api/v1/executions/{execution_id}", headers={"X-N8N-API-KEY": API_KEY})
+        if reply.status_code == 200 and reply.json()["status"] == wanted:
+            return reply.json()
+        assert time.monotonic() < deadline, (reply.text, cluster.log_text())
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("mode", ["regular", "queue"])
+async def test_the_api_resumes_a_paused_execution_and_stops_a_running_one(tmp_path: Path, store_url: str, mode: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import json as json_module
+
+    from engine.executor import Engine
+    from engine.registry import builtin_registry
+    from engine.workflow import parse_workflow
+    from nodes.triggers.chat_trigger import chat_item
+
+    cluster = Cluster(tmp_path, store_url, workers=1, mode=mode, rounds=ROUNDS, token_delay=0.05)
+    api = f"{cluster.url}/api/v1/executions"
+    key = {"X-N8N-API-KEY": API_KEY}
+    try:
+        # paused after its first tool call by another process, which then went away
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        store = open_store(store_url)
+        workflow = parse_workflow(json_module.loads(cluster.workflow.read_text()))
+        paused = await Engine(builtin_registry(), store=store).create(
+            workflow, items=[chat_item("p1", "session-p1")], mode="webhook").run(
+            pause=lambda b: b.kind == "tool" and len(cluster.tool.calls) == 1)
+        assert paused.status == "paused"
+        store.close()
+        if mode == "queue":
+            cluster.wait_workers_ready()
+        reply = httpx.post(f"{api}/{paused.id}/resume", headers=key)
+        assert reply.status_code == 202, reply.text
+        done = wait_status(cluster, paused.id, "success")
+        assert done["finished"] is True
+        assert cluster.tool.calls == {"p1-1": 1, "p1-2": 1, "p1-3": 1}
+        again = httpx.post(f"{api}/{paused.id}/resume", headers=key)
+        assert again.status_code == 409 and "only paused or crashed executions resume" in again.json()["message"]
+
+        with httpx.Client() as client, ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(cluster.chat, client, "s1")
+            while not any(call.startswith("s1-") for call in cluster.tool.calls):
+                time.sleep(0.02)
+            running = [e for e in httpx.get(api, headers=key).json()["data"] if e["status"] == "running"]
+            assert len(running) == 1
+            stopped = httpx.post(f"{api}/{running[0]['id']}/stop", headers=key)
+            assert stopped.status_code == 200, stopped.text
+            reply = answer.result(timeout=60)
+        assert reply.status_code == 500 and reply.json()["message"] == "Execution was cancelled"
+        assert wait_status(cluster, running[0]["id"], "canceled")["finished"] is False
+        assert cluster.tool.calls["s1-1"] == 1 and "s1-3" not in cluster.tool.calls
+        deleted = httpx.delete(f"{api}/{running[0]['id']}", headers=key)
+        assert deleted.status_code == 200 and deleted.json()["status"] == "canceled"
+        assert httpx.get(f"{api}/{running[0]['id']}", headers=key).status_code == 404
+    finally:
+        cluster.close()

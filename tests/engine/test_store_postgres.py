@@ -29,15 +29,15 @@ async def test_a_layout_1_database_is_migrated_and_its_executions_read_and_resum
     assert db.execute("SELECT version FROM mini_n8n_schema").fetchone()[0] == 1
     assert db.execute("SELECT to_regclass('memory')").fetchone()[0] is None
     db.close()
-    # an execution written by hand in layout 1 would need the old code; the tables of layout 1 are
-    # those of layout 2 without `memory`, so a paused execution stored now and the table dropped
-    # again is exactly what a layout-1 database holds
+    # the tables of layout 1 are those of layout 2 without `memory` and `stop_requested`, so a
+    # paused execution stored now, with those two dropped again, is what a layout-1 database holds
     store = open_store(pg_target)
     paused = await Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")]).run(
         pause=lambda b: b.kind == "tool")
     store.close()
     db = connect(pg_target)
     db.execute("DROP TABLE memory")
+    db.execute("ALTER TABLE executions DROP COLUMN stop_requested")
     db.execute("UPDATE mini_n8n_schema SET version=1")
     db.close()
     migrated = open_store(pg_target)
@@ -45,7 +45,8 @@ async def test_a_layout_1_database_is_migrated_and_its_executions_read_and_resum
     engine = Engine(builtin_registry(), Services(memory=open_memory(migrated)), store=migrated)
     resumed = await engine.resume(paused.id).run()
     assert resumed.status == "success" and resumed.result == [{"json": {"output": "42"}, "pairedItem": {"item": 0}}]
-    open_memory(migrated).append(("wf", "s"), [])  # the new table is there
+    open_memory(migrated).append(("wf", "s"), [])  # the new table is there, and the new column
+    assert sql(migrated, "SELECT stop_requested FROM executions WHERE id=?", paused.id) == [(False,)]
     open_store(pg_target).close()  # and it opens again as a current store
 
 
