@@ -219,3 +219,51 @@ async def test_the_api_resumes_a_paused_execution_and_stops_a_running_one(tmp_pa
         assert httpx.get(f"{api}/{running[0]['id']}", headers=key).status_code == 404
     finally:
         cluster.close()
+
+
+def test_a_server_killed_under_load_loses_no_accepted_execution(tmp_path: Path, store_url: str) -> None:
+    """Clients of the killed server get a clear transport error or their answer; every execution
+    it had handed to the workers completes; the restarted server answers again."""
+    cluster = Cluster(tmp_path, store_url, workers=2, rounds=ROUNDS, token_delay=0.02)
+    try:
+        cluster.wait_workers_ready()
+        tags = [f"r{i}" for i in range(10)]
+
+        def chat_or_error(client: httpx.Client, tag: str) -> object:
+            try:
+                return cluster.chat(client, tag)
+            except httpx.TransportError as exc:
+                return exc
+
+        with httpx.Client() as client, ThreadPoolExecutor(10) as pool:
+            outcomes = pool.map(lambda tag: chat_or_error(client, tag), tags)
+            while sum(cluster.tool.calls.values()) < 3:
+                time.sleep(0.01)
+            assert cluster.server is not None
+            cluster.kill(cluster.server)
+            outcomes = list(outcomes)
+        answered = [tag for tag, o in zip(tags, outcomes) if isinstance(o, httpx.Response)]
+        for tag, outcome in zip(tags, outcomes):
+            if isinstance(outcome, httpx.Response):
+                assert outcome.status_code == 200 and outcome.json() == {"output": f"answer to {tag}"}
+            else:
+                assert isinstance(outcome, (httpx.RemoteProtocolError, httpx.ReadError, httpx.ConnectError)), outcome
+        assert len(answered) < len(tags)  # the kill came under load
+        cluster.start_server()
+        store = open_store(store_url)
+        deadline = time.monotonic() + 120
+        while {row.status for row in store.list()} - {"success"}:
+            assert time.monotonic() < deadline, [(r.id, r.status) for r in store.list()]
+            time.sleep(0.1)
+        accepted = store.list()
+        assert len(accepted) >= len(answered)
+        for row in accepted:
+            state = store.load(row.id)
+            tag = state.run_data["Chat"][0].to_json()["data"]["main"][0][0]["json"]["chatInput"]
+            assert state.result == [{"json": {"output": f"answer to {tag}"}, "pairedItem": {"item": 0}}]
+            assert all(cluster.tool.calls[f"{tag}-{i}"] == 1 for i in range(1, ROUNDS + 1))
+        store.close()
+        with httpx.Client() as client:
+            assert cluster.chat(client, "after").json() == {"output": "answer to after"}
+    finally:
+        cluster.close()
