@@ -83,7 +83,8 @@ def chat_workflow(model_url: str, tool_url: str, rounds: int) -> dict[str, Any]:
     return {
         "name": "served agent",
         "nodes": [
-            node("Chat", "@n8n/n8n-nodes-langchain.chatTrigger", 1.1, 0, {"options": {}}, webhookId=WEBHOOK_ID),
+            node("Chat", "@n8n/n8n-nodes-langchain.chatTrigger", 1.1, 0, {"public": True, "mode": "webhook", "options": {}},
+                 webhookId=WEBHOOK_ID),
             node("AI Agent", "@n8n/n8n-nodes-langchain.agent", 1.7, 200,
                  {"promptType": "auto", "options": {"maxIterations": rounds + 2}}),
             node("Model", "@n8n/n8n-nodes-langchain.lmChatOpenAi", 1.2, 200,
@@ -121,7 +122,7 @@ class Cluster:
     """serve (and in queue mode N workers) as subprocesses, on one store, queue and pair of peers."""
 
     def __init__(self, tmp: Path, store_url: str, *, workers: int = 3, mode: str = "queue", rounds: int = 3,
-                 token_delay: float = 0.0, tool_delay: float = 0.0) -> None:
+                 token_delay: float = 0.0, tool_delay: float = 0.0, workflow: dict[str, Any] | None = None) -> None:
         self.tmp = tmp
         self.rounds = rounds
         self.stack = ExitStack()
@@ -129,7 +130,7 @@ class Cluster:
         self.tool = self.stack.enter_context(ToolPeer(tool_delay))
         self.queue = f"mini-n8n-test-{uuid.uuid4().hex[:10]}"
         self.workflow = tmp / "served.json"
-        self.workflow.write_text(json.dumps(chat_workflow(self.model.base_url, self.tool.url, rounds)))
+        self.workflow.write_text(json.dumps(workflow or chat_workflow(self.model.base_url, self.tool.url, rounds)))
         self.env = {**os.environ, "MINI_N8N_DB": store_url, "MINI_N8N_QUEUE": BROKER, "MINI_N8N_QUEUE_NAME": self.queue,
                     "MINI_N8N_API_KEY": API_KEY, "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(ROOT)}
         self.port = free_port()
@@ -138,9 +139,13 @@ class Cluster:
         self.workers: list[subprocess.Popen[bytes]] = []
         self.server: subprocess.Popen[bytes] | None = None
         self.logs: list[Path] = []
-        for _ in range(workers if mode == "queue" else 0):
-            self.start_worker()
-        self.start_server()
+        try:
+            for _ in range(workers if mode == "queue" else 0):
+                self.start_worker()
+            self.start_server()
+        except BaseException:
+            self.close()
+            raise
 
     def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         log = self.tmp / f"{name}-{len(self.logs)}.log"
@@ -192,7 +197,8 @@ class Cluster:
             if process.poll() is None:
                 self.kill(process)
         self.stack.close()
-        delete_queue(self.queue)
+        if self.mode == "queue":
+            delete_queue(self.queue)
 
     def chat(self, client: httpx.Client, tag: str, session: str | None = None) -> httpx.Response:
         body = {"action": "sendMessage", "sessionId": session or f"session-{tag}", "chatInput": tag}

@@ -32,7 +32,7 @@ from ..raw_output import iso_time, raw_output
 from ..run_data import ExecutionState
 from ..store import ExecutionBusy, ExecutionSummary
 from .jobs import Job
-from .runners import Conflict
+from .runners import Conflict, StillRunning
 from .workflows import ChatEndpoint
 
 API_KEY_HEADER = "X-N8N-API-KEY"
@@ -145,7 +145,7 @@ class Server:
         webhook_id = request.path_params["webhook_id"]
         endpoint = self.endpoints.get(webhook_id)
         if endpoint is None:
-            raise HttpError(404, f'the requested webhook "POST {webhook_id}/chat" is not registered')
+            raise HttpError(404, f'The requested webhook "POST {webhook_id}/chat" is not registered.')  # n8n's words
         body = await self._json_body(request)
         action = body.get("action")
         session = body.get("sessionId")
@@ -158,10 +158,13 @@ class Server:
         message = body.get("chatInput")
         if not isinstance(message, str):
             raise HttpError(400, '"chatInput" must be a string')
-        item = {"json": {"sessionId": session, "action": action, "chatInput": message}}
+        item = {"json": body}  # the whole body, as n8n's Chat Trigger passes it on
         job = Job.new(endpoint.workflow, endpoint.trigger.name, [item], uuid.uuid4().hex[:12])
         try:
             state = await self.runner.submit(job)
+        except StillRunning as exc:
+            log.warning("%s", exc)
+            return JSONResponse({"code": 504, "message": str(exc), "executionId": job.execution_id}, status_code=504)
         except MiniN8nError as exc:
             log.error("execution %s of %s failed to run: %s", job.execution_id, endpoint.source, exc)
             return JSONResponse({"code": 500, "message": str(exc), "executionId": job.execution_id}, status_code=500)

@@ -42,15 +42,15 @@ def main(targets: list[str], mode: str, host: str, port: int) -> int:
         store = open_store()
         memory = open_memory(store)
         engine = Engine(builtin_registry(), Services(memory=memory), store=store)
+        if mode == "queue":
+            from .queue import make_app
+
+            runner: InProcessRunner | QueueRunner = QueueRunner(engine, make_app())
+        else:
+            runner = InProcessRunner(engine)
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if mode == "queue":
-        from .queue import make_app
-
-        runner = QueueRunner(engine, make_app())
-    else:
-        runner = InProcessRunner(engine)
     api_key = os.environ.pop(ENV_API_KEY, None) or None  # kept only as a hash from here on
     if api_key is None:
         print(f"mini-n8n: warning: {ENV_API_KEY} is not set: the executions API answers 401 to every request", file=sys.stderr)

@@ -4,6 +4,8 @@ the queue (`--mode queue`). Both give back the stored state once the execution e
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 from typing import Any
 
 from ..abort import AbortSignal
@@ -14,11 +16,31 @@ from ..store import ExecutionBusy
 from .jobs import ENDED, Job, prepare, run_job
 
 POLL_S = 0.02  # how often a queue-mode server looks for executions that ended
+ENV_RESPONSE_TIMEOUT = "MINI_N8N_RESPONSE_TIMEOUT_S"
+RESPONSE_TIMEOUT_S = 300.0  # a chat client waits this long for a queued execution, then gets its id
 SETTLED = (*ENDED, "paused")  # a worker acked the job: the client gets its answer
+log = logging.getLogger("mini_n8n.serve")
 
 
 class Conflict(MiniN8nError):
     """The request does not fit the execution's state (HTTP 409)."""
+
+
+class StillRunning(MiniN8nError):
+    """The execution did not settle within the response timeout (HTTP 504); it goes on."""
+
+    def __init__(self, execution_id: str, waited_s: float) -> None:
+        super().__init__(f"execution {execution_id} has not finished after {waited_s:.0f} s; it goes on: "
+                         f"GET /api/v1/executions/{execution_id} tells how it ends")
+        self.execution_id = execution_id
+
+
+def response_timeout() -> float:
+    text = os.environ.get(ENV_RESPONSE_TIMEOUT, "").strip()
+    try:
+        return float(text) if text else RESPONSE_TIMEOUT_S
+    except ValueError:
+        raise MiniN8nError(f"${ENV_RESPONSE_TIMEOUT} must be a number of seconds, not {text!r}") from None
 
 
 class InProcessRunner:
@@ -91,6 +113,7 @@ class QueueRunner:
         self.engine = engine
         self.app = app
         self.running: dict[str, AbortSignal] = {}  # none run in this process
+        self.timeout_s = response_timeout()
         self._waiting: dict[str, list[asyncio.Future[ExecutionState]]] = {}
         self._poller: asyncio.Task[None] | None = None
 
@@ -106,7 +129,10 @@ class QueueRunner:
             await self._publish(job)
             if self._poller is None or self._poller.done():
                 self._poller = asyncio.get_running_loop().create_task(self._poll())
-            return await future
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
+            except asyncio.TimeoutError:
+                raise StillRunning(job.execution_id, self.timeout_s) from None
         finally:
             waiters = self._waiting.get(job.execution_id)
             if waiters is not None and future in waiters:
@@ -119,16 +145,23 @@ class QueueRunner:
         store = self.engine.store
         while self._waiting:
             await asyncio.sleep(POLL_S)
-            ids = list(self._waiting)
-            with store.lock:
-                rows = store.connection.execute("SELECT id, status FROM executions WHERE id = ANY(%s)", (ids,)).fetchall()
-            for execution_id, status in rows:
-                if status not in SETTLED:
-                    continue
-                state = store.load(execution_id)
-                for future in self._waiting.pop(execution_id, []):
-                    if not future.done():
-                        future.set_result(state)
+            try:
+                self._settle(store)
+            except Exception as exc:  # the database restarts: waiters wait on, the next look tries again
+                log.warning("looking for settled executions failed: %s", exc)
+                await asyncio.sleep(1.0)
+
+    def _settle(self, store: Any) -> None:
+        ids = list(self._waiting)
+        with store.lock:
+            rows = store.connection.execute("SELECT id, status FROM executions WHERE id = ANY(%s)", (ids,)).fetchall()
+        for execution_id, status in rows:
+            if status not in SETTLED:
+                continue
+            state = store.load(execution_id)
+            for future in self._waiting.pop(execution_id, []):
+                if not future.done():
+                    future.set_result(state)
 
     async def resume(self, execution_id: str) -> None:
         status = self.engine.store.load(execution_id).status

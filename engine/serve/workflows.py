@@ -14,7 +14,7 @@ WEBHOOK_TRIGGERS = ("n8n-nodes-base.webhook", "n8n-nodes-base.formTrigger", "n8n
 
 @dataclass(frozen=True)
 class ChatEndpoint:
-    """A Chat Trigger served at /webhook/<webhook_id>/chat."""
+    """A public Chat Trigger served at /webhook/<webhook_id>/chat."""
 
     webhook_id: str
     workflow: Workflow
@@ -56,6 +56,14 @@ def chat_endpoints(targets: list[str]) -> tuple[dict[str, ChatEndpoint], list[st
                 webhook_id = (node.model_extra or {}).get("webhookId")
                 if not isinstance(webhook_id, str) or not webhook_id:
                     warnings.append(f'{path}: the Chat Trigger "{node.name}" has no webhookId, so it has no URL; not served')
+                    continue
+                if node.parameters.get("public") is not True:
+                    warnings.append(f'{path}: the Chat Trigger "{node.name}" is not made publicly available (its "Make Chat '
+                                    'Publicly Available" is off), so n8n answers 404 at its URL and so does mini-n8n serve')
+                    continue
+                if node.parameters.get("authentication", "none") != "none":
+                    warnings.append(f'{path}: the Chat Trigger "{node.name}" asks for authentication '
+                                    f'"{node.parameters["authentication"]}", which mini-n8n serve does not support yet; not served')
                     continue
                 response_mode = (node.parameters.get("options") or {}).get("responseMode", "lastNode")
                 if response_mode != "lastNode":

@@ -8,8 +8,11 @@ The agent: the scripted OpenAI-compatible peer making 3 HTTP Request Tool rounds
    in the server process) and `--mode queue` (one worker): queue mode's overhead per execution.
 3. Ten trials of a worker SIGKILLed at a random moment under load: every execution completes,
    none lost, no finished tool call repeated; the time from the kill until every answer is back.
-n8n in queue mode is not measured here yet (it needs its own main and worker processes on the
-same Redis and PostgreSQL). `--quick` (or BENCH_QUICK=1): fewer executions and trials.
+4. Real n8n in queue mode, when installed ($N8N_DIR): the same workflow, peers and PostgreSQL,
+   Redis for its Bull queue, `n8n start` and two `n8n worker`s: executions per second and chat
+   latency, each as a ratio to ours measured above. Not in quick mode (n8n takes a minute or
+   more to start on 2 cores).
+`--quick` (or BENCH_QUICK=1): fewer executions and trials.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.serve_harness import Cluster
+from tests.benchmarks.n8n_live import n8n_binary, n8n_dir
+from tests.benchmarks.n8n_live import version as n8n_version
+from tests.serve_harness import Cluster, ToolPeer
 from tests.store_backends import PgSchema, pg_unreachable
 
 ROUNDS = 3
@@ -44,19 +49,19 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def check(cluster: Cluster, tags: list[str], replies: list[httpx.Response], killed_at: float | None = None) -> list[str]:
+def check(tool: ToolPeer, tags: list[str], replies: list[httpx.Response], killed_at: float | None = None) -> list[str]:
     """What went wrong: a wrong answer, a lost execution, a tool call run twice (a call in flight
     when a worker was killed may run again: its node had not finished)."""
     problems = [f"{tag}: {r.status_code} {r.text[:200]}" for tag, r in zip(tags, replies)
                 if r.status_code != 200 or r.json() != {"output": f"answer to {tag}"}]
     expected = {f"{tag}-{i}" for tag in tags for i in range(1, ROUNDS + 1)}
-    missing = expected - set(cluster.tool.calls)
+    missing = expected - set(tool.calls)
     if missing:
         problems.append(f"tool calls never made: {sorted(missing)[:5]}")
-    for call, n in cluster.tool.calls.items():
+    for call, n in tool.calls.items():
         if n == 1:
             continue
-        received, answered = cluster.tool.times[call][0]
+        received, answered = tool.times[call][0]
         if killed_at is None or n > 2 or not received <= killed_at <= answered + 0.5:
             problems.append(f"tool call {call} ran {n} times")
     return problems
@@ -83,7 +88,7 @@ def throughput(tmp: Path, workers: int, executions: int) -> tuple[float, list[st
         started = time.perf_counter()
         replies = chat_all(cluster, tags, threads=max(8, 2 * workers))
         took = time.perf_counter() - started
-        return executions / took, check(cluster, tags, replies)
+        return executions / took, check(cluster.tool, tags, replies)
     finally:
         cluster.close()
 
@@ -117,9 +122,37 @@ def kill_trial(tmp: Path, trial: int, executions: int, rng: random.Random) -> tu
         recovered = time.time() - killed_at
         log = cluster.logs[cluster.workers.index(victim)].read_text(errors="replace")
         inside = log.count("] received") - log.count("] succeeded")  # jobs it had when it died
-        return recovered, inside, check(cluster, tags, replies, killed_at)
+        return recovered, inside, check(cluster.tool, tags, replies, killed_at)
     finally:
         cluster.close()
+
+
+def n8n_figures(tmp: Path, executions: int, count: int) -> tuple[float, list[float], list[str]]:
+    """n8n's executions per second and sequential chat latencies on the same workflow and peers."""
+    from tests.benchmarks.n8n_queue import N8nQueue
+    from tests.peers.openai_peer import OpenAIPeer
+    from tests.serve_harness import chat_workflow, model_policy
+
+    with OpenAIPeer(policy=model_policy(ROUNDS)) as model, ToolPeer() as tool:
+        n8n = N8nQueue(chat_workflow(model.base_url, tool.url, ROUNDS), model.base_url, workers=2)
+        try:
+            with httpx.Client() as client:
+                for i in range(2):  # warm-up
+                    n8n.chat(client, f"n8n-warm-{i}")
+                values = []
+                for i in range(count - 2):
+                    started = time.perf_counter()
+                    reply = n8n.chat(client, f"n8n-seq-{i}")
+                    values.append((time.perf_counter() - started) * 1000)
+                    assert reply.status_code == 200, reply.text
+            tags = [f"n8n-{i}" for i in range(executions)]
+            started = time.perf_counter()
+            with httpx.Client(limits=httpx.Limits(max_connections=8)) as client, ThreadPoolExecutor(8) as pool:
+                replies = list(pool.map(lambda tag: n8n.chat(client, tag), tags))
+            rate = executions / (time.perf_counter() - started)
+            return rate, values, check(tool, tags, replies)
+        finally:
+            n8n.close()
 
 
 def main() -> int:
@@ -134,8 +167,10 @@ def main() -> int:
 
     executions = 20 if fast else 60
     print(f"\n1. executions per second through serve --mode queue ({executions} executions, {ROUNDS} tool rounds each)")
+    rates = {}
     for workers in (1, 2, 4):
         rate, problems = throughput(tmp, workers, executions)
+        rates[workers] = rate
         failures += problems
         print(f"   {workers} worker(s): {rate:6.2f} executions/s  ({'ok' if not problems else f'{len(problems)} problems'})")
     if not fast:
@@ -166,7 +201,20 @@ def main() -> int:
               f"  ({'ok' if not problems else problems[:3]})")
     print(f"   kill to last answer: min {min(recoveries):.1f} s  median {statistics.median(recoveries):.1f} s  max {max(recoveries):.1f} s")
 
-    print("\nn8n queue mode: not measured by this benchmark yet")
+    print("\n4. real n8n in queue mode (2 workers), the same workload")
+    if fast:
+        print("   skipped in quick mode")
+    elif n8n_binary() is None:
+        print(f"   skipped: n8n is not installed in {n8n_dir()}")
+    else:
+        rate, values, problems = n8n_figures(tmp, executions, count)
+        failures += problems
+        ours_rate = rates[2]
+        print(f"   n8n {n8n_version()}: {rate:6.2f} executions/s; ours with 2 workers {ours_rate:.2f}: ours/n8n = {ours_rate / rate:.2f}x")
+        n8n_median = statistics.median(values)
+        print(f"   n8n chat latency: p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
+              f"min {min(values):.1f}  median {n8n_median:.1f}  max {max(values):.1f}")
+        print(f"   latency ours (queue mode) / n8n = {queue / n8n_median:.2f}x (median)")
     print(f"load average at end: {load_average()}")
     if failures:
         print(f"\nFAILED: {len(failures)} problems, e.g. {failures[:5]}")

@@ -113,7 +113,8 @@ def test_a_worker_killed_mid_run_has_its_executions_resumed_by_another(tmp_path:
         cluster.close()
 
 
-def test_bad_requests_get_clear_4xx_and_store_nothing(tmp_path: Path, store_url: str) -> None:
+def test_bad_requests_get_clear_4xx_and_store_nothing(tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINI_N8N_RESPONSE_TIMEOUT_S", "1")
     cluster = Cluster(tmp_path, store_url, workers=0, mode="queue")
     chat = f"{cluster.url}/webhook/{WEBHOOK_ID}/chat"
     api = f"{cluster.url}/api/v1/executions"
@@ -140,6 +141,11 @@ def test_bad_requests_get_clear_4xx_and_store_nothing(tmp_path: Path, store_url:
             assert message in response.json()["message"], response.text
         assert httpx.get(api, headers=key).json() == {"data": [], "nextCursor": None}
         assert "401 GET /api/v1/executions: the X-N8N-API-KEY header does not hold a valid API key" in cluster.log_text()
+        # a good request while no worker takes jobs: the client is told, after the response
+        # timeout, that it goes on and where to look
+        waited = httpx.post(chat, json={"action": "sendMessage", "sessionId": "s", "chatInput": "hi"}, timeout=30)
+        assert waited.status_code == 504
+        assert waited.json()["message"].startswith(f"execution {waited.json()['executionId']} has not finished after 1 s")
     finally:
         cluster.close()
 
@@ -267,3 +273,59 @@ def test_a_server_killed_under_load_loses_no_accepted_execution(tmp_path: Path, 
             assert cluster.chat(client, "after").json() == {"output": "answer to after"}
     finally:
         cluster.close()
+
+
+def test_regular_mode_on_sqlite_answers_chat_and_loads_the_previous_session(tmp_path: Path) -> None:
+    """One process, no server but itself: the SQLite store, Simple Memory read back by n8n's
+    loadPreviousSession as LangChain's serialised messages."""
+    from engine.workflow import workflow_to_data
+    from tests.builders import agent_workflow
+
+    doc = workflow_to_data(agent_workflow([{"text": "the answer"}], memory=True, tools=[]))  # each execution: this reply
+    for node in doc["nodes"]:
+        if node["name"] == "Chat":
+            node["webhookId"] = WEBHOOK_ID
+            node["parameters"] = {"public": True, "mode": "webhook", "options": {"loadPreviousSession": "memory"}}
+    cluster = Cluster(tmp_path, str(tmp_path / "store.sqlite"), mode="regular", workflow=doc)
+    chat = f"{cluster.url}/webhook/{WEBHOOK_ID}/chat"
+    try:
+        with httpx.Client() as client:
+            assert cluster.chat(client, "hello", session="s1").json() == {"output": "the answer"}
+            assert cluster.chat(client, "again", session="s1").json() == {"output": "the answer"}
+        previous = httpx.post(chat, json={"action": "loadPreviousSession", "sessionId": "s1"}).json()["data"]
+        assert [(m["id"][-1], m["kwargs"]["content"]) for m in previous] == [
+            ("HumanMessage", "hello"), ("AIMessage", "the answer"), ("HumanMessage", "again"), ("AIMessage", "the answer")]
+        assert previous[0] == {"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"],
+                               "kwargs": {"content": "hello", "additional_kwargs": {}, "response_metadata": {}}}
+        assert httpx.post(chat, json={"action": "loadPreviousSession", "sessionId": "other"}).json() == {"data": []}
+    finally:
+        cluster.close()
+
+
+def test_only_public_chat_triggers_with_a_webhook_id_are_served_and_the_rest_is_named(tmp_path: Path) -> None:
+    import json as json_module
+
+    from engine.errors import MiniN8nError
+    from engine.serve.workflows import chat_endpoints
+    from tests.serve_harness import chat_workflow
+
+    def variant(name: str, **chat: object) -> None:
+        doc = chat_workflow("http://model", "http://tool", 1)
+        doc["name"] = name
+        doc["nodes"][0]["parameters"].update(chat)
+        (tmp_path / f"{name}.json").write_text(json_module.dumps(doc))
+
+    variant("a-served")
+    variant("b-private", public=False)
+    variant("c-streaming", options={"responseMode": "streaming"})
+    (tmp_path / "notes.txt").write_text("not a workflow")
+    endpoints, warnings = chat_endpoints([str(tmp_path)])
+    assert list(endpoints) == [WEBHOOK_ID] and endpoints[WEBHOOK_ID].workflow.name == "a-served"
+    assert any('b-private.json: the Chat Trigger "Chat" is not made publicly available' in w and "n8n answers 404" in w
+               for w in warnings), warnings
+    assert any('c-streaming.json: the Chat Trigger "Chat" answers with response mode "streaming"' in w for w in warnings)
+    variant("d-duplicate")
+    with pytest.raises(MiniN8nError, match=f'd-duplicate.json: the Chat Trigger "Chat" has the webhookId {WEBHOOK_ID} of "Chat" in '):
+        chat_endpoints([str(tmp_path)])
+    with pytest.raises(MiniN8nError, match="nowhere.json: no such file or folder"):
+        chat_endpoints([str(tmp_path / "nowhere.json")])
