@@ -9,6 +9,7 @@ workflow, start node and input items; `resume` continues a paused one.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
@@ -22,6 +23,7 @@ from ..workflow import Workflow, parse_workflow, workflow_to_data
 MODE = "webhook"  # the mode n8n gives executions started by a webhook or a chat message
 ENDED = ("success", "error", "cancelled")
 STOP_POLL_S = 0.5  # how often a worker asks the store whether its execution was asked to stop
+log = logging.getLogger("mini_n8n.worker")
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,10 @@ def prepare(engine: Engine, job: Job, signal: AbortSignal | None = None) -> Exec
     if status in ENDED or (status == "paused" and not job.resume):
         return None
     try:
-        return engine.resume(job.execution_id, signal=signal)
+        execution = engine.resume(job.execution_id, signal=signal)
+        if status != "paused":  # its job came back: the process running it died
+            log.info("execution %s was %s: resuming it from its last boundary", job.execution_id, status)
+        return execution
     except ExecutionBusy:
         raise
     except MiniN8nError:

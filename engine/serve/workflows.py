@@ -79,5 +79,5 @@ def chat_endpoints(targets: list[str]) -> tuple[dict[str, ChatEndpoint], list[st
             elif node.type in WEBHOOK_TRIGGERS:
                 warnings.append(f'{path}: the trigger "{node.name}" ({node.type}) is not served by mini-n8n serve yet')
         if not served:
-            warnings.append(f'{path}: "{workflow.name}" has no Chat Trigger with a webhookId; nothing of it is served')
+            warnings.append(f'{path}: nothing of "{workflow.name}" is served')
     return endpoints, warnings

@@ -7,17 +7,13 @@ runs finished since the last one and the resumable stack as a delta from the pre
 before the next node starts, so a worker killed at any moment loses at most the node that was
 running: no journal file, since the next process to resume may be on another machine.
 
-One owner per execution, across machines: the owner holds a session-level advisory lock on the
-execution (pg_try_advisory_lock of a 64-bit key of its id) for as long as it runs it. The lock
-lives exactly as long as the owner's connection: a killed process, or a machine that vanished
-(noticed by TCP keepalives), frees it at once, with no heartbeat to tune and no clock to trust.
-The row also names the owner (host, pid, a token per open store) for messages and to tell our
-own executions from others'.
+One owner per execution, across machines: an advisory lock held by the owner's connection
+(engine.store.postgres_lease). The row also names the owner (host, pid, a token per open store)
+for messages and to tell this store's executions from others'.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import threading
@@ -32,8 +28,10 @@ from ..json_delta import decode, encode
 from ..json_text import escape_surrogates
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow, workflow_to_data
-from .base import FINISHED, ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
+from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
 from .codec import StoreDamaged, pack, unpack
+from .postgres_lease import Leases
+from .postgres_rows import prune_executions, write_rows
 from .postgres_schema import connect, prepare, redact
 from .sqlite_file import fields_crc, workflow_hash
 from .sqlite_rows import carries_conversation
@@ -42,12 +40,6 @@ CHECKPOINTS_PER_FULL = 64
 PRUNE_INTERVAL_S = 60.0
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
-
-
-def lock_key(execution_id: str) -> int:
-    """The advisory-lock key of an execution: 64 bits of a hash of its id, as a signed bigint."""
-    digest = hashlib.sha256(b"mini-n8n execution " + execution_id.encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def text(value: str) -> str:
@@ -83,7 +75,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
         self._host = socket.gethostname()
         self._pid = os.getpid()
         self._token = uuid.uuid4().hex
-        self._held: set[str] = set()  # executions whose advisory lock this connection holds
+        self._leases = Leases(self._db)
         self._writers: dict[str, _Writer] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
@@ -109,7 +101,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
             self._housekeeper.join()
         with self._lock:
             self._db.close()  # and with the session, every advisory lock it held
-            self._held.clear()
+            self._leases.held.clear()
 
     def _guard(self, what: str, work: Callable[[], T]) -> T:
         import psycopg
@@ -129,30 +121,6 @@ class PostgresExecutionStore(ExecutionStoreBase):
         return self._guard(what, run)
 
     # ----- the lease -------------------------------------------------------------------------
-    def _try_lock(self, execution_id: str) -> bool:
-        """Take the execution's advisory lock for this session (once); False while another holds it."""
-        if execution_id in self._held:
-            return True
-        got = self._db.execute("SELECT pg_try_advisory_lock(%s)", (lock_key(execution_id),)).fetchone()[0]
-        if got:
-            self._held.add(execution_id)
-        return bool(got)
-
-    def _unlock(self, execution_id: str) -> None:
-        if execution_id in self._held:
-            self._held.discard(execution_id)
-            self._db.execute("SELECT pg_advisory_unlock(%s)", (lock_key(execution_id),))
-
-    def _owner_alive(self, execution_id: str, token: str | None) -> bool:
-        """Whether another open store owns the execution (holds its lock); probing frees the lock again."""
-        if token == self._token or execution_id in self._held:
-            return False
-        key = lock_key(execution_id)
-        if not self._db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-            return True
-        self._db.execute("SELECT pg_advisory_unlock(%s)", (key,))
-        return False
-
     def _claim(self, execution_id: str) -> str | None:
         """Inside a transaction: make this store the owner; returns the stored status (None: no
         such execution). Raises ExecutionBusy while another live store owns it."""
@@ -161,7 +129,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
         if row is None:
             return None
         status, host, pid, token = row
-        if not self._try_lock(execution_id):
+        if not self._leases.take(execution_id):
             raise ExecutionBusy(execution_id, pid or 0, host)
         self._db.execute("UPDATE executions SET owner_host=%s, owner_pid=%s, owner_token=%s WHERE id=%s",
                          (self._host, self._pid, self._token, execution_id))
@@ -169,16 +137,16 @@ class PostgresExecutionStore(ExecutionStoreBase):
 
     def _claiming(self, execution_id: str, what: str, work: Callable[[], T]) -> T:
         """`work` in a transaction that claims the execution; a failed one leaves the lock free."""
-        had = execution_id in self._held
+        had = execution_id in self._leases.held
         try:
             return self._transaction(what, work)
         except BaseException:
             if not had:
                 with self._lock:
                     try:
-                        self._unlock(execution_id)
+                        self._leases.give_up(execution_id)
                     except Exception:  # the connection is gone: so is the lock
-                        self._held.discard(execution_id)
+                        self._leases.forget(execution_id)
             raise
 
     def release(self, state: ExecutionState) -> None:
@@ -187,7 +155,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
         def free() -> None:
             self._db.execute("UPDATE executions SET owner_host=NULL, owner_pid=NULL, owner_token=NULL WHERE id=%s"
                              " AND owner_token=%s", (state.id, self._token))
-            self._unlock(state.id)
+            self._leases.give_up(state.id)
 
         self._guard(f"releasing execution {state.id}", free)
 
@@ -197,12 +165,11 @@ class PostgresExecutionStore(ExecutionStoreBase):
             "SELECT id, owner_token FROM executions WHERE status IN ('running', 'new')").fetchall())
         crashed = []
         for execution_id, token in rows:
-            if token == self._token or execution_id in self._held:
+            if token == self._token or execution_id in self._leases.held:
                 continue
 
             def mark(execution_id: str = execution_id) -> bool:
-                key = lock_key(execution_id)
-                if not self._db.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,)).fetchone()[0]:
+                if not self._leases.free_for_this_transaction(execution_id):
                     return False  # its owner is alive
                 return bool(self._db.execute(
                     "UPDATE executions SET status='crashed', owner_host=NULL, owner_pid=NULL, owner_token=NULL,"
@@ -223,7 +190,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
         def claim_and_write() -> _Writer:
             db = self._db
             if self._claim(state.id) is None:
-                if not self._try_lock(state.id):
+                if not self._leases.take(state.id):
                     raise ExecutionBusy(state.id, 0)
                 db.execute("INSERT INTO workflows (hash, data, crc) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
                            (digest, workflow, workflow_crc))
@@ -239,7 +206,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=%s",
                                       (state.id,)).fetchone()[0]
                 writer = _Writer(run_seq=int(runs), boundary_seq=int(boundary))
-            self._write_rows(state.id, [], self._boundary_row(state, writer))
+            write_rows(db, state.id, [], self._boundary_row(state, writer))
             return writer
 
         self._writers[state.id] = self._claiming(state.id, f"storing execution {state.id}", claim_and_write)
@@ -264,8 +231,8 @@ class PostgresExecutionStore(ExecutionStoreBase):
         elif isinstance(event, RunUpdated):
             self._update_run(execution_id, writer, event)
         elif isinstance(event, WorkflowAfter):
-            if self._writers.pop(execution_id, None) is not None and execution_id in self._held:
-                self._guard(f"releasing execution {execution_id}", lambda: self._unlock(execution_id))
+            if self._writers.pop(execution_id, None) is not None and execution_id in self._leases.held:
+                self._guard(f"releasing execution {execution_id}", lambda: self._leases.give_up(execution_id))
             if self.retention.active:
                 self._prune_in_background()
 
@@ -301,20 +268,6 @@ class PostgresExecutionStore(ExecutionStoreBase):
         writer.stack = stack
         return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
 
-    def _write_rows(self, execution_id: str, runs: list[tuple[Any, ...]], boundary: tuple[Any, ...] | None) -> None:
-        """Inside a transaction: the runs, then the boundary (a whole stack drops the boundaries before it)."""
-        cursor = self._db.cursor()
-        if runs:
-            cursor.executemany("INSERT INTO runs (execution_id, seq, node, run_index, base, task, crc)"
-                               " VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (execution_id, seq) DO UPDATE SET node=EXCLUDED.node,"
-                               " run_index=EXCLUDED.run_index, base=EXCLUDED.base, task=EXCLUDED.task, crc=EXCLUDED.crc", runs)
-        if boundary is not None:
-            if boundary[4] is None:
-                cursor.execute("DELETE FROM boundaries WHERE execution_id=%s AND seq<%s", (execution_id, boundary[1]))
-            cursor.execute("INSERT INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc)"
-                           " VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (execution_id, seq) DO UPDATE SET runs=EXCLUDED.runs,"
-                           " last_node=EXCLUDED.last_node, base=EXCLUDED.base, stack=EXCLUDED.stack, crc=EXCLUDED.crc", boundary)
-
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Write the runs finished since the last call, at a boundary the resumable stack, and the
         row when its status or result changed: one transaction, committed before the run goes on."""
@@ -330,7 +283,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
         ended = state.status in ENDED
 
         def write() -> None:
-            self._write_rows(state.id, runs, boundary)
+            write_rows(self._db, state.id, runs, boundary)
             if row_changed:
                 self._write_row(state, release=ended)
 
@@ -502,7 +455,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
             self._claiming(execution_id, f"claiming execution {execution_id}", claim)
         except MiniN8nError as exc:
             if not isinstance(exc, ExecutionBusy):  # refused (not paused or crashed): not ours after all
-                self._guard(f"releasing execution {execution_id}", lambda: self._unlock(execution_id))
+                self._guard(f"releasing execution {execution_id}", lambda: self._leases.give_up(execution_id))
             raise
         return self.load(execution_id, for_resume=True)
 
@@ -513,7 +466,7 @@ class PostgresExecutionStore(ExecutionStoreBase):
             if row is None:
                 return False
             host, pid, token, digest = row
-            if self._owner_alive(execution_id, token):
+            if token != self._token and self._leases.owned_elsewhere(execution_id):
                 raise ExecutionBusy(execution_id, pid or 0, host)
             for table in ("runs", "boundaries"):
                 self._db.execute(f"DELETE FROM {table} WHERE execution_id=%s", (execution_id,))
@@ -524,30 +477,6 @@ class PostgresExecutionStore(ExecutionStoreBase):
 
         deleted = self._transaction(f"deleting execution {execution_id}", remove)
         self._writers.pop(execution_id, None)
-        self._guard(f"deleting execution {execution_id}", lambda: self._unlock(execution_id))
+        self._guard(f"deleting execution {execution_id}", lambda: self._leases.give_up(execution_id))
         return deleted
 
-
-def prune_executions(db: Any, retention: Retention, now: float | None = None) -> int:
-    """Delete finished executions older than `retention.max_age_days` or beyond the newest
-    `retention.max_count` finished ones, with their runs, boundaries and unshared workflows."""
-    if not retention.active:
-        return 0
-    finished = list(FINISHED)
-    with db.transaction():
-        doomed: set[str] = set()
-        if retention.max_age_days is not None:
-            cutoff_ms = ((now if now is not None else time.time()) - retention.max_age_days * 86400) * 1000.0
-            doomed.update(r[0] for r in db.execute(
-                "SELECT id FROM executions WHERE status = ANY(%s) AND started_at < %s", (finished, cutoff_ms)))
-        if retention.max_count is not None:
-            doomed.update(r[0] for r in db.execute(
-                "SELECT id FROM executions WHERE status = ANY(%s) ORDER BY started_at DESC OFFSET %s",
-                (finished, retention.max_count)))
-        if doomed:
-            ids = sorted(doomed)
-            for table in ("runs", "boundaries"):
-                db.execute(f"DELETE FROM {table} WHERE execution_id = ANY(%s)", (ids,))
-            db.execute("DELETE FROM executions WHERE id = ANY(%s)", (ids,))
-            db.execute("DELETE FROM workflows w WHERE NOT EXISTS (SELECT 1 FROM executions e WHERE e.workflow_hash = w.hash)")
-    return len(doomed)

@@ -96,6 +96,8 @@ def test_a_worker_killed_mid_run_has_its_executions_resumed_by_another(tmp_path:
         victim_log = cluster.logs[0].read_text(errors="replace")
         unfinished = victim_log.count("] received") - victim_log.count("] succeeded")
         assert unfinished >= 1, victim_log  # it died inside an execution, which another worker finished
+        survivor_log = cluster.logs[1].read_text(errors="replace")
+        assert survivor_log.count("resuming it from its last boundary") >= unfinished, survivor_log
         assert [r.status_code for r in replies] == [200] * len(tags), cluster.log_text()
         assert [r.json() for r in replies] == [{"output": f"answer to {tag}"} for tag in tags]
         # a tool call may repeat only if it was in flight when the worker died (its node had not finished)
