@@ -8,7 +8,10 @@ The agent: the scripted OpenAI-compatible peer making 3 HTTP Request Tool rounds
    in the server process) and `--mode queue` (one worker): queue mode's overhead per execution.
 3. Ten trials of a worker SIGKILLed at a random moment under load: every execution completes,
    none lost, no finished tool call repeated; the time from the kill until every answer is back.
-4. Real n8n in queue mode, when installed ($N8N_DIR): the same workflow, peers and PostgreSQL,
+4. RabbitMQ restarted under load (`rabbitmqctl stop_app`, `start_app`; only where rabbitmqctl
+   runs, never in quick mode): every execution completes once, a chat sent while the broker is
+   down gets a clear 503 and stores nothing, and chats after the restart are answered.
+5. Real n8n in queue mode, when installed ($N8N_DIR): the same workflow, peers and PostgreSQL,
    Redis for its Bull queue, `n8n start` and two `n8n worker`s: executions per second and chat
    latency, each as a ratio to ours measured above. Not in quick mode (n8n takes a minute or
    more to start on 2 cores).
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -140,6 +145,39 @@ def kill_trial(tmp: Path, trial: int, executions: int, rng: random.Random) -> tu
         cluster.close()
 
 
+def rabbitmqctl(action: str) -> None:
+    subprocess.run(["rabbitmqctl", action], check=True, capture_output=True, timeout=120)
+
+
+def broker_restart(tmp: Path) -> list[str]:
+    cluster = with_cluster(tmp, workers=2, rounds=ROUNDS, token_delay=0.02)
+    try:
+        tags = [f"b{i}" for i in range(16)]
+        with httpx.Client() as client, ThreadPoolExecutor(16) as pool:
+            answers = [pool.submit(cluster.chat, client, tag) for tag in tags]
+            while sum(cluster.tool.calls.values()) < 4:
+                time.sleep(0.01)
+            stopped = time.perf_counter()
+            rabbitmqctl("stop_app")
+            try:
+                refused = cluster.chat(client, "while-down")
+            finally:
+                rabbitmqctl("start_app")
+            print(f"   broker down for {time.perf_counter() - stopped:.1f} s; a chat sent meanwhile: "
+                  f"{refused.status_code} {refused.json().get('message', '')[:80]}")
+            replies = [answer.result(timeout=600) for answer in answers]
+        problems = check(cluster.tool, tags, replies)
+        if refused.status_code != 503 or "while-down-1" in cluster.tool.calls:
+            problems.append(f"a chat while the broker was down: {refused.status_code} {refused.text[:200]}")
+        with httpx.Client() as client:
+            after = cluster.chat(client, "after")
+        if after.status_code != 200 or after.json() != {"output": "answer to after"}:
+            problems.append(f"after the restart: {after.status_code} {after.text[:200]}")
+        return problems
+    finally:
+        cluster.close()
+
+
 def n8n_figures(tmp: Path, executions: int, count: int) -> tuple[float, list[float], list[str]]:
     """n8n's executions per second and sequential chat latencies on the same workflow and peers."""
     from tests.benchmarks.n8n_queue import N8nQueue
@@ -222,7 +260,17 @@ def main() -> int:
         print(f"   kill to resumption (redelivery): min {min(redelivered):.2f} s  median {statistics.median(redelivered):.2f} s"
               f"  max {max(redelivered):.2f} s")
 
-    print("\n4. real n8n in queue mode (2 workers), the same workload")
+    print("\n4. RabbitMQ restarted under load (16 executions on 2 workers)")
+    if fast:
+        print("   skipped in quick mode")
+    elif shutil.which("rabbitmqctl") is None or os.geteuid() != 0:
+        print("   skipped: rabbitmqctl is not available to this user")
+    else:
+        problems = broker_restart(tmp)
+        failures += problems
+        print(f"   {'every execution completed once, the restarted broker takes new chats' if not problems else problems[:3]}")
+
+    print("\n5. real n8n in queue mode (2 workers), the same workload")
     if fast:
         print("   skipped in quick mode")
     elif n8n_binary() is None:
