@@ -59,6 +59,7 @@ def make_app(url: str | None = None) -> Celery:
         broker_transport_options={"visibility_timeout": REDIS_VISIBILITY_TIMEOUT_S} if url.startswith("redis") else {},
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
+        worker_enable_remote_control=False,  # no broadcast queue per worker: nothing here uses Celery's remote control
         task_send_sent_event=False,
     )
     app.task(name=TASK, bind=True, max_retries=None)(run_execution_task)
