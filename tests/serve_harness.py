@@ -74,13 +74,14 @@ def model_policy(rounds: int) -> Any:
     return policy
 
 
-def chat_workflow(model_url: str, tool_url: str, rounds: int) -> dict[str, Any]:
-    """Chat Trigger (webhookId WEBHOOK_ID) -> AI Agent with an OpenAI Chat Model and an HTTP Request Tool."""
+def chat_workflow(model_url: str, tool_url: str, rounds: int, memory: bool = False) -> dict[str, Any]:
+    """Chat Trigger (webhookId WEBHOOK_ID) -> AI Agent with an OpenAI Chat Model and an HTTP Request
+    Tool; with `memory`, Simple Memory too, which the trigger's loadPreviousSession reads."""
     def node(name: str, type_: str, version: float, x: int, parameters: dict[str, Any], **extra: Any) -> dict[str, Any]:
         return {"id": f"id-{name}", "name": name, "type": type_, "typeVersion": version, "position": [x, 0],
                 "parameters": parameters, **extra}
 
-    return {
+    doc = {
         "name": "served agent",
         "nodes": [
             node("Chat", "@n8n/n8n-nodes-langchain.chatTrigger", 1.1, 0, {"public": True, "mode": "webhook", "options": {}},
@@ -99,6 +100,11 @@ def chat_workflow(model_url: str, tool_url: str, rounds: int) -> dict[str, Any]:
             "Lookup": {"ai_tool": [[{"node": "AI Agent", "type": "ai_tool", "index": 0}]]},
         },
     }
+    if memory:
+        doc["nodes"][0]["parameters"]["options"] = {"loadPreviousSession": "memory"}
+        doc["nodes"].append(node("Memory", "@n8n/n8n-nodes-langchain.memoryBufferWindow", 1.3, 300, {"contextWindowLength": 10}))
+        doc["connections"]["Memory"] = {"ai_memory": [[{"node": "AI Agent", "type": "ai_memory", "index": 0}]]}
+    return doc
 
 
 def free_port() -> int:
@@ -122,7 +128,8 @@ class Cluster:
     """serve (and in queue mode N workers) as subprocesses, on one store, queue and pair of peers."""
 
     def __init__(self, tmp: Path, store_url: str, *, workers: int = 3, mode: str = "queue", rounds: int = 3,
-                 token_delay: float = 0.0, tool_delay: float = 0.0, workflow: dict[str, Any] | None = None) -> None:
+                 token_delay: float = 0.0, tool_delay: float = 0.0, workflow: dict[str, Any] | None = None,
+                 memory: bool = False) -> None:
         self.tmp = tmp
         self.rounds = rounds
         self.stack = ExitStack()
@@ -130,7 +137,7 @@ class Cluster:
         self.tool = self.stack.enter_context(ToolPeer(tool_delay))
         self.queue = f"mini-n8n-test-{uuid.uuid4().hex[:10]}"
         self.workflow = tmp / "served.json"
-        self.workflow.write_text(json.dumps(workflow or chat_workflow(self.model.base_url, self.tool.url, rounds)))
+        self.workflow.write_text(json.dumps(workflow or chat_workflow(self.model.base_url, self.tool.url, rounds, memory)))
         self.env = {**os.environ, "MINI_N8N_DB": store_url, "MINI_N8N_QUEUE": BROKER, "MINI_N8N_QUEUE_NAME": self.queue,
                     "MINI_N8N_API_KEY": API_KEY, "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(ROOT)}
         self.port = free_port()

@@ -331,3 +331,24 @@ def test_only_public_chat_triggers_with_a_webhook_id_are_served_and_the_rest_is_
         chat_endpoints([str(tmp_path)])
     with pytest.raises(MiniN8nError, match="nowhere.json: no such file or folder"):
         chat_endpoints([str(tmp_path / "nowhere.json")])
+
+
+def test_in_queue_mode_simple_memory_is_shared_by_the_workers_and_the_server(tmp_path: Path, store_url: str) -> None:
+    """A conversation whose turns run on different workers reads as one, to the model and to
+    loadPreviousSession on the server: Simple Memory lives in the PostgreSQL store."""
+    cluster = Cluster(tmp_path, store_url, workers=2, rounds=1, memory=True)
+    try:
+        cluster.wait_workers_ready()
+        turns = ["t1", "t2", "t3", "t4"]
+        with httpx.Client() as client:
+            for tag in turns:
+                assert cluster.chat(client, tag, session="one").json() == {"output": f"answer to {tag}"}
+        per_worker = [log.read_text().count(": success") for log in cluster.logs if log.name.startswith("worker")]
+        assert sum(per_worker) == len(turns) and min(per_worker) >= 1, per_worker  # the broker spread the turns
+        last = cluster.model.requests[-1].json["messages"]
+        assert [m["content"] for m in last if m["role"] == "user"] == turns  # the earlier turns came from memory
+        previous = httpx.post(f"{cluster.url}/webhook/{WEBHOOK_ID}/chat",
+                              json={"action": "loadPreviousSession", "sessionId": "one"}).json()["data"]
+        assert [m["kwargs"]["content"] for m in previous] == [text for tag in turns for text in (tag, f"answer to {tag}")]
+    finally:
+        cluster.close()
