@@ -69,7 +69,7 @@ def prepare(engine: Engine, job: Job, signal: AbortSignal | None = None) -> Exec
         return None
     try:
         execution = engine.resume(job.execution_id, signal=signal)
-        if status != "paused":  # its job came back: the process running it died
+        if status != "paused":  # crashed: the process running it died (its job came back, or the API resumes it)
             log.info("execution %s was %s: resuming it from its last boundary", job.execution_id, status)
         return execution
     except ExecutionBusy:
