@@ -87,14 +87,25 @@ def with_cluster(tmp: Path, **options: object) -> Cluster:
     return cluster
 
 
-def throughput(tmp: Path, workers: int, executions: int) -> tuple[float, list[str]]:
-    cluster = with_cluster(tmp, workers=workers, rounds=ROUNDS)
+def measure_rate(cluster: Cluster, name: str, executions: int, threads: int) -> tuple[float, list[str]]:
+    tags = [f"{name}-{i}" for i in range(executions)]
+    started = time.perf_counter()
+    replies = chat_all(cluster, tags, threads)
+    took = time.perf_counter() - started
+    return executions / took, check(cluster.tool, tags, replies)
+
+
+def throughputs(tmp: Path, counts: tuple[int, ...], executions: int) -> dict[int, tuple[float, list[str]]]:
+    """Executions per second with each number of workers, adding workers to one cluster as it goes."""
+    cluster = with_cluster(tmp, workers=counts[0], rounds=ROUNDS)
+    out = {}
     try:
-        tags = [f"w{workers}-{i}" for i in range(executions)]
-        started = time.perf_counter()
-        replies = chat_all(cluster, tags, threads=max(8, 2 * workers))
-        took = time.perf_counter() - started
-        return executions / took, check(cluster.tool, tags, replies)
+        for workers in counts:
+            while len(cluster.workers) < workers:
+                cluster.start_worker()
+            cluster.wait_workers_ready()
+            out[workers] = measure_rate(cluster, f"w{workers}", executions, threads=max(8, 2 * workers))
+        return out
     finally:
         cluster.close()
 
@@ -216,20 +227,19 @@ def main() -> int:
     failures: list[str] = []
     print(f"load average at start: {load_average()}")
 
-    executions = 20 if fast else 60
+    executions = 16 if fast else 60
     print(f"\n1. executions per second through serve --mode queue ({executions} executions, {ROUNDS} tool rounds each)")
     rates = {}
-    for workers in (1, 2, 4):
-        rate, problems = throughput(tmp, workers, executions)
+    for workers, (rate, problems) in throughputs(tmp, (1, 2, 4), executions).items():
         rates[workers] = rate
         failures += problems
         print(f"   {workers} worker(s): {rate:6.2f} executions/s  ({'ok' if not problems else f'{len(problems)} problems'})")
     if not fast:
-        rate, problems = throughput(tmp, 3, 200)
+        rate, problems = throughputs(tmp, (3,), 200)[3]
         failures += problems
         print(f"   200 executions, 3 workers: {rate:6.2f} executions/s  ({'all right, each tool call once' if not problems else problems[:3]})")
 
-    count = 12 if fast else 42
+    count = 10 if fast else 42
     print(f"\n2. latency of one chat message, sequential ({count - 2} measured after 2 warm-up)")
     figures = {}
     for mode in ("regular", "queue"):
@@ -240,7 +250,7 @@ def main() -> int:
     regular, queue = statistics.median(figures["regular"]), statistics.median(figures["queue"])
     print(f"   queue mode overhead per execution: {queue - regular:.1f} ms (median; queue/regular = {queue / regular:.2f}x)")
 
-    trials, per_trial = (2, 12) if fast else (10, 30)
+    trials, per_trial = (1, 12) if fast else (10, 30)
     print(f"\n3. a worker SIGKILLed at a random moment: {trials} trials of {per_trial} executions on 3 workers")
     rng = random.Random(14)
     recoveries: list[float] = []
