@@ -12,9 +12,9 @@ The agent: the scripted OpenAI-compatible peer making 3 HTTP Request Tool rounds
    runs, never in quick mode): every execution completes once, a chat sent while the broker is
    down gets a clear 503 and stores nothing, and chats after the restart are answered.
 5. Real n8n in queue mode, when installed ($N8N_DIR): the same workflow, peers and PostgreSQL,
-   Redis for its Bull queue, `n8n start` and two `n8n worker`s: executions per second and chat
-   latency, each as a ratio to ours measured above. Not in quick mode (n8n takes a minute or
-   more to start on 2 cores).
+   Redis for its Bull queue, `n8n start` and two `n8n worker`s, up beside ours with two workers:
+   executions per second and chat latency measured in turns, printed as ratios. Not in quick
+   mode (n8n takes a minute or more to start on 2 cores).
 `--quick` (or BENCH_QUICK=1): fewer executions and trials.
 """
 
@@ -189,32 +189,54 @@ def broker_restart(tmp: Path) -> list[str]:
         cluster.close()
 
 
-def n8n_figures(tmp: Path, executions: int, count: int) -> tuple[float, list[float], list[str]]:
-    """n8n's executions per second and sequential chat latencies on the same workflow and peers."""
+def against_n8n(tmp: Path, executions: int, count: int, repeats: int = 3) -> list[str]:
+    """n8n and ours side by side (both up, two workers each, the same workflow on the same peers),
+    interleaved: batches of `executions` in turns, then sequential chat messages in turns."""
     from tests.benchmarks.n8n_queue import N8nQueue
-    from tests.peers.openai_peer import OpenAIPeer
-    from tests.serve_harness import chat_workflow, model_policy
+    from tests.serve_harness import chat_workflow
 
-    with OpenAIPeer(policy=model_policy(ROUNDS)) as model, ToolPeer() as tool:
-        n8n = N8nQueue(chat_workflow(model.base_url, tool.url, ROUNDS), model.base_url, workers=2)
-        try:
-            with httpx.Client() as client:
-                for i in range(2):  # warm-up
-                    n8n.chat(client, f"n8n-warm-{i}")
-                values = []
-                for i in range(count - 2):
+    ours = with_cluster(tmp, workers=2, rounds=ROUNDS)
+    try:
+        n8n = N8nQueue(chat_workflow(ours.model.base_url, ours.tool.url, ROUNDS), ours.model.base_url, workers=2)
+    except BaseException:
+        ours.close()
+        raise
+    sides = {"ours": ours, "n8n": n8n}
+    rates: dict[str, list[float]] = {"ours": [], "n8n": []}
+    latency: dict[str, list[float]] = {"ours": [], "n8n": []}
+    problems: list[str] = []
+    try:
+        with httpx.Client(limits=httpx.Limits(max_connections=8)) as client:
+            for name, side in sides.items():  # warm-up
+                for i in range(2):
+                    side.chat(client, f"{name}-warm-{i}")
+            for rep in range(repeats):
+                for name, side in sides.items():
+                    tags = [f"{name}-{rep}-{i}" for i in range(executions)]
                     started = time.perf_counter()
-                    reply = n8n.chat(client, f"n8n-seq-{i}")
-                    values.append((time.perf_counter() - started) * 1000)
-                    assert reply.status_code == 200, reply.text
-            tags = [f"n8n-{i}" for i in range(executions)]
-            started = time.perf_counter()
-            with httpx.Client(limits=httpx.Limits(max_connections=8)) as client, ThreadPoolExecutor(8) as pool:
-                replies = list(pool.map(lambda tag: n8n.chat(client, tag), tags))
-            rate = executions / (time.perf_counter() - started)
-            return rate, values, check(tool, tags, replies)
-        finally:
-            n8n.close()
+                    with ThreadPoolExecutor(8) as pool:
+                        replies = list(pool.map(lambda tag: side.chat(client, tag), tags))
+                    rates[name].append(executions / (time.perf_counter() - started))
+                    problems += check(ours.tool, tags, replies)
+            for i in range(count):
+                for name, side in sides.items():
+                    started = time.perf_counter()
+                    reply = side.chat(client, f"{name}-seq-{i}")
+                    latency[name].append((time.perf_counter() - started) * 1000)
+                    if reply.status_code != 200:
+                        problems.append(f"{name}: {reply.status_code} {reply.text[:200]}")
+    finally:
+        n8n.close()
+        ours.close()
+    for name in sides:
+        r, v = rates[name], latency[name]
+        print(f"   {name:<4}: executions/s min {min(r):.2f}  median {statistics.median(r):.2f}  max {max(r):.2f};  "
+              f"chat latency p50 {percentile(v, 50):.1f} ms  p99 {percentile(v, 99):.1f} ms")
+    rate_ratio = statistics.median(rates["ours"]) / statistics.median(rates["n8n"])
+    latency_ratio = statistics.median(latency["ours"]) / statistics.median(latency["n8n"])
+    print(f"   ours/n8n: executions per second {rate_ratio:.2f}x (higher is better for ours), "
+          f"chat latency {latency_ratio:.2f}x (lower is better for ours), n8n {n8n_version()}")
+    return problems
 
 
 def main() -> int:
@@ -229,9 +251,7 @@ def main() -> int:
 
     executions = 16 if fast else 60
     print(f"\n1. executions per second through serve --mode queue ({executions} executions, {ROUNDS} tool rounds each)")
-    rates = {}
     for workers, (rate, problems) in throughputs(tmp, (1, 2, 4), executions).items():
-        rates[workers] = rate
         failures += problems
         print(f"   {workers} worker(s): {rate:6.2f} executions/s  ({'ok' if not problems else f'{len(problems)} problems'})")
     if not fast:
@@ -280,20 +300,13 @@ def main() -> int:
         failures += problems
         print(f"   {'every execution completed once, the restarted broker takes new chats' if not problems else problems[:3]}")
 
-    print("\n5. real n8n in queue mode (2 workers), the same workload")
+    print("\n5. real n8n in queue mode beside ours, 2 workers each, the same workload in turns")
     if fast:
         print("   skipped in quick mode")
     elif n8n_binary() is None:
         print(f"   skipped: n8n is not installed in {n8n_dir()}")
     else:
-        rate, values, problems = n8n_figures(tmp, executions, count)
-        failures += problems
-        ours_rate = rates[2]
-        print(f"   n8n {n8n_version()}: {rate:6.2f} executions/s; ours with 2 workers {ours_rate:.2f}: ours/n8n = {ours_rate / rate:.2f}x")
-        n8n_median = statistics.median(values)
-        print(f"   n8n chat latency: p50 {percentile(values, 50):7.1f} ms  p99 {percentile(values, 99):7.1f} ms  "
-              f"min {min(values):.1f}  median {n8n_median:.1f}  max {max(values):.1f}")
-        print(f"   latency ours (queue mode) / n8n = {queue / n8n_median:.2f}x (median)")
+        failures += against_n8n(tmp, 30, 20)
     print(f"load average at end: {load_average()}")
     if failures:
         print(f"\nFAILED: {len(failures)} problems, e.g. {failures[:5]}")

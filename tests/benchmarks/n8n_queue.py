@@ -57,7 +57,7 @@ class N8nQueue:
             EXECUTIONS_MODE="queue", QUEUE_BULL_REDIS_HOST="127.0.0.1", QUEUE_BULL_REDIS_PORT="6379",
             QUEUE_BULL_PREFIX=f"bench{uuid.uuid4().hex[:8]}", DB_TYPE="postgresdb", DB_POSTGRESDB_HOST="127.0.0.1",
             DB_POSTGRESDB_PORT="5432", DB_POSTGRESDB_DATABASE="test", DB_POSTGRESDB_USER="root",
-            DB_POSTGRESDB_SCHEMA=self.schema.name, N8N_LOG_LEVEL="warn", QUEUE_HEALTH_CHECK_ACTIVE="false",
+            DB_POSTGRESDB_SCHEMA=self.schema.name, N8N_LOG_LEVEL="info", QUEUE_HEALTH_CHECK_ACTIVE="false",
             OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS="true",
         )
         try:
@@ -72,7 +72,7 @@ class N8nQueue:
             self._wait_ready()
             for i in range(workers):
                 self._spawn(f"worker{i}", "worker", "--concurrency=1")
-            time.sleep(5)  # the workers connect to Redis (they offer no readiness signal without their health server)
+            self._wait_workers(workers)
         except BaseException:
             self.close()
             raise
@@ -102,9 +102,20 @@ class N8nQueue:
             time.sleep(0.5)
         raise RuntimeError(f"n8n did not start: {(self.home / 'main.log').read_text(errors='replace')[-1500:]}")
 
+    def _wait_workers(self, workers: int) -> None:
+        """Until each worker logs that it is ready; a worker that exits is an error naming its log."""
+        deadline = time.monotonic() + 300
+        for i, process in enumerate(self.processes[1:1 + workers]):
+            log = self.home / f"worker{i}.log"
+            while "n8n worker is now ready" not in log.read_text(errors="replace"):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"n8n worker {i} did not start ({process.poll()}): "
+                                       f"{log.read_text(errors='replace')[-1500:]}")
+                time.sleep(0.2)
+
     def chat(self, client: httpx.Client, tag: str) -> httpx.Response:
         body = {"action": "sendMessage", "sessionId": f"session-{tag}", "chatInput": tag}
-        return client.post(f"{self.url}/webhook/{WEBHOOK_ID}/chat", json=body, timeout=300)
+        return client.post(f"{self.url}/webhook/{WEBHOOK_ID}/chat", json=body, timeout=120)
 
     def close(self) -> None:
         for process in self.processes:
