@@ -128,4 +128,15 @@ class N8nQueue:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(10)
         self.schema.drop()
+        self._drop_bull_keys()
         shutil.rmtree(self.home, ignore_errors=True)
+
+    def _drop_bull_keys(self) -> None:
+        """n8n's Bull queue keys, all under this run's prefix."""
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=6379)
+        keys = list(client.scan_iter(match=f"{self.env['QUEUE_BULL_PREFIX']}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
