@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXTRAS ?= dev,local
+EXTRAS ?= dev,local,server
 # Bytecode of our own modules, written even when PYTHONDONTWRITEBYTECODE is set (Python still
 # reads it then): without it every start compiles the engine again.
 BYTECODE := $(BIN)/python -m compileall -q engine nodes gui resources

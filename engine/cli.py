@@ -1,5 +1,7 @@
 """The `mini-n8n` command's headless part: run, resume and inspect executions (gui/launch.py opens the editor when no command is given).
 
+`mini-n8n serve FILE_OR_FOLDER...` and `mini-n8n worker` serve workflows (engine/serve).
+
 `mini-n8n run FILE [--message TEXT] [--session ID] [--break SPEC]` prints the run log, then
 `status:` and `answer:`. Exit 0 on success, 1 on a failed run, 2 on a bad file or bad
 arguments, 3 when the run paused at a breakpoint (continue it with `mini-n8n resume ID`).
@@ -26,9 +28,9 @@ if TYPE_CHECKING:
     from .debugger import Breakpoints
     from .executor import Execution
     from .run_data import ExecutionState
-    from .store import ExecutionStore
+    from .store import ExecutionStoreBase
 
-SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples"}
+SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples", "serve", "worker"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 # --break kinds besides a node name (engine.debugger.PAUSE_KINDS without "node")
 BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "tool_error")
@@ -105,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
     ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
     sub.add_parser("examples", help="the paths of the example workflows that come with mini-n8n")
+    serve = sub.add_parser("serve", help="serve workflows over HTTP: chat triggers and the executions API")
+    serve.add_argument("targets", nargs="+", metavar="FILE_OR_FOLDER", help="workflow files, or folders of them")
+    serve.add_argument("--mode", choices=("regular", "queue"), default="regular",
+                       help="regular: run executions in this process; queue: hand them to workers (PostgreSQL store)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=5678)
+    worker = sub.add_parser("worker", help="run queued executions (for `serve --mode queue`)")
+    worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="executions run at once (pool processes)")
     return parser
 
 
@@ -305,9 +315,9 @@ def executions(args: argparse.Namespace, out: Output) -> int:
     from .errors import MiniN8nError
     from .run_log import format_line
     from .steps_table import rows_to_text, steps_of
-    from .store import ExecutionStore
+    from .store import open_store
 
-    store = ExecutionStore()
+    store = open_store()
     if args.action == "list":
         rows = store.list()
         if not rows:
@@ -349,8 +359,10 @@ def executions(args: argparse.Namespace, out: Output) -> int:
     return report(state, out) if state.status != "running" else EXIT_OK
 
 
-def maintain(store: ExecutionStore, args: argparse.Namespace, out: Output) -> int:
+def maintain(store: ExecutionStoreBase, args: argparse.Namespace, out: Output) -> int:
     """`executions prune` and `executions check`."""
+    from pathlib import Path
+
     from .store import Retention
 
     if args.action == "check":
@@ -365,7 +377,8 @@ def maintain(store: ExecutionStore, args: argparse.Namespace, out: Output) -> in
               "(or set MINI_N8N_PRUNE_MAX_AGE_DAYS / MINI_N8N_PRUNE_MAX_COUNT)", file=sys.stderr)
         return EXIT_USAGE
     deleted = store.prune(retention, vacuum=not args.no_vacuum)
-    out.line(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else ", file vacuumed"))
+    vacuumed = ", file vacuumed" if isinstance(store.path, Path) else ", database vacuumed"
+    out.line(f"pruned {deleted} execution{'' if deleted == 1 else 's'}" + ("" if args.no_vacuum else vacuumed))
     return EXIT_OK
 
 
@@ -389,6 +402,14 @@ def _command(args: argparse.Namespace, out: Output) -> int:
         return asyncio.run(rerun(args, args.command == "replay", out))
     if args.command == "examples":
         return examples(out)
+    if args.command == "serve":
+        from .serve.main import main as serve
+
+        return serve(args.targets, args.mode, args.host, args.port)
+    if args.command == "worker":
+        from .serve.worker import main as worker
+
+        return worker(args.concurrency)
     return executions(args, out)
 
 

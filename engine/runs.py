@@ -23,10 +23,10 @@ def open_engine(registry: Registry | None = None) -> Engine:
     from .executor import Engine
     from .registry import builtin_registry
     from .services import Services
-    from .store import ExecutionStore, SqliteMemoryStore
+    from .store import open_memory, open_store
 
-    store = ExecutionStore()
-    return Engine(registry or builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
+    store = open_store()  # SQLite by default, PostgreSQL when $MINI_N8N_DB is a postgresql:// URL
+    return Engine(registry or builtin_registry(), Services(memory=open_memory(store)), store=store)
 
 
 def is_chat_trigger(node: Node) -> bool:

@@ -38,3 +38,6 @@ def _private_editor_files(tmp_path_factory: pytest.TempPathFactory, monkeypatch:
     folder = tmp_path_factory.mktemp("editor")
     monkeypatch.setenv("MINI_N8N_RECOVERY_DIR", str(folder / "recovery"))
     monkeypatch.setenv("MINI_N8N_CONFIG_DIR", str(folder / "config"))
+
+
+from tests.store_backends import pg_target, store_target  # noqa: E402,F401  (the store tests' back ends)

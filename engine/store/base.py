@@ -1,8 +1,9 @@
-"""What every execution store back end does (SQLite on the desktop; a server database later).
+"""What every execution store back end does (SQLite on the desktop, PostgreSQL for a server and its workers).
 
 An execution is written as it runs: its row (workflow, mode, status, result), the node runs as
 they finish, and an append-only log of boundaries (the resumable stack at each). One process
-owns a running execution at a time (a lease with its pid); a dead owner's executions are
+owns a running execution at a time (a lease: its pid in SQLite, an advisory lock held by its
+connection in PostgreSQL); a dead owner's executions are
 "crashed" and resume from their last boundary.
 """
 
@@ -25,10 +26,12 @@ FINISHED = ("success", "error", "cancelled", "crashed")  # what retention may de
 class ExecutionBusy(MiniN8nError):
     """Another live process owns the execution (it is running or held at a breakpoint there)."""
 
-    def __init__(self, execution_id: str, pid: int) -> None:
-        super().__init__(f"execution {execution_id} is already running in process {pid}")
+    def __init__(self, execution_id: str, pid: int, host: str | None = None) -> None:
+        where = f"process {pid}" + (f" on {host}" if host else "")
+        super().__init__(f"execution {execution_id} is already running in {where}")
         self.execution_id = execution_id
         self.pid = pid
+        self.host = host
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ def _env_number(name: str, kind: type) -> Any:
 class ExecutionStoreBase(ABC):
     """The store interface the engine, CLI and editor use; each back end implements all of it."""
 
+    path: Any  # where the store is, for messages: a file path, or a database URL without its password
+
     # ----- writing, driven by an execution
     @abstractmethod
     def attach(self, execution: Any) -> None:
@@ -125,6 +130,10 @@ class ExecutionStoreBase(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def check(self) -> None:
+        """Check every stored value for damage, read-only; raises StoreDamaged naming the first bad one."""
+        raise NotImplementedError
 
     def events(self, execution_id: str) -> list[NodeAfter]:
         """The stored runs as the node_after events they were, in the order they finished, so a

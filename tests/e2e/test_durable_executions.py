@@ -19,10 +19,11 @@ from engine.hooks import ExecutionPaused
 from engine.registry import builtin_registry
 from engine.replay import ReplaySource
 from engine.services import Services
-from engine.store import ExecutionStore, SqliteMemoryStore
+from engine.store import ExecutionStore, SqliteMemoryStore, open_memory, open_store
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
+from tests.store_backends import sql
 
 ROOT = Path(__file__).parents[2]
 CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
@@ -46,7 +47,7 @@ def stored_engine() -> Engine:
     return Engine(builtin_registry(), Services(memory=SqliteMemoryStore(store)), store=store)
 
 
-def test_a_run_paused_by_one_process_is_resumed_by_another(tmp_path: Path) -> None:
+def test_a_run_paused_by_one_process_is_resumed_by_another(tmp_path: Path, store_target: str) -> None:
     path = tmp_path / "wf.json"
     save_workflow(agent_workflow(REPLIES), path)
     uninterrupted = mini_n8n("run", str(path), "--message", "go")
@@ -68,8 +69,9 @@ def test_a_run_paused_by_one_process_is_resumed_by_another(tmp_path: Path) -> No
     assert len(calc_lines) == 2, shown.stdout  # each tool ran once over both processes
 
 
-async def test_paused_in_this_process_then_resumed_by_the_cli() -> None:
-    engine = stored_engine()
+async def test_paused_in_this_process_then_resumed_by_the_cli(store_target: str) -> None:
+    store = open_store(store_target)
+    engine = Engine(builtin_registry(), Services(memory=open_memory(store)), store=store)
     execution = engine.create(agent_workflow(REPLIES), items=[chat_item("go", "p")])
     execution.debugger = Debugger(Breakpoints(before_model=True, from_iteration=2))
     execution.hooks.add(lambda e: asyncio.get_running_loop().call_soon(execution.detach) if isinstance(e, ExecutionPaused) else None)
@@ -82,26 +84,26 @@ async def test_paused_in_this_process_then_resumed_by_the_cli() -> None:
     resumed = mini_n8n("resume", state.id)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert field(resumed.stdout, "answer") == REPLIES[2]["text"]
-    store = ExecutionStore()
-    final = store.load(state.id)
+    final = open_store(store_target).load(state.id)
     assert final.status == "success"
     assert len(final.run_data["Model"]) == 3 and len(final.run_data["Calculator"]) == 2
 
 
-def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_path: Path) -> None:
+def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_path: Path, store_target: str) -> None:
     slow = [dict(r) for r in REPLIES]
     slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: about 8 s
     path = tmp_path / "slow.json"
     save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
     child = subprocess.Popen([sys.executable, "-m", "engine.cli", "run", str(path), "--message", "go"], cwd=ROOT,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    db = sqlite3.connect(os.environ["MINI_N8N_DB"])
+    db = None
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:  # wait until both tool runs are stored, then kill mid-stream
             try:
-                done = db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator'").fetchone()[0]
-            except sqlite3.OperationalError:
+                db = db or open_store(store_target)
+                done = sql(db, "SELECT COUNT(*) FROM runs WHERE node='Calculator'")[0][0]
+            except Exception:  # the child has not created the store yet
                 done = 0
             if done == 2:
                 break
@@ -113,7 +115,8 @@ def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_pa
     finally:
         if child.poll() is None:
             child.kill()
-        db.close()
+        if db is not None:
+            db.close()
     listed = mini_n8n("executions", "list")
     line = next(l for l in listed.stdout.splitlines() if "slow" in l or "test agent" in l)
     execution_id, status = line.split()[:2]
@@ -123,7 +126,7 @@ def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_pa
     resumed = mini_n8n("resume", execution_id, timeout=120)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert field(resumed.stdout, "answer") == slow[2]["text"]
-    final = ExecutionStore().load(execution_id)
+    final = open_store(store_target).load(execution_id)
     assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
     assert len(final.run_data["Model"]) == 3
 
@@ -188,7 +191,7 @@ def test_cli_replay_and_rerun(tmp_path: Path) -> None:
     assert "reused: 1 model reply, 1 tool result(s)" in rerun.stdout
 
 
-def test_executions_list_show_delete(tmp_path: Path) -> None:
+def test_executions_list_show_delete(tmp_path: Path, store_target: str) -> None:
     path = tmp_path / "wf.json"
     save_workflow(agent_workflow(REPLIES), path)
     run = mini_n8n("run", str(path), "--message", "go")
@@ -201,8 +204,9 @@ def test_executions_list_show_delete(tmp_path: Path) -> None:
         "Chat", "Model", "Calculator", "Model", "Calculator", "Model", "AI"]
     assert mini_n8n("executions", "delete", execution_id).returncode == 0
     assert mini_n8n("executions", "show", execution_id).returncode == 2
-    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    if not store_target.startswith("postgresql:"):
+        with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 async def test_executions_show_prints_the_steps_and_the_edits() -> None:

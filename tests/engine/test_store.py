@@ -8,10 +8,11 @@ from pathlib import Path
 from engine.debugger import Breakpoints
 from engine.executor import Engine
 from engine.registry import builtin_registry
-from engine.store import ExecutionStore
+from engine.store import ExecutionStore, open_store
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 from tests.engine.pausing import run_to_pause
+from tests.store_backends import sql
 
 ROUNDS = 150
 
@@ -25,8 +26,8 @@ def as_json(value) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-async def test_a_long_run_is_stored_small_and_read_back_exactly(tmp_path: Path) -> None:
-    store = ExecutionStore(tmp_path / "x.sqlite")
+async def test_a_long_run_is_stored_small_and_read_back_exactly(store_target: str) -> None:
+    store = open_store(store_target)
     state = await Engine(builtin_registry(), store=store).run(long_agent(), items=[chat_item("go", "s")])
     assert state.status == "success"
     loaded = store.load(state.id)
@@ -36,13 +37,13 @@ async def test_a_long_run_is_stored_small_and_read_back_exactly(tmp_path: Path) 
     last_model_input = state.run_data["Model"][-1].to_json()["input"]
     assert len(last_model_input["ai_languageModel"][0][0]["json"]["messages"]) == 2 * ROUNDS + 2
     # the repeated messages were not written again and again
-    written = sum(len(r[0]) for r in store._db.execute("SELECT task FROM runs"))
+    written = sum(len(r[0]) for r in sql(store, "SELECT task FROM runs"))
     full = sum(len(json.dumps(t.to_json())) for runs in state.run_data.values() for t in runs)
     assert written < full / 10
 
 
-async def test_the_stack_of_a_paused_run_is_read_back_exactly(tmp_path: Path) -> None:
-    store = ExecutionStore(tmp_path / "x.sqlite")
+async def test_the_stack_of_a_paused_run_is_read_back_exactly(store_target: str) -> None:
+    store = open_store(store_target)
     execution = Engine(builtin_registry(), store=store).create(long_agent(), items=[chat_item("go", "s")])
     state = await run_to_pause(execution, Breakpoints(after_tool_result=True, from_iteration=100))
     assert state.status == "paused"

@@ -1,5 +1,6 @@
 """Many processes on one store: writers queue for the lock (immediate transactions, a busy
-timeout) instead of failing with "database is locked", and nothing is left unresumable."""
+timeout) instead of failing with "database is locked", and nothing is left unresumable (on
+SQLite and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.store import ExecutionStore
+from engine.store import open_store
 from engine.workflow import save_workflow
 from tests.builders import agent_workflow, tool_call
 
@@ -15,7 +16,7 @@ ROOT = Path(__file__).parents[2]
 RUNS = 16
 
 
-def test_16_concurrent_runs_on_one_store_all_complete(tmp_path: Path) -> None:
+def test_16_concurrent_runs_on_one_store_all_complete(tmp_path: Path, store_target: str) -> None:
     replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(20)] + [{"text": "done"}]
     path = tmp_path / "wf.json"
     save_workflow(agent_workflow(replies, memory=True, agent_options={"maxIterations": 30}), path)
@@ -28,7 +29,7 @@ def test_16_concurrent_runs_on_one_store_all_complete(tmp_path: Path) -> None:
     for code, out, err in outcomes:
         assert code == 0 and "answer: done" in out, out + err
         assert "locked" not in err and "Traceback" not in err, err
-    store = ExecutionStore()
+    store = open_store(store_target)
     listed = store.list()
     assert len(listed) == RUNS
     assert {row.status for row in listed} == {"success"}

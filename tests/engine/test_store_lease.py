@@ -1,9 +1,11 @@
-"""One owner per execution: resuming claims it in the store; a second resume is refused clearly."""
+"""One owner per execution: resuming claims it in the store; a second resume is refused clearly.
+On both back ends: SQLite (the owner's pid and start time), PostgreSQL (an advisory lock held by
+the owner's connection)."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
+import socket
 import subprocess
 import sys
 import time
@@ -14,12 +16,13 @@ import pytest
 from engine.errors import MiniN8nError
 from engine.executor import Engine
 from engine.registry import builtin_registry
-from engine.store import ExecutionBusy, ExecutionStore
+from engine.store import ExecutionBusy, ExecutionStore, open_store
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
 from engine.debugger import Breakpoints
 from tests.builders import agent_workflow, tool_call
 from tests.engine.pausing import run_to_pause
+from tests.store_backends import is_pg, sql
 
 ROOT = Path(__file__).parents[2]
 ANSWER = " ".join(["word"] * 60)  # streamed at 20 ms a token: the resumed run lasts over a second
@@ -51,29 +54,34 @@ def paused_execution(tmp_path: Path, answer: str) -> str:
     return field(paused.stdout, "execution")
 
 
-def test_a_second_resume_while_the_first_runs_is_refused_naming_the_process(tmp_path: Path) -> None:
+def owner_where(target: str, pid: int) -> str:
+    return f"process {pid} on {socket.gethostname()}" if is_pg(target) else f"process {pid}"
+
+
+def test_a_second_resume_while_the_first_runs_is_refused_naming_the_process(tmp_path: Path, store_target: str) -> None:
     execution_id = paused_execution(tmp_path, LONG_ANSWER)
     first = subprocess.Popen(cli("resume", execution_id), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # wait until the first one holds it and runs
-            deadline = time.monotonic() + 60
-            while db.execute("SELECT status, owner_pid FROM executions WHERE id=?", (execution_id,)).fetchone() != ("running", first.pid):
-                assert time.monotonic() < deadline and first.poll() is None, "the first resume never started running"
-                time.sleep(0.02)
+        watcher = open_store(store_target)  # wait until the first one holds it and runs
+        deadline = time.monotonic() + 60
+        while sql(watcher, "SELECT status, owner_pid FROM executions WHERE id=?", execution_id) != [("running", first.pid)]:
+            assert time.monotonic() < deadline and first.poll() is None, "the first resume never started running"
+            time.sleep(0.02)
+        watcher.close()
         second = subprocess.run(cli("resume", execution_id), cwd=ROOT, capture_output=True, text=True, timeout=60)
         out, err = first.communicate(timeout=120)
     finally:
         if first.poll() is None:
             first.kill()
     assert second.returncode == 2
-    assert second.stderr.strip() == f"mini-n8n: error: execution {execution_id} is already running in process {first.pid}"
+    assert second.stderr.strip() == f"mini-n8n: error: execution {execution_id} is already running in {owner_where(store_target, first.pid)}"
     assert first.returncode == 0, out + err
     assert field(out, "answer") == LONG_ANSWER
-    final = ExecutionStore().load(execution_id)
+    final = open_store(store_target).load(execution_id)
     assert final.status == "success" and len(final.run_data["Calculator"]) == 2
 
 
-def test_resumes_started_together_run_the_execution_once(tmp_path: Path) -> None:
+def test_resumes_started_together_run_the_execution_once(tmp_path: Path, store_target: str) -> None:
     execution_id = paused_execution(tmp_path, ANSWER)
     racers = [subprocess.Popen(cli("resume", execution_id), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
               for _ in range(4)]
@@ -85,15 +93,15 @@ def test_resumes_started_together_run_the_execution_once(tmp_path: Path) -> None
         assert "Traceback" not in err and "IntegrityError" not in err, err
         if pid != winner:  # refused while the winner ran, or after it had finished
             assert code == 2, out + err
-            assert err.strip() in (f"mini-n8n: error: execution {execution_id} is already running in process {winner}",
+            assert err.strip() in (f"mini-n8n: error: execution {execution_id} is already running in {owner_where(store_target, winner)}",
                                    f'mini-n8n: error: execution "{execution_id}" is success; only paused or crashed executions resume')
     assert field(winners[0][2], "answer") == ANSWER
-    final = ExecutionStore().load(execution_id)
+    final = open_store(store_target).load(execution_id)
     assert final.status == "success" and final.result == [{"json": {"output": ANSWER}, "pairedItem": {"item": 0}}]
     assert len(final.run_data["Calculator"]) == 2 and len(final.run_data["Model"]) == 3
 
 
-async def test_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_path: Path) -> None:
+async def test_sqlite_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_path: Path) -> None:
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(agent_workflow(replies("ok")[:1] + [{"text": "ok"}]), items=[chat_item("go", "s")])
     state = await run_to_pause(execution, Breakpoints(before_tool=True))
@@ -107,7 +115,9 @@ async def test_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_path: Pat
     assert row == (None,)  # an ended execution has no owner
 
 
-def test_a_live_owner_keeps_its_execution(tmp_path: Path) -> None:
+def test_sqlite_a_live_owner_keeps_its_execution(tmp_path: Path) -> None:
+    import sqlite3
+
     path = tmp_path / "x.sqlite"
     ExecutionStore(path).close()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -125,3 +135,38 @@ def test_a_live_owner_keeps_its_execution(tmp_path: Path) -> None:
         sleeper.kill()
         sleeper.wait()
     assert ExecutionStore(path).delete("x1")  # its owner is gone now
+
+
+async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) -> None:
+    """A live owner (another open store, as another machine's process would be) keeps its
+    execution; once its connection is gone (the process died), anyone takes it over."""
+    owner = open_store(pg_target)
+    execution = Engine(builtin_registry(), store=owner).create(agent_workflow(replies("ok")[:1] + [{"text": "ok"}]),
+                                                               items=[chat_item("go", "s")])
+    state = await run_to_pause(execution, Breakpoints(before_tool=True))
+    assert state.status == "paused"
+    other = open_store(pg_target)
+    where = f"process {os.getpid()} on {socket.gethostname()}"
+    with pytest.raises(ExecutionBusy, match=f"execution {state.id} is already running in {where}"):
+        other.prepare_resume(state.id)
+    with pytest.raises(MiniN8nError, match="already running"):
+        other.delete(state.id)
+    assert other.mark_crashed() == []
+    owner.close()
+    resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
+    assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}, "pairedItem": {"item": 0}}]
+    assert sql(other, "SELECT owner_pid, owner_token FROM executions WHERE id=?", state.id) == [(None, None)]
+    assert other.delete(state.id)
+
+
+async def test_postgres_a_running_execution_whose_owner_is_gone_is_marked_crashed(pg_target: str) -> None:
+    owner = open_store(pg_target)
+    execution = Engine(builtin_registry(), store=owner).create(agent_workflow(replies("ok")), items=[chat_item("go", "s")])
+    state = await run_to_pause(execution, Breakpoints(before_tool=True, from_iteration=2))  # before the second tool
+    sql(owner, "UPDATE executions SET status='running' WHERE id=?", state.id)  # as a killed process leaves it
+    assert open_store(pg_target).mark_crashed() == []  # its owner is alive
+    owner.close()
+    other = open_store(pg_target)  # opening a store marks what dead owners left
+    assert other.list()[0].status == "crashed"
+    resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
+    assert resumed.status == "success" and len(resumed.run_data["Calculator"]) == 2

@@ -14,12 +14,13 @@ import pytest
 from engine.errors import MiniN8nError
 from engine.executor import Engine
 from engine.registry import builtin_registry
-from engine.store import ExecutionStore, Retention
+from engine.store import ExecutionStore, Retention, open_store
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
 from engine.debugger import Breakpoints
 from tests.builders import agent_workflow, tool_call
 from tests.engine.pausing import run_to_pause
+from tests.store_backends import sql
 
 ROOT = Path(__file__).parents[2]
 REPLIES = [{"toolCalls": [tool_call("Calculator", {"expression": "1 + 1"})]}, {"text": "2"}]
@@ -31,35 +32,35 @@ def mini_n8n(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
                           env={**os.environ, **(env or {})})
 
 
-async def executions_aged(store: ExecutionStore, ages_days: list[float]) -> list[str]:
+async def executions_aged(store, ages_days: list[float]) -> list[str]:
     """One finished execution per age (days before now), newest first, and one paused 30 days ago."""
     ids = []
     for age in ages_days:
         state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
-        store.connection.execute("UPDATE executions SET started_at=? WHERE id=?", (time.time() * 1000 - age * DAY_MS, state.id))
+        sql(store, "UPDATE executions SET started_at=? WHERE id=?", time.time() * 1000 - age * DAY_MS, state.id)
         ids.append(state.id)
     paused = await run_to_pause(
         Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "p")]),
         Breakpoints(before_tool=True))
-    store.connection.execute("UPDATE executions SET started_at=? WHERE id=?", (time.time() * 1000 - 30 * DAY_MS, paused.id))
+    sql(store, "UPDATE executions SET started_at=? WHERE id=?", time.time() * 1000 - 30 * DAY_MS, paused.id)
     return ids + [paused.id]
 
 
-async def test_prune_by_age_and_by_count_keeps_unfinished_executions(tmp_path: Path) -> None:
-    store = ExecutionStore(tmp_path / "x.sqlite", retention=Retention())
+async def test_prune_by_age_and_by_count_keeps_unfinished_executions(store_target: str) -> None:
+    store = open_store(store_target, retention=Retention())
     *finished, paused = await executions_aged(store, [0.1, 1.5, 3, 10, 20])
     assert store.prune(Retention(max_age_days=7)) == 2
     assert [row.id for row in store.list()] == [*finished[:3], paused]
     assert store.prune(Retention(max_count=1), vacuum=True) == 2
     assert [row.id for row in store.list()] == [finished[0], paused]
-    assert store.connection.execute("SELECT COUNT(DISTINCT execution_id) FROM runs").fetchone()[0] == 2
-    assert store.connection.execute("SELECT COUNT(DISTINCT execution_id) FROM boundaries").fetchone()[0] == 2
-    assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 1
+    assert sql(store, "SELECT COUNT(DISTINCT execution_id) FROM runs")[0][0] == 2
+    assert sql(store, "SELECT COUNT(DISTINCT execution_id) FROM boundaries")[0][0] == 2
+    assert sql(store, "SELECT COUNT(*) FROM workflows")[0][0] == 1
     resumed = await Engine(builtin_registry(), store=store).resume(paused).run()  # untouched by pruning
     assert resumed.status == "success"
 
 
-def test_the_retention_setting_prunes_after_each_run_and_the_cli_prunes_on_demand(tmp_path: Path) -> None:
+def test_the_retention_setting_prunes_after_each_run_and_the_cli_prunes_on_demand(tmp_path: Path, store_target: str) -> None:
     path = tmp_path / "wf.json"
     save_workflow(agent_workflow(REPLIES), path)
     for _ in range(4):
@@ -68,7 +69,7 @@ def test_the_retention_setting_prunes_after_each_run_and_the_cli_prunes_on_deman
     assert len(listed) == 2 and all(" success " in line for line in listed)
     pruned = mini_n8n("executions", "prune", "--max-count", "1")
     assert pruned.returncode == 0, pruned.stderr
-    assert pruned.stdout.strip() == "pruned 1 execution, file vacuumed"
+    assert pruned.stdout.strip() == "pruned 1 execution, " + ("database vacuumed" if store_target.startswith("postgresql:") else "file vacuumed")
     assert len(mini_n8n("executions", "list").stdout.splitlines()) == 1
     refused = mini_n8n("executions", "prune")
     assert refused.returncode == 2 and "nothing to prune by" in refused.stderr
@@ -98,8 +99,8 @@ def test_listing_the_newest_executions_reads_an_index_not_the_whole_table(tmp_pa
     assert "USING COVERING INDEX executions_by_status" in plan or "USING INDEX executions_by_status" in plan
 
 
-async def test_any_unicode_is_stored_and_read_back_exactly(tmp_path: Path) -> None:
-    store = ExecutionStore(tmp_path / "x.sqlite")
+async def test_any_unicode_is_stored_and_read_back_exactly(store_target: str) -> None:
+    store = open_store(store_target)
     text = "lone \ud800 surrogate, 汉字, emoji 🧮, nul \x00"
     state = await Engine(builtin_registry(), store=store).run(agent_workflow([{"text": text}]), items=[chat_item(text, "s")])
     assert state.status == "success"

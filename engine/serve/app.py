@@ -1,0 +1,240 @@
+"""The HTTP side of `mini-n8n serve` (Starlette): n8n's hosted-chat protocol and the executions API.
+
+- `POST /webhook/<webhookId>/chat`: n8n's Chat Trigger body, `{"action": "sendMessage",
+  "sessionId": ..., "chatInput": ...}` answered `{"output": ...}` (the last node's first item, as
+  n8n's "When last node finishes"), or `{"action": "loadPreviousSession", "sessionId": ...}`
+  answered `{"data": [messages]}` when the trigger's Load Previous Session option is "From Memory".
+- `GET /api/v1/executions`, `GET|DELETE /api/v1/executions/<id>`, `POST .../<id>/resume`,
+  `POST .../<id>/stop`: with the key of $MINI_N8N_API_KEY in the X-N8N-API-KEY header (the
+  server keeps only its SHA-256).
+- `GET /healthz`.
+
+A bad request gets a 4xx with a JSON `message` saying what is wrong, is logged, and stores nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import uuid
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import MiniN8nError
+from ..raw_output import iso_time, raw_output
+from ..run_data import ExecutionState
+from ..store import ExecutionBusy, ExecutionSummary
+from .jobs import Job
+from .runners import Conflict, StillRunning
+from .workflows import ChatEndpoint
+
+API_KEY_HEADER = "X-N8N-API-KEY"
+MAX_BODY_BYTES = 1024 * 1024
+LIST_LIMIT_MAX = 250  # as n8n's public API
+log = logging.getLogger("mini_n8n.serve")
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def key_digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+def summary_json(row: ExecutionSummary | ExecutionState) -> dict[str, Any]:
+    """An execution as n8n's public API lists it (with the workflow's name, which we have and it has not)."""
+    if isinstance(row, ExecutionState):
+        name, started, stopped = row.workflow.name, row.started_at, row.stopped_at
+    else:
+        name, started, stopped = row.workflow_name, row.started_at, row.stopped_at
+    status = "canceled" if row.status == "cancelled" else row.status
+    return {"id": row.id, "finished": row.status == "success", "mode": row.mode, "retryOf": None, "status": status,
+            "startedAt": iso_time(started), "stoppedAt": iso_time(stopped), "workflowName": name}
+
+
+class Server:
+    """The routes, over a runner (in-process or queue) and the execution store."""
+
+    def __init__(self, endpoints: dict[str, ChatEndpoint], runner: Any, store: Any, memory: Any, api_key: str | None) -> None:
+        self.endpoints = endpoints
+        self.runner = runner
+        self.store = store
+        self.memory = memory
+        self._key_digest = key_digest(api_key) if api_key else None  # the key itself is not kept
+
+    def app(self) -> Starlette:
+        api = "/api/v1/executions"
+        routes = [
+            Route("/healthz", self._handle(self.healthz), methods=["GET"]),
+            Route("/webhook/{webhook_id}/chat", self._handle(self.chat), methods=["POST"]),
+            Route(api, self._handle(self.list_executions, api=True), methods=["GET"]),
+            Route(api + "/{execution_id}", self._handle(self.get_execution, api=True), methods=["GET"]),
+            Route(api + "/{execution_id}", self._handle(self.delete_execution, api=True), methods=["DELETE"]),
+            Route(api + "/{execution_id}/resume", self._handle(self.resume_execution, api=True), methods=["POST"]),
+            Route(api + "/{execution_id}/stop", self._handle(self.stop_execution, api=True), methods=["POST"]),
+        ]
+        return Starlette(routes=routes, lifespan=self._lifespan)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        yield
+        await self.runner.close()
+
+    # ----- plumbing -------------------------------------------------------------------------------
+    def _handle(self, handler: Callable[[Request], Awaitable[Response]], api: bool = False) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                if api:
+                    self._authorize(request)
+                return await handler(request)
+            except HttpError as exc:
+                log.warning("%d %s %s: %s", exc.status, request.method, request.url.path, exc.message)
+                return JSONResponse({"code": exc.status, "message": exc.message}, status_code=exc.status)
+
+        return endpoint
+
+    def _authorize(self, request: Request) -> None:
+        if self._key_digest is None:
+            raise HttpError(401, "the API is off: the server was started without MINI_N8N_API_KEY")
+        given = request.headers.get(API_KEY_HEADER)
+        if not given:
+            raise HttpError(401, f"the {API_KEY_HEADER} header is required")
+        if not hmac.compare_digest(key_digest(given), self._key_digest):
+            raise HttpError(401, f"the {API_KEY_HEADER} header does not hold a valid API key")
+
+    @staticmethod
+    async def _json_body(request: Request) -> dict[str, Any]:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise HttpError(413, f"the request body is {declared} bytes; at most {MAX_BODY_BYTES} are accepted")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise HttpError(413, f"the request body is over {MAX_BODY_BYTES} bytes")
+            chunks.append(chunk)
+        try:
+            body = json.loads(b"".join(chunks))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise HttpError(400, f"the request body is not valid JSON ({exc})") from None
+        if not isinstance(body, dict):
+            raise HttpError(400, "the request body must be a JSON object")
+        return body
+
+    def _load(self, execution_id: str) -> ExecutionState:
+        if not self.store.exists(execution_id):
+            raise HttpError(404, f'no execution "{execution_id}"')
+        return self.store.load(execution_id)
+
+    # ----- routes ---------------------------------------------------------------------------------
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def chat(self, request: Request) -> Response:
+        webhook_id = request.path_params["webhook_id"]
+        endpoint = self.endpoints.get(webhook_id)
+        if endpoint is None:
+            raise HttpError(404, f'The requested webhook "POST {webhook_id}/chat" is not registered.')  # n8n's words
+        body = await self._json_body(request)
+        action = body.get("action")
+        session = body.get("sessionId")
+        if action not in ("sendMessage", "loadPreviousSession"):
+            raise HttpError(400, f'"action" must be "sendMessage" or "loadPreviousSession", not {json.dumps(action)}')
+        if not isinstance(session, str) or not session:
+            raise HttpError(400, '"sessionId" must be a non-empty string')
+        if action == "loadPreviousSession":
+            return JSONResponse({"data": self._previous_session(endpoint, session)})
+        message = body.get("chatInput")
+        if not isinstance(message, str):
+            raise HttpError(400, '"chatInput" must be a string')
+        item = {"json": body}  # the whole body, as n8n's Chat Trigger passes it on
+        job = Job.new(endpoint.workflow, endpoint.trigger.name, [item], uuid.uuid4().hex[:12])
+        try:
+            state = await self.runner.submit(job)
+        except StillRunning as exc:
+            log.warning("%s", exc)
+            return JSONResponse({"code": 504, "message": str(exc), "executionId": job.execution_id}, status_code=504)
+        except MiniN8nError as exc:
+            log.error("execution %s of %s failed to run: %s", job.execution_id, endpoint.source, exc)
+            return JSONResponse({"code": 500, "message": str(exc), "executionId": job.execution_id}, status_code=500)
+        except Exception as exc:  # the broker refused the job
+            log.error("execution %s could not be queued: %s", job.execution_id, exc)
+            return JSONResponse({"code": 503, "message": f"the job queue is unavailable: {exc}"}, status_code=503)
+        return self._chat_answer(state)
+
+    @staticmethod
+    def _chat_answer(state: ExecutionState) -> Response:
+        if state.status == "success":
+            items = state.result or []
+            return JSONResponse(items[0].get("json", {}) if items else {})
+        if state.status == "paused":
+            return JSONResponse({"executionId": state.id, "status": "paused"}, status_code=202)
+        message = state.error.message if state.error else f"the execution ended {state.status}"
+        return JSONResponse({"code": 500, "message": message, "executionId": state.id}, status_code=500)
+
+    def _previous_session(self, endpoint: ChatEndpoint, session: str) -> list[dict[str, Any]]:
+        """The session's messages as n8n sends them (LangChain's serialised messages), when the
+        trigger loads previous sessions from memory; else none, as n8n."""
+        if endpoint.options.get("loadPreviousSession") != "memory":
+            return []
+        workflow = endpoint.workflow
+        key = (str((workflow.model_extra or {}).get("id") or workflow.name), session)
+        kinds = {"user": "HumanMessage", "assistant": "AIMessage", "system": "SystemMessage"}
+        return [
+            {"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", kinds[m.role]],
+             "kwargs": {"content": m.content, "additional_kwargs": {}, "response_metadata": {}}}
+            for m in self.memory.load(key) if m.role in kinds
+        ]
+
+    async def list_executions(self, request: Request) -> Response:
+        text = request.query_params.get("limit", "100")
+        if not text.isdigit() or not 1 <= int(text) <= LIST_LIMIT_MAX:
+            raise HttpError(400, f'"limit" must be a whole number from 1 to {LIST_LIMIT_MAX}, not {json.dumps(text)}')
+        return JSONResponse({"data": [summary_json(row) for row in self.store.list(int(text))], "nextCursor": None})
+
+    async def get_execution(self, request: Request) -> Response:
+        state = self._load(request.path_params["execution_id"])
+        out = summary_json(state)
+        if request.query_params.get("includeData", "false") == "true":
+            out["data"] = raw_output(state)["data"]
+        return JSONResponse(out)
+
+    async def delete_execution(self, request: Request) -> Response:
+        execution_id = request.path_params["execution_id"]
+        state = self._load(execution_id)
+        if execution_id in self.runner.running:
+            raise HttpError(409, f"execution {execution_id} is running in this server; stop it first")
+        try:
+            self.store.delete(execution_id)
+        except ExecutionBusy as busy:
+            raise HttpError(409, f"{busy}; stop it first") from None
+        return JSONResponse(summary_json(state))
+
+    async def resume_execution(self, request: Request) -> Response:
+        execution_id = request.path_params["execution_id"]
+        self._load(execution_id)
+        try:
+            await self.runner.resume(execution_id)
+        except Conflict as exc:
+            raise HttpError(409, str(exc)) from None
+        return JSONResponse({"id": execution_id, "status": "resumed"}, status_code=202)
+
+    async def stop_execution(self, request: Request) -> Response:
+        execution_id = request.path_params["execution_id"]
+        self._load(execution_id)
+        try:
+            await self.runner.stop(execution_id)
+        except Conflict as exc:
+            raise HttpError(409, str(exc)) from None
+        return JSONResponse(summary_json(self.store.load(execution_id)))

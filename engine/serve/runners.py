@@ -1,0 +1,182 @@
+"""Where a server's executions run: in the server process (`--mode regular`) or on workers through
+the queue (`--mode queue`). Both give back the stored state once the execution ended or paused."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+from ..abort import AbortSignal
+from ..errors import MiniN8nError
+from ..executor import Engine
+from ..run_data import ExecutionState
+from ..store import ExecutionBusy
+from .jobs import ENDED, Job, prepare, run_job
+
+POLL_S = 0.02  # how often a queue-mode server looks for executions that ended
+ENV_RESPONSE_TIMEOUT = "MINI_N8N_RESPONSE_TIMEOUT_S"
+RESPONSE_TIMEOUT_S = 300.0  # a chat client waits this long for a queued execution, then gets its id
+SETTLED = (*ENDED, "paused")  # a worker acked the job: the client gets its answer
+log = logging.getLogger("mini_n8n.serve")
+
+
+class Conflict(MiniN8nError):
+    """The request does not fit the execution's state (HTTP 409)."""
+
+
+class StillRunning(MiniN8nError):
+    """The execution did not settle within the response timeout (HTTP 504); it goes on."""
+
+    def __init__(self, execution_id: str, waited_s: float) -> None:
+        super().__init__(f"execution {execution_id} has not finished after {waited_s:.0f} s; it goes on: "
+                         f"GET /api/v1/executions/{execution_id} tells how it ends")
+        self.execution_id = execution_id
+
+
+def response_timeout() -> float:
+    text = os.environ.get(ENV_RESPONSE_TIMEOUT, "").strip()
+    try:
+        return float(text) if text else RESPONSE_TIMEOUT_S
+    except ValueError:
+        raise MiniN8nError(f"${ENV_RESPONSE_TIMEOUT} must be a number of seconds, not {text!r}") from None
+
+
+class InProcessRunner:
+    """Runs executions on the server's own event loop."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.running: dict[str, AbortSignal] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def submit(self, job: Job) -> ExecutionState:
+        signal = self.running[job.execution_id] = AbortSignal()
+        try:
+            return await run_job(self.engine, job, signal)
+        finally:
+            self.running.pop(job.execution_id, None)
+
+    async def resume(self, execution_id: str) -> None:
+        """Continue a paused or crashed execution here, in the background."""
+        signal = AbortSignal()
+        try:
+            execution = prepare(self.engine, Job(execution_id, resume=True), signal)
+        except ExecutionBusy as busy:
+            raise Conflict(str(busy)) from None
+        if execution is None:
+            raise Conflict(f'execution "{execution_id}" has ended; only paused or crashed executions resume')
+        self.running[execution_id] = signal
+
+        async def run() -> None:
+            try:
+                await execution.run()
+            finally:
+                self.running.pop(execution_id, None)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def stop(self, execution_id: str) -> None:
+        signal = self.running.get(execution_id)
+        if signal is not None:
+            signal.abort()
+            return
+        await cancel_stored(self.engine, execution_id)
+
+    async def close(self) -> None:
+        for signal in self.running.values():
+            signal.abort("the server stopped")
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+
+async def cancel_stored(engine: Engine, execution_id: str) -> None:
+    """Stop an execution no process is running (paused, crashed, queued): claim it and end it "cancelled"."""
+    signal = AbortSignal()
+    signal.abort()
+    try:
+        execution = prepare(engine, Job(execution_id, resume=True), signal)
+    except ExecutionBusy as busy:
+        raise Conflict(str(busy)) from None
+    if execution is None:
+        raise Conflict(f'execution "{execution_id}" has ended already')
+    await execution.run()
+
+
+class QueueRunner:
+    """Hands executions to workers through the broker and waits for the store to say they settled."""
+
+    def __init__(self, engine: Engine, app: Any) -> None:
+        self.engine = engine
+        self.app = app
+        self.running: dict[str, AbortSignal] = {}  # none run in this process
+        self.timeout_s = response_timeout()
+        self._waiting: dict[str, list[asyncio.Future[ExecutionState]]] = {}
+        self._poller: asyncio.Task[None] | None = None
+
+    async def _publish(self, job: Job) -> None:
+        from .queue import publish
+
+        await asyncio.to_thread(publish, self.app, job)
+
+    async def submit(self, job: Job) -> ExecutionState:
+        future: asyncio.Future[ExecutionState] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(job.execution_id, []).append(future)
+        try:
+            await self._publish(job)
+            if self._poller is None or self._poller.done():
+                self._poller = asyncio.get_running_loop().create_task(self._poll())
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
+            except asyncio.TimeoutError:
+                raise StillRunning(job.execution_id, self.timeout_s) from None
+        finally:
+            waiters = self._waiting.get(job.execution_id)
+            if waiters is not None and future in waiters:
+                waiters.remove(future)
+                if not waiters:
+                    del self._waiting[job.execution_id]
+
+    async def _poll(self) -> None:
+        """One query for all waiting executions every POLL_S, while any are waiting."""
+        store = self.engine.store
+        while self._waiting:
+            await asyncio.sleep(POLL_S)
+            try:
+                self._settle(store)
+            except Exception as exc:  # the database restarts: waiters wait on, the next look tries again
+                log.warning("looking for settled executions failed: %s", exc)
+                await asyncio.sleep(1.0)
+
+    def _settle(self, store: Any) -> None:
+        ids = list(self._waiting)
+        with store.lock:
+            rows = store.connection.execute("SELECT id, status FROM executions WHERE id = ANY(%s)", (ids,)).fetchall()
+        for execution_id, status in rows:
+            if status not in SETTLED:
+                continue
+            state = store.load(execution_id)
+            for future in self._waiting.pop(execution_id, []):
+                if not future.done():
+                    future.set_result(state)
+
+    async def resume(self, execution_id: str) -> None:
+        status = self.engine.store.load(execution_id).status
+        if status not in ("paused", "crashed"):
+            raise Conflict(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
+        await self._publish(Job(execution_id, resume=True))
+
+    async def stop(self, execution_id: str) -> None:
+        """A paused or crashed execution is ended here; one a worker runs is asked to stop."""
+        try:
+            await cancel_stored(self.engine, execution_id)
+        except Conflict:
+            if not self.engine.store.request_stop(execution_id):
+                raise
+
+    async def close(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()

@@ -1,0 +1,482 @@
+"""The execution store on PostgreSQL: what the SQLite store does, for several processes on several machines.
+
+Same rows and the same encodings as the SQLite store (engine.store.sqlite_store): the workflow
+once per content hash, the execution row when its status changes, and at each node boundary the
+runs finished since the last one and the resumable stack as a delta from the previous stack
+(whole every CHECKPOINTS_PER_FULL-th time), each blob checksummed. Every boundary is committed
+before the next node starts, so a worker killed at any moment loses at most the node that was
+running: no journal file, since the next process to resume may be on another machine.
+
+One owner per execution, across machines: an advisory lock held by the owner's connection
+(engine.store.postgres_lease). The row also names the owner (host, pid, a token per open store)
+for messages and to tell this store's executions from others'.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, TypeVar
+
+from ..errors import MiniN8nError
+from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
+from ..json_delta import decode, encode
+from ..json_text import escape_surrogates
+from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
+from ..workflow import parse_workflow, workflow_to_data
+from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
+from .codec import StoreDamaged, pack, unpack
+from .postgres_lease import Leases
+from .postgres_rows import prune_executions, write_rows
+from .postgres_schema import connect, prepare, redact
+from .sqlite_file import fields_crc, workflow_hash
+from .sqlite_rows import carries_conversation
+
+CHECKPOINTS_PER_FULL = 64
+PRUNE_INTERVAL_S = 60.0
+ENDED = ("success", "error", "cancelled")
+T = TypeVar("T")
+
+
+def text(value: str) -> str:
+    """A string PostgreSQL's text type accepts (no NUL, no lone surrogate), for names shown in lists."""
+    return escape_surrogates(value).replace("\x00", "\\u0000")
+
+
+@dataclass
+class _Writer:
+    """What one attached execution's next writes need (sequence numbers, the JSON deltas are made from)."""
+
+    run_seq: int
+    boundary_seq: int = 0
+    since_full: int = 0
+    stack: list[Any] | None = None
+    new_runs: list[tuple[Any, ...]] = field(default_factory=list)  # finished since the last checkpoint
+    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
+    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
+    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
+    row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
+    result: Any = None  # the result last written
+
+
+class PostgresExecutionStore(ExecutionStoreBase):
+    """Executions in a PostgreSQL database (its tables in the connection's search_path)."""
+
+    def __init__(self, url: str, *, retention: Retention | None = None) -> None:
+        self.url = url
+        self.path = redact(url)  # how messages and `executions check` name the store
+        self.retention = retention if retention is not None else Retention.from_env()
+        self._db = connect(url)
+        self._lock = threading.RLock()
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._token = uuid.uuid4().hex
+        self._leases = Leases(self._db)
+        self._writers: dict[str, _Writer] = {}
+        self._housekeeper: threading.Thread | None = None
+        self._last_prune: float | None = None
+        try:
+            self._guard("setting up its tables", lambda: prepare(self._db, self.path))
+            self.mark_crashed()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @property
+    def connection(self) -> Any:
+        """The open psycopg connection (autocommit), for tables that share the database (Simple Memory)."""
+        return self._db
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held around every use of the connection."""
+        return self._lock
+
+    def close(self) -> None:
+        if self._housekeeper is not None:
+            self._housekeeper.join()
+        with self._lock:
+            self._db.close()  # and with the session, every advisory lock it held
+            self._leases.held.clear()
+
+    def _guard(self, what: str, work: Callable[[], T]) -> T:
+        import psycopg
+
+        with self._lock:
+            try:
+                return work()
+            except psycopg.Error as exc:
+                detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise MiniN8nError(f"the execution store {self.path} failed while {what}: {detail}") from None
+
+    def _transaction(self, what: str, work: Callable[[], T]) -> T:
+        def run() -> T:
+            with self._db.transaction():
+                return work()
+
+        return self._guard(what, run)
+
+    # ----- the lease -------------------------------------------------------------------------
+    def _claim(self, execution_id: str) -> str | None:
+        """Inside a transaction: make this store the owner; returns the stored status (None: no
+        such execution). Raises ExecutionBusy while another live store owns it."""
+        row = self._db.execute("SELECT status, owner_host, owner_pid, owner_token FROM executions WHERE id=%s FOR UPDATE",
+                               (execution_id,)).fetchone()
+        if row is None:
+            return None
+        status, host, pid, token = row
+        if not self._leases.take(execution_id):
+            raise ExecutionBusy(execution_id, pid or 0, host)
+        self._db.execute("UPDATE executions SET owner_host=%s, owner_pid=%s, owner_token=%s WHERE id=%s",
+                         (self._host, self._pid, self._token, execution_id))
+        return str(status)
+
+    def _claiming(self, execution_id: str, what: str, work: Callable[[], T]) -> T:
+        """`work` in a transaction that claims the execution; a failed one leaves the lock free."""
+        had = execution_id in self._leases.held
+        try:
+            return self._transaction(what, work)
+        except BaseException:
+            if not had:
+                with self._lock:
+                    try:
+                        self._leases.give_up(execution_id)
+                    except Exception:  # the connection is gone: so is the lock
+                        self._leases.forget(execution_id)
+            raise
+
+    def release(self, state: ExecutionState) -> None:
+        self._writers.pop(state.id, None)
+
+        def free() -> None:
+            self._db.execute("UPDATE executions SET owner_host=NULL, owner_pid=NULL, owner_token=NULL WHERE id=%s"
+                             " AND owner_token=%s", (state.id, self._token))
+            self._leases.give_up(state.id)
+
+        self._guard(f"releasing execution {state.id}", free)
+
+    def mark_crashed(self) -> list[str]:
+        """Executions left running (or never started) by a store whose connection is gone are "crashed"."""
+        rows = self._guard("looking for crashed executions", lambda: self._db.execute(
+            "SELECT id, owner_token FROM executions WHERE status IN ('running', 'new')").fetchall())
+        crashed = []
+        for execution_id, token in rows:
+            if token == self._token or execution_id in self._leases.held:
+                continue
+
+            def mark(execution_id: str = execution_id) -> bool:
+                if not self._leases.free_for_this_transaction(execution_id):
+                    return False  # its owner is alive
+                return bool(self._db.execute(
+                    "UPDATE executions SET status='crashed', owner_host=NULL, owner_pid=NULL, owner_token=NULL,"
+                    " updated_at=%s WHERE id=%s AND status IN ('running', 'new')", (time.time(), execution_id)).rowcount)
+
+            if self._transaction("marking crashed executions", mark):
+                crashed.append(execution_id)
+        return crashed
+
+    # ----- writing, driven by an execution ----------------------------------------------------
+    def attach(self, execution: Any) -> None:
+        """Claim `execution` (an engine.executor.Execution) and store it from now on."""
+        state: ExecutionState = execution.state
+        workflow, workflow_crc = pack(workflow_to_data(state.workflow))
+        digest = workflow_hash(workflow)
+        self._writers.pop(state.id, None)
+
+        def claim_and_write() -> _Writer:
+            db = self._db
+            if self._claim(state.id) is None:
+                if not self._leases.take(state.id):
+                    raise ExecutionBusy(state.id, 0)
+                db.execute("INSERT INTO workflows (hash, data, crc) VALUES (%s,%s,%s) ON CONFLICT DO NOTHING",
+                           (digest, workflow, workflow_crc))
+                db.execute(
+                    "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node, crc,"
+                    " owner_host, owner_pid, owner_token, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                    (state.id, text(state.workflow.name), digest, state.mode, state.status, state.started_at,
+                     state.start_node, fields_crc([None, None, None]), self._host, self._pid, self._token, time.time()),
+                )
+                writer = _Writer(run_seq=0)
+            else:
+                runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=%s", (state.id,)).fetchone()[0]
+                boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=%s",
+                                      (state.id,)).fetchone()[0]
+                writer = _Writer(run_seq=int(runs), boundary_seq=int(boundary))
+            write_rows(db, state.id, [], self._boundary_row(state, writer))
+            return writer
+
+        self._writers[state.id] = self._claiming(state.id, f"storing execution {state.id}", claim_and_write)
+        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.on_checkpoint = self.checkpoint
+        execution.on_detach = self.release
+
+    def _on_event(self, execution_id: str, event: HookEvent) -> None:
+        writer = self._writers.get(execution_id)
+        if isinstance(event, NodeAfter) and writer is not None:
+            writer.run_seq += 1
+            seq = writer.run_seq
+            task = event.task.to_json()
+            conversation = carries_conversation(task)
+            base = writer.last_conversation.get(event.node) if conversation else None
+            data, crc = pack(encode(task, writer.conversations[base]) if base is not None else task)
+            writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
+            writer.seq_of[(event.node, event.run_index)] = seq
+            if conversation:
+                writer.conversations[seq] = task
+                writer.last_conversation[event.node] = seq
+        elif isinstance(event, RunUpdated):
+            self._update_run(execution_id, writer, event)
+        elif isinstance(event, WorkflowAfter):
+            if self._writers.pop(execution_id, None) is not None and execution_id in self._leases.held:
+                self._guard(f"releasing execution {execution_id}", lambda: self._leases.give_up(execution_id))
+            if self.retention.active:
+                self._prune_in_background()
+
+    def _update_run(self, execution_id: str, writer: _Writer | None, event: RunUpdated) -> None:
+        """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
+        task = event.task.to_json()
+        data, crc = pack(task)
+        if writer is not None:
+            seq = writer.seq_of.get((event.node, event.run_index))
+            for i, run in enumerate(writer.new_runs):  # not written yet: edit it there
+                if run[1] == seq:
+                    writer.new_runs[i] = (*run[:4], None, data, crc)
+            if seq in writer.conversations:
+                writer.conversations[seq] = task
+        self._transaction(f"updating a run of execution {execution_id}", lambda: self._db.execute(
+            "UPDATE runs SET task=%s, crc=%s, base=NULL WHERE execution_id=%s AND node=%s AND run_index=%s",
+            (data, crc, execution_id, event.node, event.run_index)))
+
+    def _boundary_row(self, state: ExecutionState, writer: _Writer) -> tuple[Any, ...]:
+        """The boundary's row: the stack as a delta from the previous one (whole every
+        CHECKPOINTS_PER_FULL-th time, and first in each process)."""
+        stack = [entry.to_json() for entry in state.stack]
+        writer.boundary_seq += 1
+        seq = writer.boundary_seq
+        if writer.stack is None or writer.since_full + 1 >= CHECKPOINTS_PER_FULL:
+            data, crc = pack(stack)
+            base = None
+            writer.since_full = 0
+        else:
+            data, crc = pack(encode(stack, writer.stack))
+            base = seq - 1
+            writer.since_full += 1
+        writer.stack = stack
+        return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+
+    def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
+        """Write the runs finished since the last call, at a boundary the resumable stack, and the
+        row when its status or result changed: one transaction, committed before the run goes on."""
+        writer = self._writers.get(state.id)
+        if writer is None:
+            return
+        row = (state.status, state.stopped_at, state.error, state.pause)
+        runs, writer.new_runs = writer.new_runs, []
+        boundary = self._boundary_row(state, writer) if at_boundary else None
+        row_changed = row != writer.row or state.result is not writer.result
+        if not runs and boundary is None and not row_changed:
+            return
+        ended = state.status in ENDED
+
+        def write() -> None:
+            write_rows(self._db, state.id, runs, boundary)
+            if row_changed:
+                self._write_row(state, release=ended)
+
+        self._transaction(f"storing execution {state.id}", write)
+        writer.row, writer.result = row, state.result
+
+    def _write_row(self, state: ExecutionState, *, release: bool) -> None:
+        fields = [
+            pack(state.error.model_dump())[0] if state.error else None,
+            pack(state.result)[0] if state.result is not None else None,
+            pack(state.pause)[0] if state.pause else None,
+        ]
+        owner = "" if not release else ", owner_host=NULL, owner_pid=NULL, owner_token=NULL"
+        self._db.execute(
+            f"UPDATE executions SET status=%s, stopped_at=%s, error=%s, result=%s, pause=%s, crc=%s, updated_at=%s{owner}"
+            " WHERE id=%s",
+            (state.status, state.stopped_at, *fields, fields_crc(fields), time.time(), state.id),
+        )
+
+    # ----- housekeeping -------------------------------------------------------------------------
+    def _prune_in_background(self) -> None:
+        """After a run: apply the retention setting on a thread with its own connection (at most
+        once a minute per process), so the end of a run does not stall."""
+        now = time.monotonic()
+        if self._last_prune is not None and now - self._last_prune < PRUNE_INTERVAL_S:
+            return
+        self._last_prune = now
+        retention, url = self.retention, self.url
+
+        def work() -> None:
+            try:
+                db = connect(url)
+            except MiniN8nError:
+                return  # the next run's end tries again
+            try:
+                prune_executions(db, retention)
+            except Exception:
+                pass
+            finally:
+                db.close()
+
+        self._housekeeper = threading.Thread(target=work, name="mini-n8n store retention")
+        self._housekeeper.start()
+
+    def prune(self, retention: Retention, *, vacuum: bool = False) -> int:
+        deleted = self._guard("pruning executions", lambda: prune_executions(self._db, retention))
+        if vacuum:
+            def compact() -> None:
+                for table in ("runs", "boundaries", "executions", "workflows"):
+                    self._db.execute(f"VACUUM {table}")
+
+            self._guard("vacuuming", compact)
+        return deleted
+
+    def check(self) -> None:
+        """Read every stored blob and check its checksum; raises StoreDamaged naming the first bad one."""
+        for summary in self.list(limit=2**31 - 1):
+            self.load(summary.id)
+
+    # ----- reading ------------------------------------------------------------------------------
+    def list(self, limit: int = 200) -> list[ExecutionSummary]:
+        rows = self._guard("listing executions", lambda: self._db.execute(
+            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc FROM executions"
+            " ORDER BY started_at DESC LIMIT %s", (limit,)).fetchall())
+        out = []
+        for eid, name, mode, status, started, stopped, error, result, pause, crc in rows:
+            self._verify_row(eid, [error, result, pause], crc)
+            message = unpack(error, None, f"the error of execution {eid}")["message"] if error else None
+            out.append(ExecutionSummary(eid, name, mode, status, started, stopped, message))
+        return out
+
+    def _verify_row(self, execution_id: str, fields: list[Any], crc: int | None) -> None:
+        if crc is not None and fields_crc(fields) != crc:
+            raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: the row is damaged")
+
+    def exists(self, execution_id: str) -> bool:
+        return self._guard("reading", lambda: self._db.execute(
+            "SELECT 1 FROM executions WHERE id=%s", (execution_id,)).fetchone()) is not None
+
+    def status(self, execution_id: str) -> str | None:
+        """The stored status of one execution (None: no such execution), without loading it."""
+        row = self._guard("reading", lambda: self._db.execute(
+            "SELECT status FROM executions WHERE id=%s", (execution_id,)).fetchone())
+        return None if row is None else str(row[0])
+
+    def request_stop(self, execution_id: str) -> bool:
+        """Ask whichever process runs the execution to stop it; False when it is not running."""
+        return bool(self._guard(f"stopping execution {execution_id}", lambda: self._db.execute(
+            "UPDATE executions SET stop_requested=true WHERE id=%s AND status IN ('running', 'new')",
+            (execution_id,)).rowcount))
+
+    def stop_requested(self, execution_id: str) -> bool:
+        row = self._guard("reading", lambda: self._db.execute(
+            "SELECT stop_requested FROM executions WHERE id=%s", (execution_id,)).fetchone())
+        return bool(row and row[0])
+
+    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
+        """The stored runs in the order they finished (each decoded from the run it extends)."""
+        query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=%s"
+        args: tuple[Any, ...] = (execution_id,)
+        if upto is not None:
+            query += " AND seq<=%s"
+            args += (upto,)
+        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(query + " ORDER BY seq", args).fetchall())
+        decoded: dict[int, Any] = {}
+        for seq, node, run_index, base, task, crc in rows:
+            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
+            if base is not None:
+                value = decode(value, decoded.get(base))
+            decoded[seq] = value
+            yield node, run_index, TaskData.model_validate(value)
+
+    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
+        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
+            "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=%s ORDER BY seq",
+            (execution_id,)).fetchall())
+        stack: Any = None
+        runs, last_node = 0, None
+        for seq, runs, last_node, base, data, crc in rows:
+            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
+            stack = value if base is None else decode(value, stack)
+        return stack or [], runs, last_node
+
+    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
+        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
+        row = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
+            "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause, e.crc,"
+            " w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash WHERE e.id=%s",
+            (execution_id,)).fetchone())
+        if row is None:
+            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+        mode, status, started, stopped, start_node, error, result, pause, crc, workflow, workflow_crc = row
+        self._verify_row(execution_id, [error, result, pause], crc)
+        if workflow is None:
+            raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}")
+        where = f"execution {execution_id} in {self.path}"
+        stack, at_boundary, last_node = self._last_boundary(execution_id)
+        state = ExecutionState(
+            id=execution_id,
+            workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
+            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
+            error=TaskError.model_validate(unpack(error, None, where)) if error else None,
+            result=unpack(result, None, where) if result else None,
+            stack=[StackEntry.model_validate(e) for e in stack],
+            pause=unpack(pause, None, where) if pause else None,
+        )
+        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
+            state.run_data.setdefault(node, []).append(task)
+        return state
+
+    def prepare_resume(self, execution_id: str) -> ExecutionState:
+        """Claim a paused or crashed execution and load it to continue: runs after its last
+        boundary are dropped (the node that made them runs again)."""
+
+        def claim() -> None:
+            status = self._claim(execution_id)
+            if status is None:
+                raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+            if status in ("running", "new"):  # its owner is gone (else _claim refused): it crashed
+                status = "crashed"
+                self._db.execute("UPDATE executions SET status='crashed' WHERE id=%s", (execution_id,))
+            if status not in ("paused", "crashed"):
+                raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
+            at_boundary = self._db.execute(
+                "SELECT runs FROM boundaries WHERE execution_id=%s ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
+            self._db.execute("DELETE FROM runs WHERE execution_id=%s AND seq>%s", (execution_id, at_boundary[0] if at_boundary else 0))
+
+        try:
+            self._claiming(execution_id, f"claiming execution {execution_id}", claim)
+        except MiniN8nError as exc:
+            if not isinstance(exc, ExecutionBusy):  # refused (not paused or crashed): not ours after all
+                self._guard(f"releasing execution {execution_id}", lambda: self._leases.give_up(execution_id))
+            raise
+        return self.load(execution_id, for_resume=True)
+
+    def delete(self, execution_id: str) -> bool:
+        def remove() -> bool:
+            row = self._db.execute("SELECT owner_host, owner_pid, owner_token, workflow_hash FROM executions WHERE id=%s FOR UPDATE",
+                                   (execution_id,)).fetchone()
+            if row is None:
+                return False
+            host, pid, token, digest = row
+            if token != self._token and self._leases.owned_elsewhere(execution_id):
+                raise ExecutionBusy(execution_id, pid or 0, host)
+            for table in ("runs", "boundaries"):
+                self._db.execute(f"DELETE FROM {table} WHERE execution_id=%s", (execution_id,))
+            self._db.execute("DELETE FROM executions WHERE id=%s", (execution_id,))
+            self._db.execute("DELETE FROM workflows WHERE hash=%s AND NOT EXISTS (SELECT 1 FROM executions WHERE workflow_hash=%s)",
+                             (digest, digest))
+            return True
+
+        deleted = self._transaction(f"deleting execution {execution_id}", remove)
+        self._writers.pop(execution_id, None)
+        self._guard(f"deleting execution {execution_id}", lambda: self._leases.give_up(execution_id))
+        return deleted
+
