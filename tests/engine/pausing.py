@@ -28,6 +28,17 @@ async def run_to_pause(execution: Execution, breakpoints: Breakpoints,
     return await execution.run()
 
 
+async def hold_at_pause(execution: Execution, breakpoints: Breakpoints) -> asyncio.Task[ExecutionState]:
+    """Run until the first pause point `breakpoints` stop at and stay paused there, in this
+    process (as the editor's debugger does); returns the run's task, which still owns the execution."""
+    execution.debugger = Debugger(breakpoints)
+    paused = asyncio.Event()
+    execution.hooks.add(lambda event: paused.set() if isinstance(event, ExecutionPaused) else None)
+    task = asyncio.create_task(execution.run())
+    await paused.wait()
+    return task
+
+
 def at_boundaries(*main_nodes: str) -> Breakpoints:
     """Every pause point where the execution stack is exact: before each of `main_nodes`, before
     each tool runs and after each tool result or error."""

@@ -21,7 +21,7 @@ from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
 from engine.debugger import Breakpoints
 from tests.builders import agent_workflow, tool_call
-from tests.engine.pausing import run_to_pause
+from tests.engine.pausing import hold_at_pause, run_to_pause
 from tests.store_backends import is_pg, sql
 
 ROOT = Path(__file__).parents[2]
@@ -143,7 +143,8 @@ async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) 
     owner = open_store(pg_target)
     execution = Engine(builtin_registry(), store=owner).create(agent_workflow(replies("ok")[:1] + [{"text": "ok"}]),
                                                                items=[chat_item("go", "s")])
-    state = await run_to_pause(execution, Breakpoints(before_tool=True))
+    held = await hold_at_pause(execution, Breakpoints(before_tool=True))  # paused in its owner, not left
+    state = execution.state
     assert state.status == "paused"
     other = open_store(pg_target)
     where = f"process {os.getpid()} on {socket.gethostname()}"
@@ -153,6 +154,7 @@ async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) 
         other.delete(state.id)
     assert other.mark_crashed() == []
     owner.close()
+    held.cancel()  # the owner's run is gone with its connection
     resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
     assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}, "pairedItem": {"item": 0}}]
     assert sql(other, "SELECT owner_pid, owner_token FROM executions WHERE id=?", state.id) == [(None, None)]
