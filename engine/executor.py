@@ -17,13 +17,13 @@ from .abort import AbortSignal
 from .chat import ModelReply, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
-from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
+from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError, SubNodeError
 from .debugger import Debugger, PausePoint
 from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
 from .node_type import NodeType
 from .observation import observation, with_observation
 from .pin_data import pinned_items
-from .recording import RecordedChatModel, RecordedMemory
+from .recording import RecordedChatModel, RecordedMemory, failed_supply
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
 from .rules import node_problems
@@ -547,9 +547,10 @@ class Execution:
             sub_ctx = SupplyContext(self, sub, ctx, item_index)
             try:
                 data = await self.node_type(sub).supply_data(sub_ctx)
-            except NodeOperationError as exc:
-                exc.node = exc.node or sub.name
-                raise
+            except (SubNodeError, ExecutionCancelled):
+                raise  # a sub-node's own sub-node failed: already recorded and worded
+            except Exception as exc:
+                raise failed_supply(self, sub.name, parent, exc) from exc
             check_supplied(conn_type, sub, ctx.node.name, data)
             if conn_type == AI_LANGUAGE_MODEL:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))

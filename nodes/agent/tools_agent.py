@@ -21,7 +21,9 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
+from .steps import (
+    build_steps, cached_message, intermediate_steps, make_step, n8n_v3_intermediate_steps, scratchpad_messages, used_tools,
+)
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
@@ -111,6 +113,7 @@ class ToolsAgent(NodeType):
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
         memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
 
+        v3 = self.runs_tools_as_nodes(ctx)
         meta = response.metadata if response is not None else {}
         finished: dict[str, Any] = dict(meta.get("finishedItems") or {})
         previous: dict[str, Any] = dict(meta.get("previousRequests") or {})
@@ -126,7 +129,7 @@ class ToolsAgent(NodeType):
             tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
             check_unique_tool_names(tools, name)
             by_name = {t.name: t for t in tools}
-            steps = build_steps(response, i)
+            steps = build_steps(response, i, n8n_v3=v3)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
             system = system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE)
@@ -162,11 +165,18 @@ class ToolsAgent(NodeType):
                 waiting = True
                 continue
 
-            if memory is not None:
+            if memory is not None and not v3:
                 await memory.save_context(prompt, answer.content)
+            elif memory is not None and answer.content:
+                # n8n's v3 agent saves a turn only with an answer, and which tools it used in front of it
+                saved = f"[Used tools: {used_tools(steps)}] {answer.content}" if steps else answer.content
+                await memory.save_context(prompt, saved)
             output: dict[str, Any] = {"output": answer.content}
             if params.options.returnIntermediateSteps:
-                output["intermediateSteps"] = intermediate_steps(steps)
+                if not v3:
+                    output["intermediateSteps"] = intermediate_steps(steps)
+                elif steps:
+                    output["intermediateSteps"] = n8n_v3_intermediate_steps(steps)
             finished[key] = output
 
         if waiting:
@@ -178,6 +188,13 @@ class ToolsAgent(NodeType):
             }
             return EngineRequest(actions=actions, metadata=metadata)
         return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
+
+    @staticmethod
+    def runs_tools_as_nodes(ctx: NodeContext) -> bool:
+        """n8n's Agent v3 runs each tool as a node run and hands the model the tool's output items
+        as JSON; its v1/v2 agents (and the Agent Tool, v2.2) call LangChain tools in-process and
+        hand over the tool's own answer."""
+        return ctx.node.type == ToolsAgent.type and float(ctx.node.typeVersion) >= 3
 
     def prompt(self, ctx: NodeContext, params: AgentParams, item: Item) -> str:
         """The user message for one item (an Agent used as a tool overrides where it comes from)."""

@@ -12,8 +12,8 @@ from nodes.triggers.chat_trigger import chat_item
 from tests.builders import CALCULATOR, agent_workflow, tool_call
 
 REPLIES = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "425 + 1"}, "c2"), tool_call("Calculator", {"expression": "2 ** 10"}, "c3")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "425 + 1"}, "c2"), tool_call("Calculator", {"input": "2 ** 10"}, "c3")]},
     {"text": "426 and 1024"},
 ]
 

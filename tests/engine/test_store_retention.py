@@ -20,7 +20,7 @@ from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 
 ROOT = Path(__file__).parents[2]
-REPLIES = [{"toolCalls": [tool_call("Calculator", {"expression": "1 + 1"})]}, {"text": "2"}]
+REPLIES = [{"toolCalls": [tool_call("Calculator", {"input": "1 + 1"})]}, {"text": "2"}]
 DAY_MS = 86400 * 1000.0
 
 

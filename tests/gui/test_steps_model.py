@@ -31,7 +31,7 @@ def recorded_events(replies, **kwargs):  # type: ignore[no-untyped-def]
 
 def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
     events = recorded_events(
-        [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 + 2"}),
+        [{"text": "", "toolCalls": [tool_call("Calculator", {"input": "2 + 2"}),
                                     tool_call("Calculator", {"wrong": 1})]},
          {"text": "", "toolCalls": [tool_call("Nowhere", {"a": 1})]}],
     )
@@ -57,7 +57,7 @@ def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
 
 
 def test_model_error_is_a_row() -> None:
-    events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "1"})]},
+    events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"input": "1"})]},
                               {"error": "rate limited"}])
     model = StepsModel()
     model.feed(events)

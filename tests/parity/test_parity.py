@@ -55,16 +55,7 @@ KEPT_DIFFERENCES = {
 }
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
-KNOWN_GAPS: dict[str, str] = {
-    "agent-v3-calculator": "a tool's result reaches the model as the tool's output items in JSON "
-                           "([{\"response\":\"425\"}]) in n8n, as the bare text (425) here",
-    "agent-v3-intermediate-steps": "tool result as JSON items (see agent-v3-calculator); n8n's intermediateSteps also "
-                                   "carry toolInput as the model's text, a `messageLog` and `type`; and n8n's "
-                                   "Calculator takes `input` where ours takes `expression`",
-    "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
-                             "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
-}
-
+KNOWN_GAPS: dict[str, str] = {}
 
 
 class _Credentials:
