@@ -225,3 +225,42 @@ def test_invalid_json_output_is_an_error_not_a_guess(peer_url: str) -> None:
 def test_every_listed_case_is_in_the_corpus() -> None:
     for listing in (KEPT_DIFFERENCES, KNOWN_GAPS):
         assert set(listing) <= set(NAMES)
+
+
+def test_the_model_reads_tool_calls_and_results_as_n8n_sends_them() -> None:
+    """What n8n 1.123 sent the model on the second round of agent-v3-calculator (its request body,
+    captured from the scripted model): the Calculator's schema, the call with its id among the
+    arguments, and the tool's output items as JSON."""
+    with parity_peer() as peer:
+        workflow = load_workflow(HERE / "workflows" / "agent-v3-calculator.json")
+        engine = Engine(builtin_registry(), Services(credentials=_Credentials(peer.base_url)))
+        state = asyncio.run(engine.run(workflow, mode="cli"))
+        assert state.status == "success", state.error
+        second = peer.requests[1].json
+    assert [t["function"] for t in second["tools"]] == [{
+        "name": "Calculator",
+        "description": "Useful for getting the result of a math expression. The input to this tool should be a valid "
+                       "mathematical expression that could be executed by a simple calculator.",
+        "parameters": {"type": "object", "properties": {"input": {"type": "string"}}, "additionalProperties": False,
+                       "$schema": "http://json-schema.org/draft-07/schema#"},
+    }]
+    for call in second["messages"][1].get("tool_calls", []):  # n8n writes the arguments compactly
+        call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+    assert second["messages"] == [
+        {"role": "user", "content": "What is CALC(17 * 25)?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_parity_1", "type": "function", "function": {
+            "name": "Calculator", "arguments": {"input": "17 * 25", "id": "call_parity_1"}}}]},
+        {"role": "tool", "content": '[{"response":"425"}]', "tool_call_id": "call_parity_1"},
+    ]
+
+
+def test_a_failing_sub_node_has_its_own_run_and_fails_its_parent_in_n8ns_words(peer_url: str) -> None:
+    state = run_ours("memory-v13-no-session", peer_url)
+    theirs = recorded("memory-v13-no-session")["data"]["resultData"]
+    assert (state.error.message, state.error.description) == (theirs["error"]["message"], theirs["error"]["description"])
+    [memory] = state.run_data["Simple Memory"]
+    [their_memory] = theirs["runData"]["Simple Memory"]
+    assert memory.execution_status == their_memory["executionStatus"] == "error"
+    assert (memory.error.message, memory.error.description) == (their_memory["error"]["message"], their_memory["error"]["description"])
+    assert [(s.previous_node, s.previous_node_run) for s in memory.source] == [
+        (s["previousNode"], s["previousNodeRun"]) for s in their_memory["source"]]
