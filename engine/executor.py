@@ -552,6 +552,8 @@ class Execution:
             except Exception as exc:
                 raise failed_supply(self, sub.name, parent, exc) from exc
             check_supplied(conn_type, sub, ctx.node.name, data)
+            if conn_type != AI_TOOL:  # a tool's run is a node run: noted there
+                self._note_sub_node_version(sub)
             if conn_type == AI_LANGUAGE_MODEL:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
             elif conn_type == AI_MEMORY:
@@ -571,6 +573,14 @@ class Execution:
         if conn_type == AI_TOOL:
             return found
         return found[0] if found else None
+
+    def _note_sub_node_version(self, node: Node) -> None:
+        """A sub-node's typeVersion its type does not map: noted once, on its next recorded run."""
+        noted = self.memo.setdefault(("version-noted", ""), {})
+        if node.name not in noted:
+            noted[node.name] = version_note(node, self.node_type(node))
+            if noted[node.name] is not None:
+                self.notes.setdefault(node.name, []).append(noted[node.name])
 
     def _from_ai_fields(self, node: Node) -> list[from_ai.FromAI]:
         """The `$fromAI(...)` arguments of a tool node's parameters (read once per execution)."""

@@ -60,6 +60,9 @@ class _Recorder:
         task.data = {self._conn_type: [[{"json": output_json(result)}]]}
         if extra_metadata is not None:
             task.metadata.update(extra_metadata(result))
+        notes = ex.notes.pop(self._node, None)  # what the sub-node noted while it was set up
+        if notes:
+            task.metadata["notes"] = notes
         self._finish(task, t0, run_index)
         self.last_task, self.last_run_index = task, run_index
         return result
@@ -85,6 +88,9 @@ def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any],
     execution.hooks.emit(NodeBefore(execution.state.id, sub_node, run_index, parent))
     task = TaskData(startTime=now_ms(), executionStatus="error", error=error, metadata=dict(parent),
                     source=[SourceRef(previousNode=parent["node"], previousNodeRun=parent.get("runIndex") or 0)])
+    notes = execution.notes.pop(sub_node, None)
+    if notes:
+        task.metadata["notes"] = notes
     execution.record(sub_node, task)
     execution.hooks.emit(NodeAfter(execution.state.id, sub_node, run_index, task, parent))
     return SubNodeError(sub_node, error.message)

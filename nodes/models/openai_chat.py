@@ -24,6 +24,7 @@ from engine.node_type import NodeParams, NodeType
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion, to_wire_messages, to_wire_tools
+from .versions import OPENAI_VERSIONS, openai_default_model, openai_version_notes
 
 OPENAI_API = "https://api.openai.com/v1"
 CREDENTIAL_TYPE = "openAiApi"
@@ -161,6 +162,7 @@ def _error_text(error: Any) -> str:
 class OpenAIChatModel(NodeType):
     type = "@n8n/n8n-nodes-langchain.lmChatOpenAi"
     version = 1.2
+    versions = OPENAI_VERSIONS
     display_name = "OpenAI Chat Model"
     description = "Chat Completions API: OpenAI, or any compatible server (llama.cpp, vLLM, LM Studio, Ollama /v1)"
     group = "Models"
@@ -172,6 +174,10 @@ class OpenAIChatModel(NodeType):
 
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
         params: OpenAIParams = ctx.params()
+        if "model" not in ctx.node.parameters:  # each version has its own default model
+            params = params.model_copy(update={"model": openai_default_model(ctx.node.typeVersion)})
+        for note in openai_version_notes(ctx.node.typeVersion, ctx.node.parameters):
+            ctx.note(note)
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
         try:
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}
