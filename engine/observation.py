@@ -66,6 +66,22 @@ def items_observation(data: dict[str, Any]) -> tuple[str, bool]:
     return js_json(""), False
 
 
+def readable(text: str) -> str:
+    """A tool message as the steps table shows it: n8n's v3 items JSON read as `observation` reads
+    the run (one `response` as its text, a failed run as `Error: …`); any other text unchanged."""
+    if not text.startswith(("[", "{")):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and set(value) <= {"error", "errorType"} and "error" in value:
+        return observation({"error": {"message": value["error"]}})[0]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return observation({"data": {AI_TOOL: [[{"json": v} for v in value]]}})[0]
+    return text
+
+
 def with_observation(data: dict[str, Any], text: str) -> dict[str, Any]:
     """A copy of a tool run's data that reads as `text` to the model (an edited observation)."""
     edited = {k: v for k, v in data.items() if k != "error"}

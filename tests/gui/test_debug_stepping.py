@@ -132,7 +132,7 @@ def test_edited_tool_argument_changes_the_observation_in_the_steps_table(run_win
     hover = model.data(model.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "tool input" in hover and '"6 * 7"' in hover and '"6 * 8"' in hover
     messages = controller.bridge.state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[3]["content"] == "48"
+    assert messages[3]["content"] == '[{"response":"48"}]'  # n8n's v3 agent: the tool's items as JSON
 
 
 def test_edited_observation_reaches_the_next_model_call(run_window, qtbot) -> None:
@@ -149,7 +149,7 @@ def test_edited_observation_reaches_the_next_model_call(run_window, qtbot) -> No
     with qtbot.waitSignal(controller.run_shown, timeout=5000):
         key(qtbot, window, Qt.Key.Key_F5)
     messages = controller.bridge.state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[3] == {"role": "tool", "content": "forty-two", "toolCallId": "c1"}
+    assert messages[3] == {"role": "tool", "content": '[{"response":"forty-two"}]', "toolCallId": "c1"}
     model = controller.output.steps_model
     assert model.rows[0].observation == "forty-two" and model.rows[0].edited_from == "42"
     assert model.data(model.index(0, 4)) == "✎ forty-two"

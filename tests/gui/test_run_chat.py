@@ -125,8 +125,8 @@ def test_detail_of_iteration_two(finished_run) -> None:
     # system, the user's question, then the scratchpad of iteration 1: both calls and both results
     order = [text.index(s) for s in ("system\nYou are a helpful assistant", f"user\n{QUESTION}",
                                      'scratchpad (assistant)\n→ Calculator({"input":"17 * 25"})  [call_1_1]',
-                                     "scratchpad (tool) for call_1_1\n425",
-                                     "scratchpad (tool) for call_1_2\nError: division by zero")]
+                                     'scratchpad (tool) for call_1_1\n[{"response":"425"}]',
+                                     'scratchpad (tool) for call_1_2\n{"error":"division by zero"')]
     assert order == sorted(order)
     assert "Raw reply of the model" in text and '"name": "thinking_tool"' in text
     assert "Tool thinking_tool (node Think)" in text

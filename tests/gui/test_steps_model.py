@@ -46,7 +46,7 @@ def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
         ("1", "Calculator", "ok", "4"),
         # the agent never sent these to a tool: the model's next input carries the reason
         ("1", "Calculator", "error",
-         "Error: the arguments for tool 'Calculator' do not fit its schema: arguments miss the required field 'expression'"),
+         "Error: the arguments for tool 'Calculator' do not fit its schema: arguments have an unknown field 'wrong'"),
         # no tool of that name: the agent takes the reply as its answer and never runs the call
         ("2", "Nowhere", "not run", "(the agent did not run this call)"),
     ]
