@@ -95,6 +95,7 @@ from engine.run_data import ExecutionState, TaskData, TaskError  # noqa: E402
 from engine.expressions.preview import expression_preview  # noqa: E402
 from engine.run_log import RunLog, RunLogLine, compact  # noqa: E402
 from engine.steps_table import FINAL_ANSWER, StepBook, StepRow, rows_to_csv, rows_to_json  # noqa: E402
+from engine.start import StartError, is_pinned, is_trigger, read_input, unsupported_message, unsupported_on_path  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
 __all__ += [
@@ -104,6 +105,7 @@ __all__ += [
     "ExecutionState", "TaskData", "TaskError", "RunLog", "RunLogLine", "compact", "tool_observation", "chat_item",
     "FINAL_ANSWER", "StepBook", "StepRow", "rows_to_csv", "rows_to_json",
     "answer_of", "RunBridge", "RunStart", "RunOutcome", "new_session_id", "is_chat_trigger", "full_collections_held",
+    "StartError", "is_pinned", "is_trigger",
 ]
 
 log = logging.getLogger(__name__)
@@ -242,6 +244,19 @@ class RunBridge(QObject):
     def run_manual(self, workflow: Workflow) -> asyncio.Task[RunOutcome] | None:
         """Run `workflow` from its first trigger (the toolbar's Run)."""
         return self._start(lambda: self._create(workflow, None, None), None, None)
+
+    def run_from_trigger(self, workflow: Workflow, trigger: str, input_json: str | None) -> asyncio.Task[RunOutcome] | None:
+        """Run `workflow` from the trigger `trigger`, as `mini-n8n run --trigger/--input` does: its
+        output item(s) given as JSON (`input_json`), else its pinned data or its own run. Raises
+        StartError, before anything runs, for bad JSON or a trigger that cannot start."""
+        items = read_input(input_json) if input_json is not None else None
+        start = self.engine.start_node(workflow, trigger=trigger, injected=items is not None)
+        blocked = unsupported_on_path(workflow, self.engine.registry, start.name, injected=items is not None)
+        if blocked:
+            raise StartError(unsupported_message(blocked))
+        return self._start(lambda: self.engine.create(
+            workflow, start=start.name, items=items, hooks=Hooks(self._on_event), signal=self._fresh_signal(),
+            mode="debug" if self.debugger is not None else "manual"), None, None)
 
     def resume(self, execution_id: str) -> asyncio.Task[RunOutcome] | None:
         """Continue a stored paused or crashed execution (with `debugger`, when set)."""

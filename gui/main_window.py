@@ -31,6 +31,7 @@ from gui.inspector.panel import Inspector
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
 from gui.recovery import RecoveredWork, RecoveryFile, left_behind
+from gui.start_from_trigger import StartFromTrigger
 
 try:  # the run panels (chat, output, run log) attach themselves when present
     from gui.run_controller import RunController
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self.run_controller = RunController(self) if RunController is not None else None
         if self.run_controller is not None:  # expression previews read the run shown
             self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())
+            self.start_from_trigger = StartFromTrigger(self, self.run_controller.bridge)  # the trigger's context menu
 
     # ----- layout ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
