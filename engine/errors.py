@@ -31,6 +31,15 @@ class NodeOperationError(MiniN8nError):
         self.description = description
 
 
+class SubNodeError(NodeOperationError):
+    """A sub-node (model, memory, tool, parser) failed while supplying its parent, as n8n words it:
+    "Error in sub-node <name>", the sub-node's own message as the description. Its own run
+    holds the whole error; an enclosing parent passes it on unchanged."""
+
+    def __init__(self, sub_node: str, message: str) -> None:
+        super().__init__(f"Error in sub-node {sub_node}", node=sub_node, description=message)
+
+
 class ExpressionError(NodeOperationError):
     """An n8n expression that is not of the supported `{{ $json.path }}` form, or cannot resolve."""
 

@@ -17,13 +17,13 @@ from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
-from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError
+from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError, SubNodeError
 from .debugger import Debugger, PausePoint
 from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
 from .node_type import NodeType
 from .observation import observation, with_observation
 from .pin_data import pinned_items
-from .recording import RecordedChatModel, RecordedMemory, RecordedOutputParser
+from .recording import RecordedChatModel, RecordedMemory, RecordedOutputParser, failed_supply
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
 from .rules import node_problems
@@ -611,10 +611,13 @@ class Execution:
                     data = placeholder_tool(sub, bool(self._from_ai_fields(sub)))
                 else:
                     data = await sub_type.supply_data(sub_ctx)
-            except NodeOperationError as exc:
-                exc.node = exc.node or sub.name
-                raise
+            except (SubNodeError, ExecutionCancelled):
+                raise  # a sub-node's own sub-node failed: already recorded and worded
+            except Exception as exc:
+                raise failed_supply(self, sub.name, parent, exc) from exc
             check_supplied(conn_type, sub, ctx.node.name, data)
+            if conn_type != AI_TOOL:  # a tool's run is a node run: noted there
+                self._note_sub_node_version(sub)
             if conn_type == AI_LANGUAGE_MODEL:
                 data = RecordedChatModel(data, self, sub.name, parent, self._usage_counter(entry))
             elif conn_type == AI_MEMORY:
@@ -636,6 +639,14 @@ class Execution:
         if conn_type == AI_TOOL:
             return found
         return found[0] if found else None
+
+    def _note_sub_node_version(self, node: Node) -> None:
+        """A sub-node's typeVersion its type does not map: noted once, on its next recorded run."""
+        noted = self.memo.setdefault(("version-noted", ""), {})
+        if node.name not in noted:
+            noted[node.name] = version_note(node, self.node_type(node))
+            if noted[node.name] is not None:
+                self.notes.setdefault(node.name, []).append(noted[node.name])
 
     def _from_ai_fields(self, node: Node) -> list[from_ai.FromAI]:
         """The `$fromAI(...)` arguments of a tool node's parameters (read once per execution)."""

@@ -1,7 +1,10 @@
 """What a tool's run means to the model: the observation text the Agent puts in its scratchpad.
 
-A single `response` field becomes its value; several fields or items become JSON; a failed
-run becomes `Error: <message>`.
+`observation`: the tool's own answer, as n8n's v1/v2 agents (LangChain tools) hand it over and as
+the steps table shows it: a single `response` field becomes its value; several fields or items
+become JSON; a failed run becomes `Error: <message>`.
+`items_observation`: what n8n's v3 agent hands over (its buildSteps): the tool run's output items
+as JSON (`[{"response":"425"}]`), a failed run as `{"error": <message>, "errorType": <name>}`.
 """
 
 from __future__ import annotations
@@ -21,10 +24,62 @@ def observation(data: dict[str, Any]) -> tuple[str, bool]:
     items = [item.get("json", {}) for item in (outputs[0] if outputs else [])]
     if len(items) == 1 and isinstance(items[0], dict) and set(items[0]) == {"response"}:
         value = items[0]["response"]
+        if _text_blocks(value):  # an MCP tool's content: its text
+            return "\n".join(block["text"] for block in value), False
         return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
     if len(items) == 1:
         return json.dumps(items[0], ensure_ascii=False), False
     return json.dumps(items, ensure_ascii=False), False
+
+
+def _text_blocks(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in value)
+
+
+def js_json(value: Any) -> str:
+    """`JSON.stringify(value)`: compact, non-ASCII as itself, integral floats as integers."""
+    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _js_numbers(value: Any) -> Any:
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def items_observation(data: dict[str, Any]) -> tuple[str, bool]:
+    """A tool node's run (TaskData as JSON) as n8n's v3 agent shows it to the model, and whether it failed."""
+    outputs = (data.get("data") or {}).get(AI_TOOL) or [[]]
+    items = [item.get("json") for item in (outputs[0] if outputs else [])]
+    if items:
+        return js_json(items), bool(data.get("error"))
+    error = data.get("error")
+    if error:
+        return js_json({"error": error.get("message") or "Unknown error", "errorType": "NodeOperationError"}), True
+    return js_json(""), False
+
+
+def readable(text: str) -> str:
+    """A tool message as the steps table shows it: n8n's v3 items JSON read as `observation` reads
+    the run (one `response` as its text, a failed run as `Error: …`); any other text unchanged."""
+    if not text.startswith(("[", "{")):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and set(value) <= {"error", "errorType"} and "error" in value:
+        return observation({"error": {"message": value["error"]}})[0]
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return observation({"data": {AI_TOOL: [[{"json": v} for v in value]]}})[0]
+    return text
 
 
 def with_observation(data: dict[str, Any], text: str) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from .abort import AbortSignal
 from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, OutputParser, TokenCallback, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER
 from .debugger import PausePoint
-from .errors import NodeOperationError
+from .errors import MiniN8nError, NodeOperationError, SubNodeError
 from .hooks import NodeAfter, NodeBefore, TokenEvent
-from .run_data import TaskData, TaskError, now_ms
+from .run_data import SourceRef, TaskData, TaskError, now_ms
 from .shared_log import LogWindow, plain
 
 if TYPE_CHECKING:
@@ -60,6 +60,9 @@ class _Recorder:
         task.data = {self._conn_type: [[{"json": output_json(result)}]]}
         if extra_metadata is not None:
             task.metadata.update(extra_metadata(result))
+        notes = ex.notes.pop(self._node, None)  # what the sub-node noted while it was set up
+        if notes:
+            task.metadata["notes"] = notes
         self._finish(task, t0, run_index)
         self.last_task, self.last_run_index = task, run_index
         return result
@@ -72,6 +75,25 @@ class _Recorder:
             task.error = error
         ex.record(self._node, task)
         ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
+
+
+def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any], exc: Exception) -> SubNodeError:
+    """A sub-node that could not supply its parent: its run is recorded with its error (as n8n shows
+    it on the sub-node) and the parent gets n8n's "Error in sub-node <name>"."""
+    if isinstance(exc, NodeOperationError):
+        error = TaskError(message=exc.message, description=exc.description, node=sub_node)
+    else:
+        error = TaskError(message=str(exc) if isinstance(exc, MiniN8nError) else f"{type(exc).__name__}: {exc}", node=sub_node)
+    run_index = len(execution.state.run_data.get(sub_node, ()))
+    execution.hooks.emit(NodeBefore(execution.state.id, sub_node, run_index, parent))
+    task = TaskData(startTime=now_ms(), executionStatus="error", error=error, metadata=dict(parent),
+                    source=[SourceRef(previousNode=parent["node"], previousNodeRun=parent.get("runIndex") or 0)])
+    notes = execution.notes.pop(sub_node, None)
+    if notes:
+        task.metadata["notes"] = notes
+    execution.record(sub_node, task)
+    execution.hooks.emit(NodeAfter(execution.state.id, sub_node, run_index, task, parent))
+    return SubNodeError(sub_node, error.message)
 
 
 class RecordedChatModel(_Recorder):

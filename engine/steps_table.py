@@ -17,7 +17,7 @@ from typing import Any
 
 from .connection_types import AI_LANGUAGE_MODEL, AI_TOOL, MAIN
 from .hooks import NodeAfter
-from .observation import observation as tool_observation
+from .observation import observation as tool_observation, readable
 from .run_data import TaskData
 from .run_log import compact
 
@@ -390,7 +390,7 @@ class StepBook:
         if not waiting:
             return
         request = _first_item(task, AI_LANGUAGE_MODEL, "input") or {}
-        answers = {m.get("toolCallId"): m.get("content", "") for m in request.get("messages", []) if m.get("role") == "tool"}
+        answers = {m.get("toolCallId"): readable(str(m.get("content", ""))) for m in request.get("messages", []) if m.get("role") == "tool"}
         for row in waiting:
             if row.status != "pending":
                 continue

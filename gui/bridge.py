@@ -117,9 +117,12 @@ from engine.hooks import HookEvent, Hooks  # noqa: E402
 from engine.replay import ReplaySource  # noqa: E402
 from engine.run_state import RunChanges, RunState  # noqa: E402
 from engine.runs import RunOutcome, is_chat_trigger  # noqa: E402
+from engine.start import StartError, is_pinned, is_trigger, read_input, unsupported_message, unsupported_on_path  # noqa: E402
 from engine.store import ExecutionSummary  # noqa: E402
+from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
-__all__ += ["RunBridge", "RunStart", "RunOutcome", "StoredRun", "is_chat_trigger", "new_session_id", "full_collections_held"]
+__all__ += ["RunBridge", "RunStart", "RunOutcome", "StoredRun", "is_chat_trigger", "new_session_id", "full_collections_held",
+            "StartError", "is_pinned", "is_trigger", "chat_item"]
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +274,20 @@ class RunBridge(QObject):
         return self._start(lambda hooks, signal: runs.start(
             self.engine, workflow, hooks=hooks, signal=signal,
             mode="debug" if breakpoints is not None else "manual"), breakpoints, stepping)
+
+    def run_from_trigger(self, workflow: Workflow, trigger: str, input_json: str | None,
+                         breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
+        """Run `workflow` from the trigger `trigger`, as `mini-n8n run --trigger/--input` does: its
+        output item(s) given as JSON (`input_json`), else its pinned data or its own run. Raises
+        StartError, before anything runs, for bad JSON or a trigger that cannot start."""
+        items = read_input(input_json) if input_json is not None else None
+        start = self.engine.start_node(workflow, trigger=trigger, injected=items is not None)
+        blocked = unsupported_on_path(workflow, self.engine.registry, start.name, injected=items is not None)
+        if blocked:
+            raise StartError(unsupported_message(blocked))
+        return self._start(lambda hooks, signal: runs.start(
+            self.engine, workflow, trigger=start.name, items=items, hooks=hooks, signal=signal,
+            mode="debug" if breakpoints is not None else "manual"), breakpoints, False)
 
     def resume(self, execution_id: str, breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
         """Continue a stored paused or crashed execution (stopping at `breakpoints`)."""

@@ -33,6 +33,7 @@ from gui.node_adding import NodeAdder
 from gui.palette import Palette
 from gui.recent_files import RecentFiles
 from gui.recovery import RecoveredWork, RecoveryFile, left_behind
+from gui.start_from_trigger import StartFromTrigger
 
 from gui.bridge import RunBridge
 from gui.run_controller import RunController
@@ -102,6 +103,7 @@ class MainWindow(QMainWindow):
         self.load_document(workflow if workflow is not None else new_workflow(), path)
         self.run_controller = RunController(self, bridge if bridge is not None else RunBridge.open(self.registry))
         self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())  # previews read the run
+        self.start_from_trigger = StartFromTrigger(self, self.run_controller.bridge)  # the trigger's context menu
 
     # ----- layout ---------------------------------------------------------------------------
     def _build_docks(self) -> None:

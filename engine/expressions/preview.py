@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..connection_types import MAIN
 from ..errors import ExpressionError
+from ..registry import Registry
 from ..run_data import ExecutionState, Item, SourceRef
-from ..workflow import Workflow
+from ..workflow import Node, Workflow
 from . import evaluate
 from .scope import Scope
 
@@ -63,8 +64,11 @@ def _input_of(state: ExecutionState, workflow: Workflow, name: str, depth: int =
     return None
 
 
-def expression_preview(state: ExecutionState | None, workflow: Workflow, node_name: str, value: str) -> Preview | None:
-    """The preview of `value` (an `=...` parameter) in node `node_name`, None without input data."""
+def expression_preview(state: ExecutionState | None, workflow: Workflow, node_name: str, value: str,
+                       registry: Registry | None = None) -> Preview | None:
+    """The preview of `value` (an `=...` parameter) in node `node_name`, None without input data.
+    With the `registry`, `$parameter` and `$('Node').params` read a node's parameters as n8n holds
+    them (its form's defaults filled in), as a run does."""
     if state is None or not isinstance(value, str) or not value.startswith("=") or not workflow.has_node(node_name):
         return None
     found = _input_of(state, workflow, node_name)
@@ -72,8 +76,18 @@ def expression_preview(state: ExecutionState | None, workflow: Workflow, node_na
         return None
     items, source = found
     current = state.model_copy(update={"workflow": workflow})  # the document as edited now
-    scope = Scope(node=workflow.node(node_name), items=items, run_index=0, source=source, state=current)
+    scope = Scope(node=workflow.node(node_name), items=items, run_index=0, source=source, state=current,
+                  parameters_of=_n8n_parameters(registry) if registry is not None else None)
     try:
         return Preview(shown(evaluate(value, scope=scope, item_index=0)))
     except ExpressionError as exc:  # the field is the location: the message without it
         return Preview(exc.message.rsplit(" [an expression", 1)[0], error=True)
+
+
+def _n8n_parameters(registry: Registry) -> Callable[[Node], dict[str, Any]]:
+    def parameters_of(node: Node) -> dict[str, Any]:
+        if not registry.knows(node.type):
+            return node.parameters
+        return registry.get(node.type).n8n_parameters(node.parameters, node.typeVersion)
+
+    return parameters_of

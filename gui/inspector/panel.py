@@ -97,7 +97,7 @@ class Inspector(QWidget):
         return None if runs is None else (runs.viewed or runs.bridge.state)
 
     def _preview(self, name: str, value: str) -> tuple[str, bool] | None:
-        shown = expression_preview(self._run_state(), self.window.document, name, value)
+        shown = expression_preview(self._run_state(), self.window.document, name, value, self.window.registry)
         return None if shown is None else (shown.text, shown.error)
 
     def _focused_path(self) -> Path | None:

@@ -250,7 +250,7 @@ class PendingView(QWidget):
         if kind == "before_tool":
             args = _parse_json(self.args.toPlainText(), "the arguments")
             if not isinstance(args, dict):
-                raise EditProblem("The arguments must be a JSON object, like {\"expression\": \"6 * 7\"}")
+                raise EditProblem("The arguments must be a JSON object, like {\"input\": \"6 * 7\"}")
             return None if args == payload.get("args") else {"args": args}
         if kind in ("tool_result", "tool_error"):
             text = self.observation.toPlainText()

@@ -1,7 +1,8 @@
-"""What the Agent saves to its memory after a final answer, as n8n's saveToMemory does: the
-answer, prefixed with the tool calls of this run when there were any
+"""What the Agent saves to its memory after a final answer. n8n's v3 agent (saveToMemory) saves
+only a non-empty answer, prefixed with the tool calls of this run when there were any
 (`[Used tools: Tool: <name>, Input: <JSON input>, Result: <observation>; ...] <answer>`), so the
-next turn knows what the tools said. An empty answer is not saved."""
+next turn knows what the tools said; its v1/v2 agents (LangChain's executor) save every answer as
+it is."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from typing import Any, Iterable
 
 from engine.chat import ChatMemory
 
-from .output_parser import js_stringify
+from .steps import used_tools
 
 
-def with_tool_context(output: str, steps: Iterable[dict[str, Any]]) -> str:
-    used = [f"Tool: {s['tool']}, Input: {js_stringify(s['toolInput'])}, Result: {s['observation']}" for s in steps]
-    return f"[Used tools: {'; '.join(used)}] {output}" if used else output
-
-
-async def remember(memory: ChatMemory | None, prompt: str, output: str, steps: Iterable[dict[str, Any]]) -> None:
-    if memory is None or not output:
+async def remember(memory: ChatMemory | None, prompt: str, output: str, steps: Iterable[dict[str, Any]],
+                   v3: bool = True) -> None:
+    if memory is None:
         return
-    await memory.save_context(prompt, with_tool_context(output, steps))
+    if not v3:
+        await memory.save_context(prompt, output)
+        return
+    if not output:
+        return
+    steps = list(steps)
+    await memory.save_context(prompt, f"[Used tools: {used_tools(steps)}] {output}" if steps else output)

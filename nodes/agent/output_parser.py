@@ -11,12 +11,12 @@ connected, the memory keeps the answer as JSON text.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, Iterable
 
 from engine.chat import ChatMemory, ModelReply, OutputParser, ToolCall, ToolSpec
 from engine.connection_types import AI_OUTPUT_PARSER
 from engine.context import NodeContext
+from engine.observation import js_json
 
 FORMAT_TOOL = "format_final_json_response"
 FORMAT_TOOL_DESCRIPTION = (
@@ -84,37 +84,23 @@ def final_call(answer: ModelReply, parser: OutputParser | None) -> ToolCall | No
     return next((c for c in answer.tool_calls if c.name == FORMAT_TOOL), None)
 
 
-def js_stringify(value: Any) -> str:
-    """JSON as JavaScript's JSON.stringify writes it: no spaces, integral numbers without `.0`."""
-    def plain(v: Any) -> Any:
-        if isinstance(v, float) and math.isfinite(v) and v.is_integer() and abs(v) < 1e21:
-            return int(v)
-        if isinstance(v, dict):
-            return {k: plain(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [plain(x) for x in v]
-        return v
-
-    return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
-
-
 def parser_input(answer: ModelReply, call: ToolCall | None) -> str:
     """What the parser reads: the tool call's arguments, or the text answer as n8n prepares it."""
     if call is not None:
-        return call.args if isinstance(call.args, str) else js_stringify(call.args)
+        return call.args if isinstance(call.args, str) else js_json(call.args)
     text = answer.content
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):
         return text
     if isinstance(parsed, dict) and list(parsed) == ["output"]:
-        return js_stringify(parsed)
-    return js_stringify({"output": parsed})
+        return js_json(parsed)
+    return js_json({"output": parsed})
 
 
 async def structured_output(
     parser: OutputParser, answer: ModelReply, call: ToolCall | None, memory: ChatMemory | None, prompt: str,
-    steps: Iterable[dict[str, Any]] = (),
+    steps: Iterable[dict[str, Any]] = (), v3: bool = True,
 ) -> dict[str, Any]:
     """The Agent's output item for a final answer: parsed, remembered as JSON text."""
     from .memory_context import remember
@@ -122,6 +108,6 @@ async def structured_output(
     result = await parser.parse(parser_input(answer, call))
     if memory is None:
         return result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)} if isinstance(result, list) else {}
-    await remember(memory, prompt, js_stringify(result), steps)
+    await remember(memory, prompt, js_json(result), steps, v3)
     inner = result.get("output") if isinstance(result, dict) else None
     return {"output": inner if inner is not None else result}

@@ -13,9 +13,10 @@ import weakref
 from typing import Any, Iterable
 
 from engine.chat import ChatMessage, ToolCall
-from engine.observation import observation
-from engine.requests import EngineResponse
+from engine.observation import items_observation, js_json, observation
+from engine.requests import Action, EngineResponse
 from engine.shared_log import LogWindow, SharedLog
+from nodes.tools.naming import node_name_to_tool_name
 
 # per steps log: how many of its steps are indexed, and the first position of each toolCallId
 _CALL_IDS: "weakref.WeakKeyDictionary[SharedLog, tuple[int, dict[str, int]]]" = weakref.WeakKeyDictionary()
@@ -49,8 +50,23 @@ def earlier_steps(response: EngineResponse | None, item_index: int) -> LogWindow
     return found if isinstance(found, LogWindow) else LogWindow.of(found)
 
 
-def build_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
-    """Steps of earlier rounds from the metadata, plus the tool results that just arrived."""
+def n8n_v3_step(action: Action, data: dict[str, Any]) -> dict[str, Any]:
+    """A finished tool call as n8n's v3 agent rebuilds it (its buildSteps): the call the model
+    reads next is `{...input, id}` under the tool node's name, after a message `Calling <node> with
+    input: …`; the observation is the tool's output items as JSON."""
+    args = {**action.input, "id": action.id}
+    content = f"Calling {action.node_name} with input: {js_json(args)}"
+    given = args.get("input")
+    tool_input = given if isinstance(given, str) and given else {k: v for k, v in args.items() if k not in ("id", "log", "type")}
+    text, failed = items_observation(data)
+    step = make_step(action.id, node_name_to_tool_name(action.node_name), tool_input, text, args.get("log") or content, failed)
+    step.update(args=args, content=content, type=args.get("type") or "tool_call")
+    return step
+
+
+def build_steps(response: EngineResponse | None, item_index: int, n8n_v3: bool = False) -> LogWindow:
+    """Steps of earlier rounds from the metadata, plus the tool results that just arrived (as
+    n8n's v3 agent makes them with `n8n_v3`, else as its LangChain agents of v1/v2 do)."""
     steps = earlier_steps(response, item_index)
     if response is None:
         return steps
@@ -60,13 +76,16 @@ def build_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
         action = answer.action
         if action.metadata.get("itemIndex") != item_index or action.id in seen or _has_call(steps, action.id):
             continue
+        seen.add(action.id)
+        if n8n_v3:
+            new.append(n8n_v3_step(action, answer.data))
+            continue
         text, failed = observation(answer.data)
         tool_input = {k: v for k, v in action.input.items() if not (k == "tool" and action.metadata.get("isFromToolkit"))}
         new.append(
             make_step(action.id, str(action.metadata.get("toolName", action.node_name)), tool_input, text,
                       action.metadata.get("log", ""), failed)
         )
-        seen.add(action.id)
     return steps.extended(new) if new else steps
 
 
@@ -74,7 +93,8 @@ def _pairs(steps: Iterable[dict[str, Any]]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for step in steps:
         key = step["toolCallId"]
-        out.append(ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=step["toolInput"])]))
+        args = step.get("args", step["toolInput"])
+        out.append(ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=args)]))
         out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=key))
     return out
 
@@ -110,8 +130,40 @@ def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage
     return found
 
 
+def _ai_message(content: str, tool_call: dict[str, Any]) -> dict[str, Any]:
+    """An AIMessage with one tool call, as LangChain serialises it (n8n's `messageLog`)."""
+    return {
+        "lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "AIMessage"],
+        "kwargs": {"content": content, "tool_calls": [tool_call], "invalid_tool_calls": [],
+                   "additional_kwargs": {}, "response_metadata": {}},
+    }
+
+
+def n8n_v3_intermediate_steps(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """n8n's v3 `intermediateSteps`: {action: {tool, toolInput, log, messageLog, toolCallId, type}, observation}."""
+    out = []
+    for s in steps:
+        args = s.get("args")
+        if args is None:  # a call refused before it ran (arguments not fitting the schema)
+            args = {**(s["toolInput"] if isinstance(s["toolInput"], dict) else {"input": s["toolInput"]}), "id": s["toolCallId"]}
+        content = s.get("content") or s.get("log", "")
+        call = {"id": s["toolCallId"], "name": s["tool"], "args": args, "type": "tool_call", "additional_kwargs": {}}
+        out.append({
+            "action": {"tool": s["tool"], "toolInput": s["toolInput"], "log": s.get("log") or content,
+                       "messageLog": [_ai_message(content, call)], "toolCallId": s["toolCallId"],
+                       "type": s.get("type", "tool_call")},
+            "observation": s["observation"],
+        })
+    return out
+
+
+def used_tools(steps: Iterable[dict[str, Any]]) -> str:
+    """What n8n's v3 agent saves to memory about the tools it used, before its answer."""
+    return "; ".join(f"Tool: {s['tool']}, Input: {js_json(s['toolInput'])}, Result: {s['observation']}" for s in steps)
+
+
 def intermediate_steps(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """n8n's `intermediateSteps` shape: {action: {tool, toolInput, toolCallId, log}, observation}."""
+    """n8n's v1/v2 `intermediateSteps` shape: {action: {tool, toolInput, toolCallId, log}, observation}."""
     return [
         {
             "action": {"tool": s["tool"], "toolInput": s["toolInput"], "toolCallId": s["toolCallId"], "log": s.get("log", "")},

@@ -23,7 +23,7 @@ from engine.tool_schema import schema_problems
 
 from . import fallback, output_parser
 from .memory_context import remember
-from .steps import build_steps, cached_message, intermediate_steps, make_step, scratchpad_messages
+from .steps import build_steps, cached_message, intermediate_steps, make_step, n8n_v3_intermediate_steps, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
@@ -133,6 +133,7 @@ class ToolsAgent(NodeType):
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
         memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
 
+        v3 = self.runs_tools_as_nodes(ctx)
         meta = response.metadata if response is not None else {}
         finished: dict[str, Any] = dict(meta.get("finishedItems") or {})
         previous: dict[str, Any] = dict(meta.get("previousRequests") or {})
@@ -151,7 +152,7 @@ class ToolsAgent(NodeType):
             parser = await output_parser.connected_parser(ctx, i)
             if parser is not None:
                 tools = [*tools, output_parser.format_tool(parser)]
-            steps = build_steps(response, i)
+            steps = build_steps(response, i, n8n_v3=v3)
             history = await memory.load_messages() if memory is not None else []
             fixed = ctx.memo(f"messages:{i}")
             system = output_parser.with_instructions(
@@ -191,12 +192,15 @@ class ToolsAgent(NodeType):
 
             output: dict[str, Any]
             if parser is not None:
-                output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps)
+                output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps, v3)
             else:
-                await remember(memory, prompt, answer.content, steps)
+                await remember(memory, prompt, answer.content, steps, v3)
                 output = {"output": answer.content}
             if params.options.returnIntermediateSteps:
-                output["intermediateSteps"] = intermediate_steps(steps)
+                if not v3:
+                    output["intermediateSteps"] = intermediate_steps(steps)
+                elif steps:
+                    output["intermediateSteps"] = n8n_v3_intermediate_steps(steps)
             finished[key] = output
 
         if waiting:
@@ -208,6 +212,13 @@ class ToolsAgent(NodeType):
             }
             return EngineRequest(actions=actions, metadata=metadata)
         return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
+
+    @staticmethod
+    def runs_tools_as_nodes(ctx: NodeContext) -> bool:
+        """n8n's Agent v3 runs each tool as a node run and hands the model the tool's output items
+        as JSON; its v1/v2 agents (and the Agent Tool, v2.2) call LangChain tools in-process and
+        hand over the tool's own answer."""
+        return ctx.node.type == ToolsAgent.type and float(ctx.node.typeVersion) >= 3
 
     def prompt(self, ctx: NodeContext, params: AgentParams, item: Item) -> str:
         """The user message for one item (an Agent used as a tool overrides where it comes from)."""

@@ -15,6 +15,7 @@ import re
 from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
+from engine.observation import readable  # a small model reads a tool's answer, not n8n's items JSON
 
 CALL_FORMAT = '{"tool": "<tool name>", "arguments": {<arguments>}}'
 
@@ -58,7 +59,7 @@ def conversation_turns(messages: list[ChatMessage], tools: list[ToolSpec]) -> li
             continue
         if m.role == "tool":
             name = names.get(m.tool_call_id or "", "the")
-            role, content = "user", f"The {name} tool returned: {m.content}\nNow answer my question."
+            role, content = "user", f"The {name} tool returned: {readable(m.content)}\nNow answer my question."
         elif m.role == "assistant" and m.tool_calls:
             calls = "\n".join(call_text(c.name, c.args) for c in m.tool_calls)
             role, content = "assistant", "\n".join(part for part in (m.content.strip(), calls) if part)

@@ -23,6 +23,7 @@ from engine.node_type import NodeParams, NodeType
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import decode_args, to_wire_tools
+from .versions import OLLAMA_VERSIONS
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 CREDENTIAL_TYPE = "ollamaApi"
@@ -168,6 +169,7 @@ class OllamaChat:
 class OllamaChatModel(NodeType):
     type = "@n8n/n8n-nodes-langchain.lmChatOllama"
     version = 1
+    versions = OLLAMA_VERSIONS
     display_name = "Ollama Chat Model"
     description = "A model served by Ollama (native /api/chat, tools, streaming)"
     group = "Models"

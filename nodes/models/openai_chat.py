@@ -27,6 +27,7 @@ from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, 
 from ._openai_request import OptionError, chat_completions_body, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
+from .versions import OPENAI_VERSIONS, openai_default_model
 
 OPENAI_API = "https://api.openai.com/v1"
 CREDENTIAL_TYPE = "openAiApi"
@@ -237,6 +238,7 @@ def _error_text(error: Any) -> str:
 class OpenAIChatModel(NodeType):
     type = "@n8n/n8n-nodes-langchain.lmChatOpenAi"
     version = 1.2
+    versions = OPENAI_VERSIONS
     display_name = "OpenAI Chat Model"
     description = "Chat Completions API: OpenAI, or any compatible server (llama.cpp, vLLM, LM Studio, Ollama /v1)"
     group = "Models"
@@ -254,6 +256,8 @@ class OpenAIChatModel(NodeType):
 
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
         params: OpenAIParams = ctx.params()
+        if "model" not in ctx.node.parameters:  # each version has its own default model
+            params = params.model_copy(update={"model": openai_default_model(ctx.node.typeVersion)})
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
         try:
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}

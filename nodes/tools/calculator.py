@@ -21,6 +21,15 @@ DESCRIPTION = (
 )
 
 
+# What n8n offers the model: LangChain's Calculator is a text tool, whose one optional argument is `input`.
+PARAMETERS = {
+    "type": "object",
+    "properties": {"input": {"type": "string"}},
+    "additionalProperties": False,
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
+
+
 class CalculatorParams(NodeParams):
     description: str = Field(DESCRIPTION, title="Description", json_schema_extra={"multiline": True})
 
@@ -40,20 +49,16 @@ class Calculator(NodeType):
         return ToolSpec(
             name=node_name_to_tool_name(ctx.node.name),
             description=params.description or DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {"expression": {"type": "string", "description": "The expression, e.g. 17 * 25"}},
-                "required": ["expression"],
-            },
+            parameters=dict(PARAMETERS),
         )
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         out = []
         for item in ctx.items:
             data = item.get("json", {})
-            expression = data.get("expression", data.get("input", data.get("query")))
+            expression = data.get("input")
             if not isinstance(expression, str):
-                raise NodeOperationError("The calculator needs an 'expression' text", node=ctx.node.name)
+                raise NodeOperationError("The calculator needs the expression as text in its 'input' argument", node=ctx.node.name)
             try:
                 out.append({"json": {"response": format_number(evaluate(expression))}})
             except MathError as exc:

@@ -153,8 +153,8 @@ class McpClientTool(NodeType):
             if not allowed(params, name):
                 raise NodeOperationError(f"The tool '{name}' is not included in this MCP Client Tool", node=node)
             try:
-                text = await call_tool(server_of(params, node), name, args)
+                content = await call_tool(server_of(params, node), name, args)
             except McpFailure as exc:
                 raise NodeOperationError(str(exc), node=node) from None
-            out.append({"json": {"response": text}})
+            out.append({"json": {"response": content}})  # the content blocks, as n8n outputs them
         return [out]

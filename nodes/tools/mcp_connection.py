@@ -229,14 +229,14 @@ def result_text(result: "mcp_types.CallToolResult") -> str:
     return "\n".join(parts)
 
 
-async def call_tool(server: McpServer, name: str, args: dict[str, Any]) -> str:
-    """Run one tool; its text, or an McpFailure with the server's error text when it reports one."""
+async def call_tool(server: McpServer, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run one tool; its result's content blocks as JSON (what n8n's MCP Client Tool outputs), or
+    an McpFailure with the server's error text when it reports one."""
 
-    async def action(session: ClientSession) -> str:
+    async def action(session: ClientSession) -> list[dict[str, Any]]:
         result = await session.call_tool(name, args)
-        text = result_text(result)
         if result.is_error:
-            raise McpFailure(text or f"the tool '{name}' failed without saying why")
-        return text
+            raise McpFailure(result_text(result) or f"the tool '{name}' failed without saying why")
+        return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
 
     return await with_session(server, f"running the tool '{name}'", action)

@@ -77,7 +77,7 @@ def measure(run: Callable[[], None], calls: int) -> Sample:
 
 # ----- ours ---------------------------------------------------------------------------------------
 def scripted_workflow(rounds: int) -> Workflow:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
                for i in range(rounds)]
     replies.append({"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}})
     return agent_workflow(replies, agent_options={"maxIterations": rounds + 5})

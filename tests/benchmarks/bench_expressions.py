@@ -59,7 +59,7 @@ def per_evaluation_us(params: dict[str, Any]) -> Callable[[], float]:
 
 
 def per_iteration_ms(agent_params: dict[str, Any]) -> Callable[[], float]:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})]} for i in range(ROUNDS)]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})]} for i in range(ROUNDS)]
     replies.append({"text": "done"})
     workflow = agent_workflow(replies, agent_params=agent_params)
     engine = Engine(builtin_registry())

@@ -46,7 +46,7 @@ HEARTBEAT_MS = 5
 def long_run_workflow(token_delay_ms: float) -> Any:
     """Manual Trigger with ITEMS pinned items -> Agent -> Scripted model, Calculator."""
     replies: list[dict[str, Any]] = [
-        {"text": "Checking the sum.", "toolCalls": [tool_call("Calculator", {"expression": f"{n} + 1"})]}
+        {"text": "Checking the sum.", "toolCalls": [tool_call("Calculator", {"input": f"{n} + 1"})]}
         for n in range(ITEMS * ITERATIONS)
     ]
     replies += [{"text": "All done."} for _ in range(ITEMS)]
@@ -165,7 +165,7 @@ def fill_big_table() -> None:
     per_batch = []
     for start in range(0, TABLE_ROWS, BATCH):
         rows = [StepRow(iterations=(i // 4 + 1,), item=i % 3, agent="AI Agent", tool=("calculator", "search")[i % 2],
-                        kind="tool", tool_call_id=f"call_{i}", tool_input={"expression": f"{i} + 1"},
+                        kind="tool", tool_call_id=f"call_{i}", tool_input={"input": f"{i} + 1"},
                         observation=f"{i + 1}", status="error" if i % 11 == 0 else "ok", tool_ms=0.2,
                         tokens_in=100 + i % 50, tokens_out=12, model_ms=3.5) for i in range(start, start + BATCH)]
         t0 = time.perf_counter()

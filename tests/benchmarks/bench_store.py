@@ -55,7 +55,7 @@ def load_average() -> str:
 
 
 def agent_runner(store: ExecutionStore | None) -> Callable[[], None]:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
                for i in range(ROUNDS)]
     replies.append({"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}})
     workflow = agent_workflow(replies, agent_options={"maxIterations": ROUNDS + 5})

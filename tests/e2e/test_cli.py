@@ -38,7 +38,7 @@ def test_example_runs_offline_and_prints_the_run_log() -> None:
         "Simple Memory", "AI Agent",
     ]
     calc = log[3]
-    assert calc.endswith('Calculator in={"expression":"17 * 25"} out={"response":"425"}')
+    assert calc.endswith('Calculator in={"input":"17 * 25"} out={"response":"425"}')
     assert re.match(r'^\[\s*\d+ ms\] Model      out=\{"content":"","toolCalls":\[\{"id":"call_1_1","name":"Calculator"', log[2])
     assert lines[-2:] == ["status: success", "answer: 17 shirts at 25 dollars each cost 425 dollars."]
     model_out = json.loads(log[5].split(" out=", 1)[1])
@@ -46,7 +46,7 @@ def test_example_runs_offline_and_prints_the_run_log() -> None:
 
 
 def test_failed_run_exits_1_and_prints_the_error(tmp_path: Path) -> None:
-    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"expression": "1+1"})]}] * 3, agent_options={"maxIterations": 1})
+    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": "1+1"})]}] * 3, agent_options={"maxIterations": 1})
     path = tmp_path / "wf.json"
     save_workflow(wf, path)
     result = mini_n8n("run", str(path), "--message", "What is 2 + 2?")
@@ -82,7 +82,7 @@ ANSWER = " ".join(["word"] * 100)
 
 def slow_agent(path: Path) -> Path:
     """A chat agent whose answer streams for about 4 s (40 ms a token): time to interrupt it."""
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]}, {"text": ANSWER}]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]}, {"text": ANSWER}]
     save_workflow(agent_workflow(replies, model_options={"tokenDelayMs": 40}), path)
     return path
 

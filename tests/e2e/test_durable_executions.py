@@ -28,8 +28,8 @@ from tests.store_backends import sql
 ROOT = Path(__file__).parents[2]
 CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
 REPLIES = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "425 + 75"}, "c2")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "425 + 75"}, "c2")]},
     {"text": "17 shirts cost 425 dollars; with the hat, 500."},
 ]
 
@@ -58,12 +58,12 @@ def test_a_run_paused_by_one_process_is_resumed_by_another(tmp_path: Path, store
     execution_id = field(paused.stdout, "execution")
     assert field(paused.stdout, "status") == "paused"
     assert field(paused.stdout, "paused") == 'before_tool at "Calculator", iteration 2'
-    assert "Calculator in={\"expression\":\"425 + 75\"}" not in paused.stdout
+    assert "Calculator in={\"input\":\"425 + 75\"}" not in paused.stdout
 
     resumed = mini_n8n("resume", execution_id)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert field(resumed.stdout, "answer") == field(uninterrupted.stdout, "answer")
-    assert 'Calculator in={"expression":"425 + 75"} out={"response":"500"}' in resumed.stdout
+    assert 'Calculator in={"input":"425 + 75"} out={"response":"500"}' in resumed.stdout
     shown = mini_n8n("executions", "show", execution_id)
     calc_lines = [l for l in shown.stdout.splitlines() if "] Calculator" in l]
     assert len(calc_lines) == 2, shown.stdout  # each tool ran once over both processes

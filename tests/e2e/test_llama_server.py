@@ -98,7 +98,8 @@ def log_lines(stdout: str) -> list[tuple[str, str]]:
 
 def test_tool_calls_made_and_executed_over_http(llama_server: str, tmp_path: Path) -> None:
     """Whether the 270M model calls the calculator depends on the CPU; the protocol does not: each
-    call is executed with its arguments and sent back (the next request is longer), and the run
+    call is executed with its arguments (or refused when they do not fit the tool's schema) and sent
+    back (the next request is longer), and the run
     ends with an answer or at the Agent's iteration limit."""
     params = {"model": {"__rl": True, "value": ALIAS, "mode": "list"},
               "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 64, "streaming": False}}
@@ -112,8 +113,10 @@ def test_tool_calls_made_and_executed_over_http(llama_server: str, tmp_path: Pat
         reply = json.loads(log[i][1].removeprefix("out="))
         replies.append(reply)
         for call in reply["toolCalls"]:
+            assert call["name"] == "Calculator"
+            if log[i + 1][0] != "Calculator":  # arguments that do not fit n8n's {input?: string}: refused, said to the model
+                continue
             i += 1
-            assert log[i][0] == "Calculator" and call["name"] == "Calculator"
             assert log[i][1].startswith("in=" + json.dumps(call["args"], separators=(",", ":")))
             assert " out=" in log[i][1] or " error=" in log[i][1]
         i += 1

@@ -23,7 +23,7 @@ jsonschema = pytest.importorskip("jsonschema")
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "local-chat-agent.json"
 LINE = re.compile(r"^\[\s*\d+ ms\] (?P<name>.{10,}?) (?P<rest>(in|out|error)=.*)$")
-CALCULATOR_SCHEMA = {"type": "object", "required": ["expression"], "properties": {"expression": {"type": "string"}}}
+from nodes.tools.calculator import PARAMETERS as CALCULATOR_SCHEMA  # noqa: E402  (n8n's: {input?: string})
 QUESTION = "What is 17 * 25? Use the calculator."
 
 pytestmark = pytest.mark.slow

@@ -25,6 +25,12 @@ def server_command(name: str) -> str:
     return str(found)
 
 
+def text_of(observation: str) -> str:
+    """The text an MCP tool answered, from n8n's v3 observation: [{"response": <its content blocks>}]."""
+    [item] = json.loads(observation)
+    return "\n".join(block["text"] for block in item["response"])
+
+
 def stdio(command: str, arguments: str = "", **extra: object) -> dict:
     return {"serverTransport": "stdio", "command": command, "arguments": arguments, "options": {"timeout": 30000}, **extra}
 
@@ -60,9 +66,9 @@ async def test_time_server_listed_and_called_through_an_agent(engine: Engine) ->
     assert state.status == "success", state.error
     assert state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"] == ["get_current_time", "convert_time"]
     steps = state.result[0]["json"]["intermediateSteps"]
-    tokyo = json.loads(steps[0]["observation"])
+    tokyo = json.loads(text_of(steps[0]["observation"]))
     assert tokyo["timezone"] == "Asia/Tokyo" and tokyo["datetime"].endswith("+09:00")
-    converted = json.loads(steps[1]["observation"])
+    converted = json.loads(text_of(steps[1]["observation"]))
     assert converted["source"]["datetime"].endswith("T12:00:00+01:00") or converted["source"]["datetime"].endswith("T12:00:00+02:00")
     assert converted["target"]["timezone"] == "America/New_York"
     assert state.result[0]["json"]["output"] == "It is noon in Berlin, 06:00 in New York."
@@ -78,8 +84,8 @@ async def test_time_server_error_reaches_the_model(engine: Engine) -> None:
     )
     state = await engine.run(wf, items=[{"json": {"chatInput": "time on mars?"}}])
     assert state.status == "success"
-    observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
-    assert observation.startswith("Error: ") and "Mars/Olympus_Mons" in observation
+    observation = json.loads(state.result[0]["json"]["intermediateSteps"][0]["observation"])
+    assert "Mars/Olympus_Mons" in observation["error"]
     assert state.run_data["Time"][0].execution_status == "error"
 
 
@@ -99,7 +105,7 @@ async def test_git_server_on_a_repository_the_test_made(engine: Engine, repo: Pa
     state = await engine.run(wf, items=[{"json": {"chatInput": "What changed?"}}])
     assert state.status == "success", state.error
     assert state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"] == ["git_status", "git_diff_unstaged", "git_log"]
-    log, diff = (s["observation"] for s in state.result[0]["json"]["intermediateSteps"])
+    log, diff = (text_of(s["observation"]) for s in state.result[0]["json"]["intermediateSteps"])
     assert "Add the notes file" in log
     assert "+second line" in diff
 
@@ -111,5 +117,5 @@ async def test_git_tool_failure_is_a_tool_error(engine: Engine, repo: Path) -> N
         agent_options={"returnIntermediateSteps": True},
     )
     state = await engine.run(wf, items=[{"json": {"chatInput": "show it"}}])
-    observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
-    assert observation.startswith("Error: ") and "no-such-rev" in observation
+    observation = json.loads(state.result[0]["json"]["intermediateSteps"][0]["observation"])
+    assert "no-such-rev" in observation["error"]

@@ -19,7 +19,7 @@ def chat(message: str = "What is 2 + 2?", session: str = "s1") -> list:
 
 async def test_engine_runs_the_tool_node_and_resumes_with_its_result(engine: Engine) -> None:
     wf = agent_workflow([
-        {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"})]},
+        {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"})]},
         {"text": "17 shirts cost 425 dollars."},
     ])
     state = await engine.run(wf, items=chat("How much do 17 shirts at 25 cost?"))
@@ -28,12 +28,14 @@ async def test_engine_runs_the_tool_node_and_resumes_with_its_result(engine: Eng
     calc = state.run_data["Calculator"]
     assert len(calc) == 1
     assert calc[0].data["ai_tool"][0][0]["json"] == {"response": "425"}
-    assert calc[0].input["ai_tool"][0][0]["json"] == {"expression": "17 * 25"}
+    assert calc[0].input["ai_tool"][0][0]["json"] == {"input": "17 * 25"}
     # the second model call saw the tool call and its result in the scratchpad
     second = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
     assert second[2]["toolCalls"][0]["name"] == "Calculator"
-    assert second[3] == {"role": "tool", "content": "425", "toolCallId": "call_1_1"}
+    # as n8n's v3 agent: the call carries its id among its arguments, the result is the tool's items as JSON
+    assert second[2]["toolCalls"][0]["args"] == {"input": "17 * 25", "id": "call_1_1"}
+    assert second[3] == {"role": "tool", "content": '[{"response":"425"}]', "toolCallId": "call_1_1"}
     # one TaskData for the Agent, though execute() ran twice
     assert len(state.run_data["AI Agent"]) == 1
     assert state.run_data["AI Agent"][0].metadata["iterations"] == 2
@@ -42,7 +44,7 @@ async def test_engine_runs_the_tool_node_and_resumes_with_its_result(engine: Eng
 async def test_runs_several_tools_requested_in_one_step(engine: Engine) -> None:
     wf = agent_workflow(
         [
-            {"toolCalls": [tool_call("Calculator", {"expression": "2 + 2"}, "a"), tool_call("Other", {"expression": "3 * 3"}, "b")]},
+            {"toolCalls": [tool_call("Calculator", {"input": "2 + 2"}, "a"), tool_call("Other", {"input": "3 * 3"}, "b")]},
             {"text": "4 and 9"},
         ],
         tools=[("Calculator", CALCULATOR, {}), ("Other", CALCULATOR, {})],
@@ -55,13 +57,13 @@ async def test_runs_several_tools_requested_in_one_step(engine: Engine) -> None:
     # both results reached the model in one round, in the order they were asked for
     messages = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
     tool_msgs = [m for m in messages if m["role"] == "tool"]
-    assert [(m["toolCallId"], m["content"]) for m in tool_msgs] == [("a", "4"), ("b", "9")]
+    assert [(m["toolCallId"], m["content"]) for m in tool_msgs] == [("a", '[{"response":"4"}]'), ("b", '[{"response":"9"}]')]
     assert len(state.run_data["Model"]) == 2
 
 
 async def test_gives_a_tool_error_back_to_the_model_instead_of_failing(engine: Engine) -> None:
     wf = agent_workflow([
-        {"toolCalls": [tool_call("Calculator", {"expression": "1 / 0"})]},
+        {"toolCalls": [tool_call("Calculator", {"input": "1 / 0"})]},
         {"text": "You cannot divide by zero."},
     ])
     state = await engine.run(wf, items=chat())
@@ -70,13 +72,13 @@ async def test_gives_a_tool_error_back_to_the_model_instead_of_failing(engine: E
     assert calc.execution_status == "error"
     assert calc.error is not None and calc.error.message == "division by zero"
     messages = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[-1]["content"] == "Error: division by zero"
+    assert messages[-1]["content"] == '{"error":"division by zero","errorType":"NodeOperationError"}'
     assert state.result == [{"json": {"output": "You cannot divide by zero."}, "pairedItem": {"item": 0}}]
 
 
 async def test_stops_after_max_iterations(engine: Engine) -> None:
     wf = agent_workflow(
-        [{"toolCalls": [tool_call("Calculator", {"expression": "1 + 1"})]}] * 5,
+        [{"toolCalls": [tool_call("Calculator", {"input": "1 + 1"})]}] * 5,
         agent_options={"maxIterations": 3},
     )
     state = await engine.run(wf, items=chat())
@@ -99,7 +101,7 @@ async def test_max_iterations_one_fails_on_the_agents_second_call(engine: Engine
     The model was called once, the calculator ran once, the answer (4) never reached the user.
     """
     wf = agent_workflow(
-        [{"toolCalls": [tool_call("Calculator", {"expression": "2 + 2"})]}, {"text": "2 + 2 is 4."}],
+        [{"toolCalls": [tool_call("Calculator", {"input": "2 + 2"})]}, {"text": "2 + 2 is 4."}],
         agent_options={"maxIterations": 1},
     )
     state = await engine.run(wf, items=chat("What is 2 + 2?"))
@@ -117,7 +119,7 @@ async def test_exact_hook_event_sequence_of_the_seed(engine: Engine) -> None:
         node("Start", MANUAL_TRIGGER),
         node("Input", SET, {"assignments": {"assignments": [{"name": "chatInput", "value": "What is 2 + 2?", "type": "string"}]}}),
         node("AI Agent", AGENT, {"promptType": "auto"}),
-        node("Model", SCRIPTED, {"replies": [{"toolCalls": [tool_call("Calculator", {"expression": "2 + 2"})]}, {"text": "4"}]}),
+        node("Model", SCRIPTED, {"replies": [{"toolCalls": [tool_call("Calculator", {"input": "2 + 2"})]}, {"text": "4"}]}),
         node("Calculator", CALCULATOR),
     ]
     connections: dict = {}
@@ -152,7 +154,7 @@ async def test_unknown_tool_names_are_dropped_and_the_text_is_the_answer(engine:
 
 async def test_only_known_tool_calls_run_when_some_are_unknown(engine: Engine) -> None:
     wf = agent_workflow([
-        {"toolCalls": [tool_call("nope", {}), tool_call("Calculator", {"expression": "6*7"}, "k")]},
+        {"toolCalls": [tool_call("nope", {}), tool_call("Calculator", {"input": "6*7"}, "k")]},
         {"text": "42"},
     ])
     state = await engine.run(wf, items=chat())
@@ -184,28 +186,68 @@ async def test_defined_prompt_reads_an_expression(engine: Engine) -> None:
 
 async def test_return_intermediate_steps_gives_n8ns_shape(engine: Engine) -> None:
     wf = agent_workflow(
-        [{"text": "Let me compute.", "toolCalls": [tool_call("Calculator", {"expression": "2+3"}, "c1")]}, {"text": "5"}],
+        [{"text": "Let me compute.", "toolCalls": [tool_call("Calculator", {"input": "2+3"}, "c1")]}, {"text": "5"}],
         agent_options={"returnIntermediateSteps": True},
     )
     state = await engine.run(wf, items=chat())
     out = state.result[0]["json"]
     assert out["output"] == "5"
+    content = 'Calling Calculator with input: {"input":"2+3","id":"c1"}'
+    call = {"id": "c1", "name": "Calculator", "args": {"input": "2+3", "id": "c1"}, "type": "tool_call", "additional_kwargs": {}}
     assert out["intermediateSteps"] == [
         {
             "action": {
                 "tool": "Calculator",
-                "toolInput": {"expression": "2+3"},
+                "toolInput": "2+3",  # the `input` argument alone, when it is text
+                "log": content,
+                "messageLog": [{
+                    "lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "AIMessage"],
+                    "kwargs": {"content": content, "tool_calls": [call], "invalid_tool_calls": [],
+                               "additional_kwargs": {}, "response_metadata": {}},
+                }],
                 "toolCallId": "c1",
-                "log": 'Invoking "Calculator" with {"expression":"2+3"}\nLet me compute.',
+                "type": "tool_call",
             },
-            "observation": "5",
+            "observation": '[{"response":"5"}]',
         }
     ]
 
 
+async def test_intermediate_steps_of_v2_agents_keep_langchains_shape(engine: Engine) -> None:
+    """n8n's v1/v2 agents run LangChain tools in-process: the model reads the tool's own answer."""
+    wf = agent_workflow(
+        [{"text": "Let me compute.", "toolCalls": [tool_call("Calculator", {"input": "2+3"}, "c1")]}, {"text": "5"}],
+        agent_options={"returnIntermediateSteps": True},
+    )
+    for n in wf.nodes:
+        if n.name == "AI Agent":
+            n.typeVersion = 2.2
+    state = await engine.run(wf, items=chat())
+    assert state.result[0]["json"]["intermediateSteps"] == [
+        {
+            "action": {
+                "tool": "Calculator",
+                "toolInput": {"input": "2+3"},
+                "toolCallId": "c1",
+                "log": 'Invoking "Calculator" with {"input":"2+3"}\nLet me compute.',
+            },
+            "observation": "5",
+        }
+    ]
+    second = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
+    assert second[-2]["toolCalls"][0]["args"] == {"input": "2+3"}
+    assert second[-1]["content"] == "5"
+
+
+async def test_no_intermediate_steps_without_a_tool_call_in_v3(engine: Engine) -> None:
+    wf = agent_workflow([{"text": "hi"}], agent_options={"returnIntermediateSteps": True})
+    state = await engine.run(wf, items=chat())
+    assert state.result[0]["json"] == {"output": "hi"}
+
+
 async def test_invalid_tool_arguments_become_an_error_observation(engine: Engine) -> None:
     wf = agent_workflow([
-        {"toolCalls": [tool_call("Calculator", '{"expression": "2+', "bad")]},
+        {"toolCalls": [tool_call("Calculator", '{"input": "2+', "bad")]},
         {"toolCalls": [tool_call("Calculator", {"expr": "2+2"}, "wrong")]},
         {"text": "gave up"},
     ])
@@ -214,11 +256,11 @@ async def test_invalid_tool_arguments_become_an_error_observation(engine: Engine
     assert "Calculator" not in state.run_data  # neither call reached the tool
     messages = state.run_data["Model"][2].input["ai_languageModel"][0][0]["json"]["messages"]
     tool_msgs = [m["content"] for m in messages if m["role"] == "tool"]
-    assert tool_msgs[0] == "Error: the arguments for tool 'Calculator' are not valid JSON: {\"expression\": \"2+"
-    assert tool_msgs[1].startswith("Error: the arguments for tool 'Calculator' do not fit its schema: arguments miss the required field 'expression'")
+    assert tool_msgs[0] == "Error: the arguments for tool 'Calculator' are not valid JSON: {\"input\": \"2+"
+    assert tool_msgs[1].startswith("Error: the arguments for tool 'Calculator' do not fit its schema: arguments have an unknown field 'expr'")
     # the raw arguments stay visible in the model's run data
     raw = state.run_data["Model"][0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]["args"]
-    assert raw == '{"expression": "2+'
+    assert raw == '{"input": "2+'
 
 
 async def test_several_items_each_run_their_own_loop_and_finished_items_are_skipped(engine: Engine) -> None:
@@ -227,7 +269,7 @@ async def test_several_items_each_run_their_own_loop_and_finished_items_are_skip
         node("AI Agent", AGENT, {"promptType": "define", "text": "={{ $json.q }}"}),
         node("Model", SCRIPTED, {"replies": [
             {"text": "first is easy"},                                        # item 0, round 1: done
-            {"toolCalls": [tool_call("Calculator", {"expression": "3*3"})]},  # item 1, round 1
+            {"toolCalls": [tool_call("Calculator", {"input": "3*3"})]},  # item 1, round 1
             {"text": "nine"},                                                  # item 1, round 2
         ]}),
         node("Calculator", CALCULATOR),
@@ -270,14 +312,14 @@ async def test_memory_across_two_messages_of_a_session_and_not_across_sessions(e
 
 async def test_memory_is_saved_only_with_the_final_answer(engine: Engine) -> None:
     wf = agent_workflow(
-        [{"toolCalls": [tool_call("Calculator", {"expression": "2+2"})]}, {"text": "4"}], memory=True
+        [{"toolCalls": [tool_call("Calculator", {"input": "2+2"})]}, {"text": "4"}], memory=True
     )
     state = await engine.run(wf, items=chat("2+2?", "m"))
     actions = [run.data["ai_memory"][0][0]["json"]["action"] for run in state.run_data["Memory"]]
     assert actions == ["loadMemoryVariables", "loadMemoryVariables", "saveContext"]
     saved = state.run_data["Memory"][-1].data["ai_memory"][0][0]["json"]
-    # n8n's saveToMemory: the tool calls of the run go before the answer
-    assert (saved["input"], saved["output"]) == ("2+2?", '[Used tools: Tool: Calculator, Input: {"expression":"2+2"}, Result: 4] 4')
+    # n8n's v3 agent saves which tools it used in front of the answer
+    assert (saved["input"], saved["output"]) == ("2+2?", '[Used tools: Tool: Calculator, Input: "2+2", Result: [{"response":"4"}]] 4')
 
 
 async def test_memory_window_keeps_the_last_turns(engine: Engine) -> None:
@@ -300,7 +342,7 @@ async def test_model_error_fails_the_run_on_the_model_node(engine: Engine) -> No
 
 async def test_agent_sums_token_usage_per_execution(engine: Engine) -> None:
     wf = agent_workflow([
-        {"toolCalls": [tool_call("Calculator", {"expression": "1+1"})], "usage": {"promptTokens": 10, "completionTokens": 3}},
+        {"toolCalls": [tool_call("Calculator", {"input": "1+1"})], "usage": {"promptTokens": 10, "completionTokens": 3}},
         {"text": "2", "usage": {"promptTokens": 20, "completionTokens": 1}},
     ])
     state = await engine.run(wf, items=chat())
@@ -313,7 +355,7 @@ async def test_agent_sums_token_usage_per_execution(engine: Engine) -> None:
 
 
 async def test_tool_runs_carry_their_parent_call(engine: Engine) -> None:
-    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"expression": "1+1"}, "x1")]}, {"text": "2"}])
+    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": "1+1"}, "x1")]}, {"text": "2"}])
     state = await engine.run(wf, items=chat())
     meta = state.run_data["Calculator"][0].metadata
     assert meta == {"node": "AI Agent", "runIndex": 0, "iteration": 1, "itemIndex": 0, "toolCallId": "x1", "toolName": "Calculator"}
@@ -323,7 +365,7 @@ async def test_tool_runs_carry_their_parent_call(engine: Engine) -> None:
 async def test_model_runs_share_one_message_log_and_read_as_json(engine: Engine) -> None:
     rounds = 4
     wf = agent_workflow(
-        [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}],
+        [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}],
     )
     state = await engine.run(wf, items=chat())
     assert state.status == "success"
@@ -336,7 +378,7 @@ async def test_model_runs_share_one_message_log_and_read_as_json(engine: Engine)
     snapshot = json.loads(json.dumps(state.to_json()))
     stored = snapshot["runData"]["Model"][2]["input"]["ai_languageModel"][0][0]["json"]["messages"]
     assert [m["role"] for m in stored] == ["system", "user", "assistant", "tool", "assistant", "tool"]
-    assert stored[-1] == {"role": "tool", "content": "2", "toolCallId": "call_2_1"}
+    assert stored[-1] == {"role": "tool", "content": '[{"response":"2"}]', "toolCallId": "call_2_1"}
     assert json.loads(json.dumps(state.run_data["Model"][2].to_json()))["input"] == snapshot["runData"]["Model"][2]["input"]
 
 
@@ -345,10 +387,10 @@ def test_a_round_appends_its_steps_to_the_log_of_the_last_round() -> None:
     from engine.shared_log import LogWindow
     from nodes.agent.steps import build_steps, make_step
 
-    earlier = LogWindow.of([make_step("a", "Calculator", {"expression": "1"}, "1")])
+    earlier = LogWindow.of([make_step("a", "Calculator", {"input": "1"}, "1")])
 
     def response(previous: object, call_id: str) -> EngineResponse:
-        action = Action(nodeName="Calculator", input={"expression": "2"}, id=call_id, metadata={"itemIndex": 0})
+        action = Action(nodeName="Calculator", input={"input": "2"}, id=call_id, metadata={"itemIndex": 0})
         answer = ActionResponse(action=action, data={"data": {"ai_tool": [[{"json": {"response": "2"}}]]}})
         return EngineResponse(actionResponses=[answer], metadata={"previousRequests": {"0": previous}})
 

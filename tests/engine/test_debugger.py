@@ -13,8 +13,8 @@ from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 
 THREE_ITERATIONS = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "42 + 1"}, "c2")]},
     {"text": "The answer is 43."},
 ]
 
@@ -58,8 +58,8 @@ async def test_stepping_visits_every_pause_point_in_order(engine: Engine) -> Non
     ]
     # what is pending is shown at each point: messages, reply, arguments, observation
     assert [m["role"] for m in points[6]["payload"]["messages"]] == ["system", "user", "assistant", "tool"]
-    assert points[3]["payload"]["reply"]["toolCalls"][0]["args"] == {"expression": "6 * 7"}
-    assert points[4]["payload"] == {"args": {"expression": "6 * 7"}}
+    assert points[3]["payload"]["reply"]["toolCalls"][0]["args"] == {"input": "6 * 7"}
+    assert points[4]["payload"] == {"args": {"input": "6 * 7"}}
     assert points[5]["payload"] == {"observation": "42"}
     assert points[4]["toolCallId"] == "c1" and points[4]["agent"] == "AI Agent"
 
@@ -78,7 +78,7 @@ async def test_breakpoints_stop_only_where_set(engine: Engine) -> None:
 
 
 async def test_tool_error_breakpoint(engine: Engine) -> None:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": "1/0"})]}, {"text": "no"}]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": "1/0"})]}, {"text": "no"}]
     execution = engine.create(agent_workflow(replies), items=[chat_item("go", "s")])
     execution.debugger = Debugger(Breakpoints(on_tool_error=True))
     state, points = await drive(execution, lambda p: ("continue", None))
@@ -92,18 +92,18 @@ async def test_edited_tool_arguments_change_the_observation(engine: Engine) -> N
 
     def edit_first(point: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         if point["toolCallId"] == "c1":
-            return "continue", {"args": {"expression": "6 * 8"}}
+            return "continue", {"args": {"input": "6 * 8"}}
         return "continue", None
 
     state, _ = await drive(execution, edit_first)
     first = state.run_data["Calculator"][0]
-    assert first.input["ai_tool"][0][0]["json"] == {"expression": "6 * 8"}
+    assert first.input["ai_tool"][0][0]["json"] == {"input": "6 * 8"}
     assert first.data["ai_tool"][0][0]["json"] == {"response": "48"}
-    assert first.metadata["edits"] == [{"what": "toolInput", "original": {"expression": "6 * 7"}, "new": {"expression": "6 * 8"}}]
+    assert first.metadata["edits"] == [{"what": "toolInput", "original": {"input": "6 * 7"}, "new": {"input": "6 * 8"}}]
     # the model saw the edited call and its result
     messages = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[2]["toolCalls"][0]["args"] == {"expression": "6 * 8"}
-    assert messages[3]["content"] == "48"
+    assert messages[2]["toolCalls"][0]["args"] == {"input": "6 * 8", "id": "c1"}
+    assert messages[3]["content"] == '[{"response":"48"}]'
 
 
 async def test_edited_observation_reaches_the_model(engine: Engine) -> None:
@@ -113,7 +113,7 @@ async def test_edited_observation_reaches_the_model(engine: Engine) -> None:
     state, points = await drive(execution, lambda p: ("continue", next(edits)))
     assert [p["kind"] for p in points] == ["tool_result", "tool_result"]
     messages = state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[3] == {"role": "tool", "content": "forty-two", "toolCallId": "c1"}
+    assert messages[3] == {"role": "tool", "content": '[{"response":"forty-two"}]', "toolCallId": "c1"}
     calc = state.run_data["Calculator"][0]
     assert calc.data["ai_tool"][0][0]["json"] == {"response": "42"}  # what the tool really said
     assert calc.metadata["edits"] == [{"what": "observation", "original": "42", "new": "forty-two"}]
@@ -122,7 +122,7 @@ async def test_edited_observation_reaches_the_model(engine: Engine) -> None:
 async def test_edited_model_reply_is_what_the_agent_acts_on(engine: Engine) -> None:
     execution = engine.create(agent_workflow(THREE_ITERATIONS), items=[chat_item("go", "s")])
     execution.debugger = Debugger(Breakpoints(after_model=True))
-    replaced = {"content": "", "toolCalls": [{"id": "mine", "name": "Calculator", "args": {"expression": "2 ** 5"}}]}
+    replaced = {"content": "", "toolCalls": [{"id": "mine", "name": "Calculator", "args": {"input": "2 ** 5"}}]}
     edits = iter([{"reply": replaced}, {"reply": {"content": "stop here", "toolCalls": []}}])
     state, points = await drive(execution, lambda p: ("continue", next(edits)))
     assert state.status == "success"
@@ -130,7 +130,7 @@ async def test_edited_model_reply_is_what_the_agent_acts_on(engine: Engine) -> N
     assert state.run_data["Calculator"][0].data["ai_tool"][0][0]["json"] == {"response": "32"}
     model_runs = state.run_data["Model"]
     assert len(model_runs) == 2
-    assert model_runs[0].metadata["edits"][0]["original"]["toolCalls"][0]["args"] == {"expression": "6 * 7"}
+    assert model_runs[0].metadata["edits"][0]["original"]["toolCalls"][0]["args"] == {"input": "6 * 7"}
     assert model_runs[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]["id"] == "mine"
 
 

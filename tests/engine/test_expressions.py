@@ -289,3 +289,19 @@ def test_a_large_value_crosses_from_the_engine() -> None:
 
     assert len(evaluate('={{ Array.from({length: 20000}, (_, i) => ({n: i, s: "abcdefgh"})) }}')) == 20000
     assert len(evaluate('=x{{ "a".repeat(300000) }}')) == 300001
+
+
+async def test_the_preview_reads_parameter_as_a_run_does(engine: Engine) -> None:
+    """n8n's editor resolves `$parameter` against the node's parameters as its form holds them
+    (defaults filled in): the preview shows what the run reads, not the file's raw parameters."""
+    from engine.expressions.preview import Preview, expression_preview
+    from engine.registry import builtin_registry
+
+    wf = _workflow([("A", {"x": "1"}), ("B", {"y": ("={{ $parameter.mode }}", "string")})])
+    state = await engine.run(wf, items=[{"json": {"n": 1}}])
+    assert state.result[0]["json"] == {"y": "manual"}  # the run: mode is not in the file, n8n's default is
+    registry = builtin_registry()
+    assert expression_preview(state, wf, "B", "={{ $parameter.mode }}", registry) == Preview("manual")
+    assert expression_preview(state, wf, "B", "={{ $parameter.duplicateItem }}", registry) == Preview("false")
+    assert expression_preview(state, wf, "B", "={{ $('A').params.mode }}", registry) == Preview("manual")
+    assert expression_preview(state, wf, "B", "={{ $parameter.mode }}") == Preview("[empty]")  # raw: not in the file

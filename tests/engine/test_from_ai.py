@@ -81,7 +81,7 @@ async def test_n8ns_default_ai_agent_tool_prompt(engine: Engine) -> None:
             "text": "={{ $fromAI('Prompt__User_Message_', ``, 'string') }}",
         }),
         node("Inner model", SCRIPTED, {"replies": [
-            {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "i1")]}, {"text": "42"},
+            {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "i1")]}, {"text": "42"},
         ]}),
         node("Calculator", CALCULATOR),
     ]

@@ -6,6 +6,8 @@ The hook events and run data show the nesting: every run under a call carries th
 
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 from engine.executor import Engine
@@ -29,7 +31,7 @@ def two_level_workflow(inner_params: dict[str, Any] | None = None) -> Workflow:
         node("Shop Clerk", AGENT_TOOL, {"toolDescription": "Answers questions about prices", "options": {"systemMessage": SYSTEM},
                                         **(inner_params or {})}),
         node("Inner Model", SCRIPTED, {"replies": [
-            {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "inner_1")]},
+            {"text": "", "toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "inner_1")]},
             {"text": "They cost 425 dollars."},
         ]}),
         node("Calculator", CALCULATOR),
@@ -84,10 +86,10 @@ async def test_outer_agent_calls_inner_agent_which_calls_the_calculator(engine: 
         ("after", "Outer Agent", []),
     ]
 
-    # the outer model read the inner agent's answer as plain text
+    # the outer model read the inner agent's answer as its output items (n8n's v3 agent)
     steps = state.result[0]["json"]["intermediateSteps"]
     assert steps[0]["action"]["tool"] == "Shop_Clerk"
-    assert steps[0]["observation"] == "They cost 425 dollars."
+    assert steps[0]["observation"] == '[{"response":"They cost 425 dollars."}]'
     # the inner agent got the outer model's argument as its prompt, and the calculator's result back
     inner_call = state.run_data["Inner Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
     assert inner_call[1] == {"role": "user", "content": "What do 17 shirts at 25 dollars cost?"}
@@ -127,7 +129,7 @@ async def test_inner_agent_failure_is_an_observation_for_the_outer_model(engine:
     state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
     assert state.status == "success"
     observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
-    assert observation == "Error: the inner model is down"
+    assert json.loads(observation)["error"] == "the inner model is down"
     assert state.run_data["Shop Clerk"][0].execution_status == "error"
 
 
@@ -163,15 +165,16 @@ async def test_inner_agent_called_twice_keeps_each_call_apart(engine: Engine) ->
         {"text": "425 and 36 dollars."},
     ]
     wf.node("Inner Model").parameters["replies"] = [
-        {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "a1")]},
+        {"text": "", "toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "a1")]},
         {"text": "425 dollars."},
-        {"text": "", "toolCalls": [tool_call("Calculator", {"expression": "3 * 12"}, "b1")]},
+        {"text": "", "toolCalls": [tool_call("Calculator", {"input": "3 * 12"}, "b1")]},
         {"text": "36 dollars."},
     ]
     state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
     assert state.status == "success", state.error
     steps = state.result[0]["json"]["intermediateSteps"]
-    assert [(s["action"]["toolCallId"], s["observation"]) for s in steps] == [("outer_1", "425 dollars."), ("outer_2", "36 dollars.")]
+    assert [(s["action"]["toolCallId"], json.loads(s["observation"])[0]["response"]) for s in steps] == [
+        ("outer_1", "425 dollars."), ("outer_2", "36 dollars.")]
     prompts = [run.input["ai_languageModel"][0][0]["json"]["messages"][1]["content"] for run in state.run_data["Inner Model"]]
     assert prompts == ["Price of 17 shirts at 25?"] * 2 + ["Price of 3 hats at 12?"] * 2
     # the second call's model saw only its own calculator step, not the first call's

@@ -14,8 +14,8 @@ from tests.builders import CALCULATOR, agent_workflow, tool_call
 from tests.engine.pausing import at_boundaries, run_to_pause
 
 REPLIES = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "425 + 1"}, "c2"), tool_call("Calculator", {"expression": "2 ** 10"}, "c3")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "425 + 1"}, "c2"), tool_call("Calculator", {"input": "2 ** 10"}, "c3")]},
     {"text": "426 and 1024"},
 ]
 

@@ -18,7 +18,7 @@ ROUNDS = 150
 
 
 def long_agent():
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(ROUNDS)]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(ROUNDS)]
     return agent_workflow(replies + [{"text": "done"}], memory=True, agent_options={"maxIterations": ROUNDS + 1})
 
 

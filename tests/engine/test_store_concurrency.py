@@ -17,7 +17,7 @@ RUNS = 16
 
 
 def test_16_concurrent_runs_on_one_store_all_complete(tmp_path: Path, store_target: str) -> None:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(20)] + [{"text": "done"}]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(20)] + [{"text": "done"}]
     path = tmp_path / "wf.json"
     save_workflow(agent_workflow(replies, memory=True, agent_options={"maxIterations": 30}), path)
     children = [

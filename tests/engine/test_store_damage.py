@@ -17,7 +17,7 @@ from tests.builders import agent_workflow, tool_call
 
 ROOT = Path(__file__).parents[2]
 REPLIES = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]},
     {"text": "It is 425."},
 ]
 

@@ -20,7 +20,7 @@ ROUNDS = 40
 
 def big_agent(rounds: int = ROUNDS):
     """An agent workflow carrying 200 unconnected nodes of 5 KB each (a 1 MB file)."""
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}]
     data = workflow_to_data(agent_workflow(replies, agent_options={"maxIterations": rounds + 1}))
     data["nodes"] += [node(f"Note {i}", "n8n-nodes-base.stickyNote", {"content": "x" * 5000}) for i in range(200)]
     return parse_workflow(data, "big")
@@ -59,7 +59,7 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
         if isinstance(event, NodeAfter) and wal.exists():
             sizes.append(wal.stat().st_size)
 
-    padded = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} +{' ' * 8000}1"})]} for i in range(150)]  # 8 KB a call
+    padded = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} +{' ' * 8000}1"})]} for i in range(150)]  # 8 KB a call
     replies = padded + [{"text": "done"}]
     execution = Engine(builtin_registry(), store=store).create(
         agent_workflow(replies, memory=True, agent_options={"maxIterations": 151}), items=[chat_item("go", "s")])

@@ -31,8 +31,8 @@ LONG_ANSWER = " ".join(["word"] * 400)  # about 8 s: a second process starts wel
 
 def replies(answer: str) -> list[dict]:
     return [
-        {"toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}, "c1")]},
-        {"toolCalls": [tool_call("Calculator", {"expression": "425 + 75"}, "c2")]},
+        {"toolCalls": [tool_call("Calculator", {"input": "17 * 25"}, "c1")]},
+        {"toolCalls": [tool_call("Calculator", {"input": "425 + 75"}, "c2")]},
         {"text": answer},
     ]
 

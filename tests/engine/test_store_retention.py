@@ -23,7 +23,7 @@ from tests.engine.pausing import run_to_pause
 from tests.store_backends import sql
 
 ROOT = Path(__file__).parents[2]
-REPLIES = [{"toolCalls": [tool_call("Calculator", {"expression": "1 + 1"})]}, {"text": "2"}]
+REPLIES = [{"toolCalls": [tool_call("Calculator", {"input": "1 + 1"})]}, {"text": "2"}]
 DAY_MS = 86400 * 1000.0
 
 

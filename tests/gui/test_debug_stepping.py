@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QApplication
 from tests.builders import agent_workflow, tool_call
 
 THREE_ITERATIONS = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "42 + 1"}, "c2")]},
     {"text": "The answer is 43."},
 ]
 
@@ -61,7 +61,7 @@ def test_f9_sets_a_node_breakpoint_and_f5_stops_there(run_window, qtbot) -> None
     assert short(where) == "before_tool:Calculator@1"
     assert item.status == "paused"
     assert controller.output.currentWidget() is debug.pending
-    assert debug.pending.args.toPlainText().replace("\n", "").replace(" ", "") == '{"expression":"6*7"}'
+    assert debug.pending.args.toPlainText().replace("\n", "").replace(" ", "") == '{"input":"6*7"}'
     assert debug.debug_action.text() == "Continue"
     assert "Paused before the tool call “Calculator”, iteration 1" in window.statusBar().currentMessage()
 
@@ -114,12 +114,12 @@ def test_edited_tool_argument_changes_the_observation_in_the_steps_table(run_win
     where = wait_pause(qtbot, controller)
     assert where["toolCallId"] == "c1"
 
-    debug.pending.args.setPlainText('{"expression": 6 *')  # broken JSON: said, and the run stays paused
+    debug.pending.args.setPlainText('{"input": 6 *')  # broken JSON: said, and the run stays paused
     qtbot.mouseClick(debug.pending.continue_button, Qt.MouseButton.LeftButton)
     assert controller.bridge.paused and debug.pending.problem.isVisible()
     assert "Not valid JSON in the arguments:" in debug.pending.problem.text()
 
-    debug.pending.args.setPlainText('{"expression": "6 * 8"}')
+    debug.pending.args.setPlainText('{"input": "6 * 8"}')
     qtbot.mouseClick(debug.pending.continue_button, Qt.MouseButton.LeftButton)
     where = wait_pause(qtbot, controller, where["key"])
     assert where["toolCallId"] == "c2"
@@ -127,12 +127,12 @@ def test_edited_tool_argument_changes_the_observation_in_the_steps_table(run_win
         key(qtbot, window, Qt.Key.Key_F5)
     model = controller.output.steps_model
     first = model.rows[0]
-    assert first.tool_input == {"expression": "6 * 8"} and first.observation == "48"
+    assert first.tool_input == {"input": "6 * 8"} and first.observation == "48"
     assert model.data(model.index(0, 3)).startswith("✎ ")
     hover = model.data(model.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "tool input" in hover and '"6 * 7"' in hover and '"6 * 8"' in hover
     messages = controller.bridge.state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[3]["content"] == "48"
+    assert messages[3]["content"] == '[{"response":"48"}]'  # n8n's v3 agent: the tool's items as JSON
 
 
 def test_edited_observation_reaches_the_next_model_call(run_window, qtbot) -> None:
@@ -149,7 +149,7 @@ def test_edited_observation_reaches_the_next_model_call(run_window, qtbot) -> No
     with qtbot.waitSignal(controller.run_shown, timeout=5000):
         key(qtbot, window, Qt.Key.Key_F5)
     messages = controller.bridge.state.run_data["Model"][1].input["ai_languageModel"][0][0]["json"]["messages"]
-    assert messages[3] == {"role": "tool", "content": "forty-two", "toolCallId": "c1"}
+    assert messages[3] == {"role": "tool", "content": '[{"response":"forty-two"}]', "toolCallId": "c1"}
     model = controller.output.steps_model
     assert model.rows[0].observation == "forty-two" and model.rows[0].edited_from == "42"
     assert model.data(model.index(0, 4)) == "✎ forty-two"

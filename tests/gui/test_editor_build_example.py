@@ -84,7 +84,7 @@ def test_build_the_example_through_the_gui_save_and_reopen(qtbot, make_window, t
     qtbot.mouseClick(editors(window)[("replies", "+")], Qt.MouseButton.LeftButton)
     qtbot.mouseClick(editors(window)[("replies", 0, "toolCalls", "+")], Qt.MouseButton.LeftButton)
     type_into(qtbot, editors(window)[("replies", 0, "toolCalls", 0, "name")], "Calculator", enter=True)
-    type_into(qtbot, editors(window)[("replies", 0, "toolCalls", 0, "args")], '{"expression": "17 * 25"}')
+    type_into(qtbot, editors(window)[("replies", 0, "toolCalls", 0, "args")], '{"input": "17 * 25"}')
     type_into(qtbot, editors(window)[("replies", 1, "text")], "17 shirts at 25 dollars each cost 425 dollars.")
 
     # the agent: two options added with "Add option", then filled in

@@ -17,8 +17,8 @@ from tests.builders import agent_workflow, tool_call
 ROOT = Path(__file__).parents[2]
 CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
 THREE_ITERATIONS = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "42 + 1"}, "c2")]},
     {"text": "The answer is 43."},
 ]
 

@@ -21,8 +21,8 @@ QUESTION = "A shirt costs 25 dollars. How much do 17 shirts cost?"
 ANSWER = "17 shirts cost 425 dollars."
 
 REPLIES = [
-    {"text": "Let me work it out.", "toolCalls": [tool_call("Calculator", {"expression": "17 * 25"}),
-                                                    tool_call("Calculator", {"expression": "1 / 0"})],
+    {"text": "Let me work it out.", "toolCalls": [tool_call("Calculator", {"input": "17 * 25"}),
+                                                    tool_call("Calculator", {"input": "1 / 0"})],
      "usage": {"promptTokens": 40, "completionTokens": 12}},
     {"text": "", "toolCalls": [tool_call("thinking_tool", {"input": "425 is right; the division failed"})],
      "usage": {"promptTokens": 75, "completionTokens": 9}},
@@ -59,8 +59,8 @@ def test_chat_message_fills_the_steps_table(finished_run) -> None:
     rows = [(r.iteration_text, r.item, r.tool, r.tool_input, r.observation, r.status, r.tokens_in, r.tokens_out)
             for r in controller.output.steps_model.rows]
     assert rows == [
-        ("1", 0, "Calculator", {"expression": "17 * 25"}, "425", "ok", 40, 12),
-        ("1", 0, "Calculator", {"expression": "1 / 0"}, "Error: division by zero", "error", 40, 12),
+        ("1", 0, "Calculator", {"input": "17 * 25"}, "425", "ok", 40, 12),
+        ("1", 0, "Calculator", {"input": "1 / 0"}, "Error: division by zero", "error", 40, 12),
         ("2", 0, "thinking_tool", {"input": "425 is right; the division failed"}, "425 is right; the division failed", "ok", 75, 9),
         ("3", 0, "final answer", None, ANSWER, "ok", 96, 7),
     ]
@@ -124,9 +124,9 @@ def test_detail_of_iteration_two(finished_run) -> None:
     assert "Messages the model received (6)" in text
     # system, the user's question, then the scratchpad of iteration 1: both calls and both results
     order = [text.index(s) for s in ("system\nYou are a helpful assistant", f"user\n{QUESTION}",
-                                     'scratchpad (assistant)\n→ Calculator({"expression":"17 * 25"})  [call_1_1]',
-                                     "scratchpad (tool) for call_1_1\n425",
-                                     "scratchpad (tool) for call_1_2\nError: division by zero")]
+                                     'scratchpad (assistant)\n→ Calculator({"input":"17 * 25","id":"call_1_1"})  [call_1_1]',
+                                     'scratchpad (tool) for call_1_1\n[{"response":"425"}]',
+                                     'scratchpad (tool) for call_1_2\n{"error":"division by zero"')]
     assert order == sorted(order)
     assert "Raw reply of the model" in text and '"name": "thinking_tool"' in text
     assert "Tool thinking_tool (node Think)" in text
@@ -142,7 +142,7 @@ def test_node_data_shows_every_run(finished_run) -> None:
     assert view.run_selector.currentIndex() == 1
     assert "error" in view.run_selector.currentText()
     assert view.error.isVisibleTo(view) and "division by zero" in view.error.text()
-    assert view.input_tree.value_at("ai_tool", "item 0", "expression") == "1 / 0"
+    assert view.input_tree.value_at("ai_tool", "item 0", "input") == "1 / 0"
     view.run_selector.setCurrentIndex(0)
     assert not view.error.isVisibleTo(view)
     assert view.output_tree.value_at("ai_tool", "item 0", "response") == "425"
@@ -169,7 +169,7 @@ def test_filter_sort_copy_and_export(finished_run, tmp_path, qapp, qtbot) -> Non
     csv_text = steps.export(tmp_path / "steps.csv").read_text()
     lines = csv_text.splitlines()
     assert lines[0].startswith("iteration,item,agent,tool,toolCallId,toolInput,observation,status")
-    assert lines[2].startswith('1,0,AI Agent,Calculator,call_1_2,"{""expression"":""1 / 0""}",Error: division by zero,error')
+    assert lines[2].startswith('1,0,AI Agent,Calculator,call_1_2,"{""input"":""1 / 0""}",Error: division by zero,error')
     data = json.loads(steps.export(tmp_path / "steps.json").read_text())
     assert [d["tool"] for d in data] == ["Calculator", "Calculator", "thinking_tool", "final answer"]
 

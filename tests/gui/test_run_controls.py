@@ -111,7 +111,7 @@ def test_shift_enter_adds_a_line_instead_of_sending(run_window, qtbot) -> None:
 
 
 def test_manual_trigger_workflow_runs_from_ctrl_enter(run_window, qtbot) -> None:
-    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "6 * 7"})]},
+    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"input": "6 * 7"})]},
                                {"text": "42"}], trigger="manual", agent_params={"promptType": "define", "text": "6 x 7?"})
     window, controller = run_window(workflow)
     window.activateWindow()
@@ -161,7 +161,7 @@ def test_opening_another_workflow_clears_the_run_views(run_window, qtbot) -> Non
 
 
 def test_a_breakpoint_shows_paused_on_the_canvas(run_window, qtbot) -> None:
-    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 * 3"})]},
+    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"input": "2 * 3"})]},
                                {"text": "6"}])
     window, controller = run_window(workflow)
     controller.debug.breakpoints.nodes.append("Calculator")
@@ -176,7 +176,7 @@ def test_a_breakpoint_shows_paused_on_the_canvas(run_window, qtbot) -> None:
 
 
 def test_an_observation_edited_while_paused_shows_in_the_table(run_window, qtbot) -> None:
-    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 * 3"})]},
+    workflow = agent_workflow([{"text": "", "toolCalls": [tool_call("Calculator", {"input": "2 * 3"})]},
                                {"text": "7"}])
     window, controller = run_window(workflow)
     controller.debug.set_agent_break("after_tool_result", True)
@@ -210,7 +210,7 @@ def test_a_fast_long_run_reaches_the_table_in_batches(run_window, qtbot, monkeyp
     from gui import bridge
 
     monkeypatch.setattr(bridge, "FLUSH_MS", 1)
-    replies = [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": f"{n} + 1"})]} for n in range(60)]
+    replies = [{"text": "", "toolCalls": [tool_call("Calculator", {"input": f"{n} + 1"})]} for n in range(60)]
     _window, controller = run_window(agent_workflow(replies + [{"text": "done"}], agent_options={"maxIterations": 100}))
     blocks: list[int] = []
     controller.output.steps_model.rowsInserted.connect(lambda _p, first, last: blocks.append(last - first + 1))

@@ -39,7 +39,7 @@ def feed(model: StepsModel, book: StepBook, events: list) -> None:
 
 def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
     events = recorded_events(
-        [{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "2 + 2"}),
+        [{"text": "", "toolCalls": [tool_call("Calculator", {"input": "2 + 2"}),
                                     tool_call("Calculator", {"wrong": 1})]},
          {"text": "", "toolCalls": [tool_call("Nowhere", {"a": 1})]}],
     )
@@ -55,7 +55,7 @@ def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
         ("1", "Calculator", "ok", "4"),
         # the agent never sent these to a tool: the model's next input carries the reason
         ("1", "Calculator", "error",
-         "Error: the arguments for tool 'Calculator' do not fit its schema: arguments miss the required field 'expression'"),
+         "Error: the arguments for tool 'Calculator' do not fit its schema: arguments have an unknown field 'wrong'"),
         # no tool of that name: the agent takes the reply as its answer and never runs the call
         ("2", "Nowhere", "not run", "(the agent did not run this call)"),
     ]
@@ -66,7 +66,7 @@ def test_rows_from_a_run_fed_in_small_batches(qtmodeltester) -> None:
 
 
 def test_model_error_is_a_row() -> None:
-    events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"expression": "1"})]},
+    events = recorded_events([{"text": "", "toolCalls": [tool_call("Calculator", {"input": "1"})]},
                               {"error": "rate limited"}])
     model = StepsModel()
     book = StepBook()

@@ -120,7 +120,7 @@ def test_deep_nesting_and_long_input_are_refused() -> None:
 
 
 async def test_a_huge_exponent_is_a_tool_error_in_an_agent_run(engine: Engine) -> None:
-    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"expression": "9 ** 9 ** 9"})]}, {"text": "too big"}])
+    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": "9 ** 9 ** 9"})]}, {"text": "too big"}])
     state = await engine.run(wf, items=[chat_item("big", "s")])
     assert state.status == "success"
     assert state.run_data["Calculator"][0].error.message == "the result is too large"

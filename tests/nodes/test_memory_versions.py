@@ -49,14 +49,18 @@ async def test_v1_2_custom_key_and_its_empty_key_error(engine: Engine) -> None:
     _state, keys = await sessions(engine, 1.2, {"sessionIdType": "customKey", "sessionKey": "={{ $json.user }}"}, items=ITEMS[1:])
     assert keys == ["u2"]
     state, _keys = await sessions(Engine(engine.registry), 1.2, {"sessionIdType": "customKey"})
-    assert state.status == "error" and state.error.message == "Key parameter is empty"
+    assert state.status == "error" and state.error.description == "Key parameter is empty"
 
 
 async def test_v1_3_without_a_session_id_fails_as_n8n_does(engine: Engine) -> None:
     state, _keys = await sessions(engine, 1.3, {}, items=[{"json": {"chatInput": "hi"}}])
     assert state.status == "error"
-    assert state.error.message == "No session ID found"
-    assert "'sessionId'" in (state.error.description or "")
+    # n8n's words: the Agent fails "Error in sub-node Memory"; the Memory's own run holds its error
+    assert (state.error.message, state.error.description) == ("Error in sub-node Memory", "No session ID found")
+    [memory] = state.run_data["Memory"]
+    assert memory.execution_status == "error" and memory.error.message == "No session ID found"
+    assert "'sessionId'" in (memory.error.description or "")
+    assert [s.previous_node for s in memory.source] == ["AI Agent"]
 
 
 async def test_from_input_falls_back_to_the_chat_triggers_session(engine: Engine) -> None:
@@ -80,6 +84,6 @@ async def test_from_input_falls_back_to_the_chat_triggers_session(engine: Engine
 
 async def test_a_session_id_that_is_not_text_is_refused(engine: Engine) -> None:
     state, _keys = await sessions(engine, 1.3, {}, items=[{"json": {"chatInput": "hi", "sessionId": {"no": 1}}}])
-    assert state.status == "error" and state.error.message == "Invalid session ID"
+    assert state.status == "error" and state.error.description == "Invalid session ID"
     state, keys = await sessions(Engine(engine.registry), 1.3, {}, items=[{"json": {"chatInput": "hi", "sessionId": 7}}])
     assert state.status == "success" and keys == ["7"]

@@ -61,11 +61,6 @@ KEPT_DIFFERENCES = {
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
 KNOWN_GAPS: dict[str, str] = {
-    "agent-v3-calculator": "a tool's result reaches the model as the tool's output items in JSON "
-                           "([{\"response\":\"425\"}]) in n8n, as the bare text (425) here",
-    "agent-v3-intermediate-steps": "tool result as JSON items (see agent-v3-calculator); n8n's intermediateSteps also "
-                                   "carry toolInput as the model's text, a `messageLog` and `type`; and n8n's "
-                                   "Calculator takes `input` where ours takes `expression`",
     "fallback-v3": "a model server's refusal: n8n's message is NodeApiError's wording for the status ('The resource you "
                    "are requesting could not be found', the server's text as description); ours names the server, the "
                    "model and the server's text (the fallback itself matches: test_sub_node_parity)",
@@ -86,8 +81,6 @@ KNOWN_GAPS: dict[str, str] = {
                                "each item once. The saved '[Used tools: ...]' prefix matches once tool inputs and results "
                                "take n8n's shape (see agent-v3-calculator)",
     "groq-calc": "the scratchpad n8n replays (see oai-v12-calc)",
-    "memory-v13-no-session": "a failing sub-node: n8n records the sub-node's run with its error and fails the parent "
-                             "with 'Error in sub-node Simple Memory'; we fail the parent with the sub-node's message",
 }
 
 
@@ -271,3 +264,42 @@ def test_merge_override_empty_same_output_inputs_untouched(peer_url: str) -> Non
     assert main_json(state.run_data["override empty"][0].to_json()) == main_json(theirs["override empty"][0])
     pinned = load_workflow(HERE / "workflows" / "merge-override-empty.json").pinData["Input A"]
     assert main_json(state.run_data["Input A"][0].to_json()) == [[item["json"] for item in pinned]]
+
+
+def test_the_model_reads_tool_calls_and_results_as_n8n_sends_them() -> None:
+    """What n8n 1.123 sent the model on the second round of agent-v3-calculator (its request body,
+    captured from the scripted model): the Calculator's schema, the call with its id among the
+    arguments, and the tool's output items as JSON."""
+    with parity_peer() as peer:
+        workflow = load_workflow(HERE / "workflows" / "agent-v3-calculator.json")
+        engine = Engine(builtin_registry(), Services(credentials=_Credentials(peer.base_url)))
+        state = asyncio.run(engine.run(workflow, mode="cli"))
+        assert state.status == "success", state.error
+        second = peer.requests[1].json
+    assert [t["function"] for t in second["tools"]] == [{
+        "name": "Calculator",
+        "description": "Useful for getting the result of a math expression. The input to this tool should be a valid "
+                       "mathematical expression that could be executed by a simple calculator.",
+        "parameters": {"type": "object", "properties": {"input": {"type": "string"}}, "additionalProperties": False,
+                       "$schema": "http://json-schema.org/draft-07/schema#"},
+    }]
+    for call in second["messages"][1].get("tool_calls", []):  # n8n writes the arguments compactly
+        call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+    assert second["messages"] == [
+        {"role": "user", "content": "What is CALC(17 * 25)?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_parity_1", "type": "function", "function": {
+            "name": "Calculator", "arguments": {"input": "17 * 25", "id": "call_parity_1"}}}]},
+        {"role": "tool", "content": '[{"response":"425"}]', "tool_call_id": "call_parity_1"},
+    ]
+
+
+def test_a_failing_sub_node_has_its_own_run_and_fails_its_parent_in_n8ns_words(peer_url: str) -> None:
+    state = run_ours("memory-v13-no-session", peer_url)
+    theirs = recorded("memory-v13-no-session")["data"]["resultData"]
+    assert (state.error.message, state.error.description) == (theirs["error"]["message"], theirs["error"]["description"])
+    [memory] = state.run_data["Simple Memory"]
+    [their_memory] = theirs["runData"]["Simple Memory"]
+    assert memory.execution_status == their_memory["executionStatus"] == "error"
+    assert (memory.error.message, memory.error.description) == (their_memory["error"]["message"], their_memory["error"]["description"])
+    assert [(s.previous_node, s.previous_node_run) for s in memory.source] == [
+        (s["previousNode"], s["previousNodeRun"]) for s in their_memory["source"]]

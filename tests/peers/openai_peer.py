@@ -195,7 +195,7 @@ def rounds_policy(rounds: int) -> Any:
         name = tools[0]["function"]["name"]  # n8n names its Calculator tool "calculator"
         if done < rounds:
             return Step(tool_calls=[{"id": f"call_{done + 1}", "name": name,
-                                     "arguments": {"expression": f"{done + 1} * 2"}}], usage=(20, 5))
+                                     "arguments": {"input": f"{done + 1} * 2"}}], usage=(20, 5))
         return Step(text="All done.", usage=(30, 3))
 
     return policy

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nodes.tools.calculator import PARAMETERS as CALCULATOR_PARAMETERS
 from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ModelReply, ToolCall, ToolSpec
 from engine.executor import Engine
@@ -191,7 +192,7 @@ async def test_required_tool_choice_makes_a_call_executes_it_then_answers(engine
     decision = first.data["ai_languageModel"][0][0]["json"]
     [call] = decision["toolCalls"]
     assert call["name"] == "Calculator" and decision["content"] == ""
-    jsonschema.validate(call["args"], CALCULATOR.parameters)
+    jsonschema.validate(call["args"], CALCULATOR_PARAMETERS)  # the Calculator node's own schema, as n8n offers it
     assert first.metadata["tokenUsage"]["promptTokens"] > 0 and first.metadata["tokenUsage"]["completionTokens"] > 0
     assert state.run_data["Calculator"][0].input["ai_tool"][0][0]["json"] == call["args"]
     answer = second.data["ai_languageModel"][0][0]["json"]

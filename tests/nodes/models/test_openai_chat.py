@@ -19,7 +19,7 @@ from tests.peers.openai_peer import OpenAIPeer
 
 from .model_workflows import OPENAI, TokenLog, chat, model_runs, with_model
 
-CALC_CALL = {"id": "call_abc", "name": "Calculator", "arguments": {"expression": "17 * 25"}}
+CALC_CALL = {"id": "call_abc", "name": "Calculator", "arguments": {"input": "17 * 25"}}
 
 
 def openai_params(peer: OpenAIPeer, **options: object) -> dict:
@@ -45,26 +45,26 @@ async def test_streamed_tool_round_then_answer(engine: Engine, no_env_key: None)
     assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
     assert first["model"] == peer.model and first["tool_choice"] == "auto"
     assert first["tools"][0]["function"]["name"] == "Calculator"
-    assert first["tools"][0]["function"]["parameters"]["required"] == ["expression"]
+    assert first["tools"][0]["function"]["parameters"]["properties"] == {"input": {"type": "string"}}
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     # the second request carries the assistant's call (arguments JSON-encoded) and the tool result
     assistant, tool = second["messages"][-2:]
     assert assistant["tool_calls"][0]["id"] == "call_abc"
-    assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"expression": "17 * 25"}
+    assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"input": "17 * 25", "id": "call_abc"}
     assert tool["role"] == "tool" and tool["tool_call_id"] == "call_abc" and "425" in tool["content"]
     runs = model_runs(state)
     assert [r.metadata["tokenUsage"] for r in runs] == [
         {"promptTokens": 50, "completionTokens": 9}, {"promptTokens": 80, "completionTokens": 7}]
     assert all(r.metadata["latencyMs"] > 0 for r in runs)
     call = runs[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]
-    assert call == {"id": "call_abc", "name": "Calculator", "args": {"expression": "17 * 25"}}
+    assert call == {"id": "call_abc", "name": "Calculator", "args": {"input": "17 * 25"}}
     assert state.run_data["Calculator"][0].data["ai_tool"][0][0]["json"] == {"response": "425"}
     assert peer.connections == 1  # the stream was read to its end, so the connection was reused
 
 
 async def test_tool_calls_split_across_deltas_are_assembled_by_index(engine: Engine, no_env_key: None) -> None:
-    calls = [{"id": "call_1", "name": "Calculator", "arguments": {"expression": "1 + 2 + 3 + 4"}},
-             {"id": "call_2", "name": "Calculator", "arguments": {"expression": "(7 - 2) * 9"}}]
+    calls = [{"id": "call_1", "name": "Calculator", "arguments": {"input": "1 + 2 + 3 + 4"}},
+             {"id": "call_2", "name": "Calculator", "arguments": {"input": "(7 - 2) * 9"}}]
     with OpenAIPeer([Step(tool_calls=calls), Step(text="10 and 45")]) as peer:
         state = await chat(engine, with_model(OPENAI, openai_params(peer)), "two sums")
     assert state.status == "success", state.error
@@ -105,12 +105,12 @@ async def test_options_reach_the_request_body(engine: Engine, no_env_key: None) 
 
 
 async def test_arguments_that_are_not_json_become_an_observation_the_model_sees(engine: Engine, no_env_key: None) -> None:
-    broken = {"id": "call_bad", "name": "Calculator", "arguments": '{"expression": "17 * 25"'}
+    broken = {"id": "call_bad", "name": "Calculator", "arguments": '{"input": "17 * 25"'}
     with OpenAIPeer([Step(tool_calls=[broken]), Step(text="sorry")]) as peer:
         state = await chat(engine, with_model(OPENAI, openai_params(peer)), "17*25?")
     assert state.status == "success", state.error
     raw = model_runs(state)[0].data["ai_languageModel"][0][0]["json"]["toolCalls"][0]["args"]
-    assert raw == '{"expression": "17 * 25"'
+    assert raw == '{"input": "17 * 25"'
     assert "Calculator" not in state.run_data
     tool = peer.requests[1].json["messages"][-1]
     assert tool["role"] == "tool" and tool["tool_call_id"] == "call_bad"
@@ -159,7 +159,7 @@ async def test_refused_key_names_the_credential_and_hides_the_key(engine: Engine
 async def test_no_key_for_the_openai_api_is_a_clear_error(engine: Engine, no_env_key: None) -> None:
     state = await chat(engine, with_model(OPENAI, {"model": "gpt-4o-mini"}, tools=[]), "hi")
     assert state.status == "error"
-    assert "No API key" in state.error.message and "OPENAI_API_KEY" in state.error.message
+    assert "No API key" in state.error.description and "OPENAI_API_KEY" in state.error.description
 
 
 async def test_unknown_model_names_the_model(engine: Engine, no_env_key: None) -> None:
@@ -346,7 +346,7 @@ async def test_a_key_with_a_line_break_inside_is_a_clear_error(engine: Engine, t
     with OpenAIPeer([Step(text="never")]) as peer:
         state = await chat(eng, with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[]), "hi")
     assert state.status == "error" and state.error.node == "Model"
-    assert 'credential "Broken key" (openAiApi)' in state.error.message and "line break" in state.error.message
+    assert 'credential "Broken key" (openAiApi)' in state.error.description and "line break" in state.error.description
     saved = json.dumps(state.to_json())
     assert "sk-broken" not in saved and "secret-88" not in saved
     assert peer.requests == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from engine.executor import Engine
@@ -22,7 +23,24 @@ async def run_tool_once(
 
 
 def observation(state: ExecutionState) -> str:
-    """What the model read back from its (first) tool call."""
+    """What the tool answered to the model's (first) call. n8n's v3 agent hands the model the tool
+    run's output items as JSON (`[{"response": …}]`) or a failed run as `{"error": …}`: this is the
+    one item's response, or `Error: <message>` (a call refused before it ran reads so already)."""
     assert state.status == "success", state.error
-    steps = state.result[0]["json"]["intermediateSteps"]
-    return steps[0]["observation"]
+    return answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"])
+
+
+def answer_of(text: str) -> str:
+    """One observation of n8n's v3 agent read back as the tool's answer (see `observation`); an
+    MCP tool's content blocks read as their text."""
+    if text.startswith("Error: "):
+        return text
+    value = json.loads(text)
+    if isinstance(value, dict):
+        assert value["errorType"] == "NodeOperationError", text
+        return f"Error: {value['error']}"
+    assert len(value) == 1 and set(value[0]) == {"response"}, text
+    response = value[0]["response"]
+    if isinstance(response, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in response):
+        return "\n".join(b["text"] for b in response)
+    return response if isinstance(response, str) else json.dumps(response)

@@ -97,7 +97,7 @@ async def test_javascript_is_refused_clearly(engine: Engine, params: dict) -> No
     wf = agent_workflow([{"text": "ok"}], tools=[("JS", CODE, params)])
     state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
     assert state.status == "error"
-    assert "runs Python code only" in state.error.message
+    assert "runs Python code only" in state.error.description
 
 
 async def test_stop_kills_the_code_process_and_what_it_started(engine: Engine) -> None:

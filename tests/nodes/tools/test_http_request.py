@@ -117,7 +117,7 @@ async def test_tool_without_url_fails_the_agent_clearly(engine: Engine) -> None:
     wf = agent_workflow([{"text": "ok"}], tools=[("Fetch", HTTP, {})])
     state = await engine.run(wf, items=[{"json": {"chatInput": "hi"}}])
     assert state.status == "error"
-    assert state.error.message == 'Node "Fetch" has no URL'
+    assert state.error.description == 'Node "Fetch" has no URL'
 
 
 @pytest.mark.parametrize("path", ["/drip", "/endless"])

@@ -11,6 +11,7 @@ import pytest
 
 from engine.executor import Engine
 from tests.builders import agent_workflow, tool_call
+from tests.nodes.tools.agent_runs import answer_of
 from tests.nodes.tools.mcp_servers import http_mcp_server
 
 MCP = "@n8n/n8n-nodes-langchain.mcpClientTool"
@@ -39,7 +40,7 @@ async def test_http_tools_are_listed_and_called(engine: Engine, endpoint: str) -
     seen = state.run_data["Model"][0].input["ai_languageModel"][0][0]["json"]["tools"]
     assert seen == ["add", "shout", "explode"]
     steps = state.result[0]["json"]["intermediateSteps"]
-    assert [(s["action"]["tool"], s["observation"]) for s in steps] == [("add", "42"), ("shout", "HI!")]
+    assert [(s["action"]["tool"], answer_of(s["observation"])) for s in steps] == [("MCP", "42"), ("MCP", "HI!")]
     runs = state.run_data["MCP"]
     assert [r.input["ai_tool"][0][0]["json"] for r in runs] == [{"a": 17, "b": 25, "tool": "add"}, {"word": "hi", "tool": "shout"}]
     assert runs[0].metadata["toolCallId"] == "c1"
@@ -55,13 +56,13 @@ async def test_include_selected_and_except_filter_the_tools(engine: Engine, endp
 async def test_selecting_a_tool_the_server_lacks_is_named(engine: Engine, endpoint: str) -> None:
     state = await run(engine, http_params(endpoint, include="selected", includeTools=["shout", "fly"]), [])
     assert state.status == "error"
-    assert state.error.message == "The MCP server does not offer the selected tool 'fly'; it offers add, shout, explode"
+    assert state.error.description == "The MCP server does not offer the selected tool 'fly'; it offers add, shout, explode"
 
 
 async def test_failing_tool_is_an_error_the_model_reads(engine: Engine, endpoint: str) -> None:
     state = await run(engine, http_params(endpoint), [tool_call("explode", {"reason": "testing"}, "c1")])
     assert state.status == "success"
-    observation = state.result[0]["json"]["intermediateSteps"][0]["observation"]
+    observation = answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"])
     assert observation.startswith("Error: ") and "exploded because testing" in observation
     assert state.run_data["MCP"][0].execution_status == "error"
 
@@ -73,7 +74,7 @@ async def test_server_without_tools_is_named() -> None:
     with http_mcp_server("--no-tools") as url:
         state = await run(_Engine(builtin_registry()), http_params(url), [])
     assert state.status == "error"
-    assert state.error.message == "MCP Server returned no tools"
+    assert state.error.description == "MCP Server returned no tools"
     assert state.error.node == "MCP"
 
 
@@ -83,14 +84,14 @@ async def test_unreachable_endpoint_is_named(engine: Engine) -> None:
     url = f"http://127.0.0.1:{free_port()}/mcp"
     state = await run(engine, http_params(url, options={"timeout": 5000}), [])
     assert state.status == "error"
-    assert state.error.message.startswith(f"Could not connect to your MCP server at {url}")
+    assert state.error.description.startswith(f"Could not connect to your MCP server at {url}")
 
 
 async def test_missing_command_is_named(engine: Engine) -> None:
     params = {"serverTransport": "stdio", "command": "no-such-mcp-server-command"}
     state = await run(engine, params, [])
     assert state.status == "error"
-    assert state.error.message == "Could not start the MCP server: the command 'no-such-mcp-server-command' was not found"
+    assert state.error.description == "Could not start the MCP server: the command 'no-such-mcp-server-command' was not found"
 
 
 async def test_server_exiting_at_start_up_is_named_with_its_stderr(engine: Engine) -> None:
@@ -100,7 +101,7 @@ async def test_server_exiting_at_start_up_is_named_with_its_stderr(engine: Engin
     }
     state = await run(engine, params, [])
     assert state.status == "error"
-    assert "exited during start-up; it wrote: missing API key" in state.error.message
+    assert "exited during start-up; it wrote: missing API key" in state.error.description
 
 
 async def test_hanging_server_is_stopped_by_the_timeout(engine: Engine) -> None:
@@ -110,13 +111,13 @@ async def test_hanging_server_is_stopped_by_the_timeout(engine: Engine) -> None:
     }
     state = await run(engine, params, [])
     assert state.status == "error"
-    assert "did not answer within 0.5 s while starting" in state.error.message
+    assert "did not answer within 0.5 s while starting" in state.error.description
 
 
 async def test_bad_environment_line_is_named(engine: Engine) -> None:
     params = {"serverTransport": "stdio", "command": "x", "environment": "GOOD=1\nnot a pair"}
     state = await run(engine, params, [])
-    assert state.error.message == 'Line 2 of the environment of node "MCP" is not NAME=value: not a pair'
+    assert state.error.description == 'Line 2 of the environment of node "MCP" is not NAME=value: not a pair'
 
 
 async def test_stdio_server_lists_once_per_execution_and_starts_per_call(engine: Engine, tmp_path) -> None:
@@ -134,7 +135,7 @@ async def test_stdio_server_lists_once_per_execution_and_starts_per_call(engine:
     )
     state = await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
     assert state.status == "success", state.error
-    assert [s["observation"] for s in state.result[0]["json"]["intermediateSteps"]] == ["3", "OK!"]
+    assert [answer_of(s["observation"]) for s in state.result[0]["json"]["intermediateSteps"]] == ["3", "OK!"]
     assert starts.read_text().count("start") == 3  # one listing for three rounds, one start per call
 
 
@@ -143,7 +144,7 @@ async def test_sse_transport_of_version_1_nodes(engine: Engine) -> None:
         params = {"sseEndpoint": url, "options": {"timeout": 20000}}  # n8n's default transport is SSE
         state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")])
     assert state.status == "success", state.error
-    assert state.result[0]["json"]["intermediateSteps"][0]["observation"] == "5"
+    assert answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"]) == "5"
 
 
 async def test_stop_during_a_tool_call_ends_the_server_process(engine: Engine, tmp_path) -> None:
@@ -181,7 +182,7 @@ async def test_stray_stdout_lines_give_one_warning_and_the_run_goes_on(engine: E
     with caplog.at_level(logging.WARNING):
         state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")])
     assert state.status == "success", state.error
-    assert state.result[0]["json"]["intermediateSteps"][0]["observation"] == "5"
+    assert answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"]) == "5"
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     command = f"{sys.executable} {NOISY} before"
     expected = (
@@ -197,7 +198,7 @@ async def test_a_server_that_never_speaks_json_fails_clearly(engine: Engine, cap
     with caplog.at_level(logging.WARNING):
         state = await run(engine, params, [])
     assert state.status == "error"
-    assert state.error.message.startswith(
+    assert state.error.description.startswith(
         f"The MCP server ({sys.executable} {NOISY} only) did not answer within 1.5 s while starting; it wrote a line to"
         " stdout that is not an MCP (JSON-RPC) message (first: 'I do not speak JSON, you said "
     ), state.error.message

@@ -1,0 +1,79 @@
+"""Start a run from a chosen trigger node, as `mini-n8n run --trigger NAME --input JSON` does.
+
+The node's context menu offers "Start from This Trigger…" on a trigger: a dialog takes the JSON
+of the trigger's output item(s) (an object or a list of objects). Left empty, a pinned trigger
+starts with its pinned data and a trigger mini-n8n runs (Manual, Chat) runs itself; a trigger of
+a type mini-n8n does not run needs the JSON (or pinned data).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QInputDialog, QMainWindow
+
+from gui.bridge import MiniN8nError, Node, RunBridge, chat_item, is_pinned, is_trigger
+
+EXAMPLE = '{\n  "field": "value"\n}'
+
+
+class StartFromTrigger(QObject):
+    """The "Start from This Trigger…" action of a window (its document, registry, status bar)."""
+
+    def __init__(self, window: QMainWindow, bridge: RunBridge) -> None:
+        super().__init__(window)
+        self.window = window
+        self.bridge = bridge
+        self.action = QAction("Start from This Trigger…", self)
+        self.action.setToolTip("Run the workflow from this trigger, with its output item given as JSON")
+        self.action.setProperty("nodeMenu", True)  # offered in the node's context menu
+        self.action.triggered.connect(self.ask_and_start)
+        window.addAction(self.action)
+        window.scene.selectionChanged.connect(self._update)  # type: ignore[attr-defined]
+        self._update()
+
+    def trigger(self) -> Node | None:
+        """The one selected node, when it is a trigger."""
+        names = self.window.scene.selected_names()  # type: ignore[attr-defined]
+        if len(names) != 1:
+            return None
+        node = self.window.document.node(names[0])  # type: ignore[attr-defined]
+        return node if is_trigger(node, self.window.registry) else None  # type: ignore[attr-defined]
+
+    def _update(self) -> None:
+        found = self.trigger()
+        self.action.setEnabled(found is not None and not self.bridge.running)
+        self.action.setVisible(found is not None)
+
+    def prefilled(self, node: Node) -> str:
+        """What the dialog starts with: empty where the trigger has its own output, else an example."""
+        document = self.window.document  # type: ignore[attr-defined]
+        if is_pinned(document, node.name) or self.window.registry.get(node.type).supported:  # type: ignore[attr-defined]
+            if node.type.endswith(".chatTrigger") and not is_pinned(document, node.name):
+                item = chat_item("Hello", "editor")["json"]
+                return "{\n" + ",\n".join(f'  "{k}": "{v}"' for k, v in item.items()) + "\n}"
+            return ""
+        return EXAMPLE
+
+    def ask_and_start(self) -> None:
+        node = self.trigger()
+        if node is None:
+            self.window.statusBar().showMessage("Select one trigger node to start from", 6000)
+            return
+        pinned = is_pinned(self.window.document, node.name)  # type: ignore[attr-defined]
+        label = (f'Output of "{node.name}" ({node.type}) as JSON: an object or a list of objects.\n'
+                 + ("Leave it empty to start with its pinned data." if pinned else
+                    "Leave it empty to let the trigger run itself." if self.prefilled(node) == "" else ""))
+        text, ok = QInputDialog.getMultiLineText(self.window, "Start from This Trigger", label, self.prefilled(node))
+        if ok:
+            self.start(node.name, text)
+
+    def start(self, trigger: str, text: str) -> str | None:
+        """Start the run from `trigger` with `text` as its output (empty: its own); the problem, if it cannot start."""
+        try:
+            self.bridge.run_from_trigger(self.window.document, trigger, text if text.strip() else None)  # type: ignore[attr-defined]
+        except MiniN8nError as exc:
+            self.window.statusBar().showMessage(str(exc), 15000)
+            return str(exc)
+        self.window.statusBar().showMessage(f'Started from "{trigger}"', 6000)
+        return None
