@@ -65,22 +65,18 @@ KNOWN_GAPS: dict[str, str] = {
                    "are requesting could not be found', the server's text as description); ours names the server, the "
                    "model and the server's text (the fallback itself matches: test_sub_node_parity)",
     "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
-    "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3); tool result as JSON items "
-                         "(see agent-v3-calculator)",
-    "oai-v12-calc": "the scratchpad n8n replays to the model: the tool call's arguments carry the call id, the result "
-                    "is the tool's items as JSON, n8n's Calculator takes `input` (see agent-v3-calculator); and we add "
-                    "tool_choice auto (nodes/models/_openai_request.py)",
-    "oai-v13-calc": "the scratchpad as in oai-v12-calc; and n8n replays the assistant turn with its log text "
-                    "('Calling Calculator with input: ...') as the message content",
+    "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3)",
+    "oai-v12-calc": "the request body the model echoes: we add tool_choice auto (llama.cpp's server calls no tool "
+                    "without it, nodes/models/_openai_request.py) and write a call's arguments with spaces where n8n "
+                    "writes them compactly",
+    "oai-v13-calc": "as oai-v12-calc, and n8n replays the assistant turn with its log text ('Calling Calculator with "
+                    "input: ...') as the message content",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
-    "deepseek-calc": "a tool's result reaches the model as JSON items in n8n (see agent-v3-calculator)",
-    "anthropic-v12-calc": "the scratchpad n8n replays (the call's log text, the call id in its input, the result as "
-                          "JSON items; see oai-v13-calc)",
+    "anthropic-v12-calc": "the replayed call in the request body the model echoes (see oai-v13-calc)",
     "memory-v13-tool-context": "n8n's V3 agent calls the model again for an item that already answered while another "
                                "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
-                               "each item once. The saved '[Used tools: ...]' prefix matches once tool inputs and results "
-                               "take n8n's shape (see agent-v3-calculator)",
-    "groq-calc": "the scratchpad n8n replays (see oai-v12-calc)",
+                               "each item once",
+    "groq-calc": "the request body the model echoes (see oai-v12-calc)",
 }
 
 
