@@ -314,7 +314,7 @@ asyncio.run(main())
 
 
 def test_a_kill_after_folded_groups_resumes_from_the_last_boundary(tmp_path: Path) -> None:
-    replies = [{"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"}, f"f{i}")]} for i in range(7)]
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"}, f"f{i}")]} for i in range(7)]
     replies.append({"text": " ".join(["word"] * 400)})  # streamed at 20 ms a token: killed while it streams
     path = tmp_path / "folding.json"
     save_workflow(agent_workflow(replies, model_options={"tokenDelayMs": 20}, agent_options={"maxIterations": 10}), path)

@@ -23,8 +23,8 @@ from tests.builders import agent_workflow, tool_call
 from tests.engine.test_debugger import drive
 
 REPLIES = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1"), tool_call("Calculator", {"expression": "1 +"}, "c2")]},
-    *({"toolCalls": [tool_call("Calculator", {"expression": f"{i} + 1"}, f"d{i}")]} for i in range(8)),
+    {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "c1"), tool_call("Calculator", {"input": "1 +"}, "c2")]},
+    *({"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"}, f"d{i}")]} for i in range(8)),
     {"text": "done"},
 ]
 

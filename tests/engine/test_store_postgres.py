@@ -22,7 +22,7 @@ from tests.engine.pausing import run_to_pause
 from tests.store_backends import sql
 
 ROOT = Path(__file__).parents[2]
-REPLIES = [{"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"})]}, {"text": "42"}]
+REPLIES = [{"toolCalls": [tool_call("Calculator", {"input": "6 * 7"})]}, {"text": "42"}]
 
 
 async def test_a_layout_1_database_is_migrated_and_its_executions_read_and_resume(pg_target: str) -> None:

@@ -8,8 +8,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from tests.builders import agent_workflow, tool_call
 
 THREE_ITERATIONS = [
-    {"toolCalls": [tool_call("Calculator", {"expression": "6 * 7"}, "c1")]},
-    {"toolCalls": [tool_call("Calculator", {"expression": "42 + 1"}, "c2")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "6 * 7"}, "c1")]},
+    {"toolCalls": [tool_call("Calculator", {"input": "42 + 1"}, "c2")]},
     {"text": "The answer is 43."},
 ]
 

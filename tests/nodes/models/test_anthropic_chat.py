@@ -20,7 +20,7 @@ from .model_workflows import TokenLog, chat, model_runs, with_model
 
 ANTHROPIC = "@n8n/n8n-nodes-langchain.lmChatAnthropic"
 KEY = "sk-ant-test-12345"
-CALC = {"id": "toolu_1", "name": "Calculator", "arguments": {"expression": "17 * 25"}}
+CALC = {"id": "toolu_1", "name": "Calculator", "arguments": {"input": "17 * 25"}}
 
 
 def _engine(registry: Registry, tmp_path: Path, url: str) -> tuple[Engine, dict]:
@@ -46,9 +46,9 @@ async def test_streamed_tool_use_then_answer(registry: Registry, tmp_path: Path)
     assert "temperature" not in first and first["system"] == "You are a helpful assistant"
     assert first["tools"][0]["name"] == "Calculator" and "input_schema" in first["tools"][0]
     assert second["messages"][1] == {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "toolu_1", "name": "Calculator", "input": {"expression": "17 * 25"}}]}
+        {"type": "tool_use", "id": "toolu_1", "name": "Calculator", "input": {"input": "17 * 25", "id": "toolu_1"}}]}
     assert second["messages"][2] == {"role": "user", "content": [
-        {"type": "tool_result", "content": "425", "tool_use_id": "toolu_1"}]}
+        {"type": "tool_result", "content": '[{"response":"425"}]', "tool_use_id": "toolu_1"}]}
     assert peer.requests[0].headers["anthropic-version"] == "2023-06-01"
     usage = [r.metadata["tokenUsage"] for r in model_runs(state)]
     assert usage == [{"promptTokens": 30, "completionTokens": 8}, {"promptTokens": 50, "completionTokens": 4}]

@@ -16,7 +16,7 @@ from tests.peers.openai_peer import OpenAIPeer
 
 from .model_workflows import OPENAI, TokenLog, chat, model_runs, with_model
 
-CALC_CALL = {"id": "call_abc", "name": "Calculator", "arguments": {"expression": "17 * 25"}}
+CALC_CALL = {"id": "call_abc", "name": "Calculator", "arguments": {"input": "17 * 25"}}
 
 
 @pytest.fixture(autouse=True)
@@ -66,8 +66,9 @@ async def test_v13_talks_to_the_responses_api_with_tools_streamed(engine: Engine
     assert first["tools"][0]["type"] == "function" and first["tools"][0]["name"] == "Calculator"
     assert [i["role"] for i in first["input"]] == ["system", "user"]
     assert second["input"][-2:] == [
-        {"type": "function_call", "name": "Calculator", "arguments": '{"expression": "17 * 25"}', "call_id": "call_abc"},
-        {"type": "function_call_output", "call_id": "call_abc", "output": "425"},
+        # the v3 Agent replays a call with its id among the arguments and hands over the tool's items, as n8n
+        {"type": "function_call", "name": "Calculator", "arguments": '{"input": "17 * 25", "id": "call_abc"}', "call_id": "call_abc"},
+        {"type": "function_call_output", "call_id": "call_abc", "output": '[{"response":"425"}]'},
     ]
     usage = [r.metadata["tokenUsage"] for r in model_runs(state)]
     assert usage == [{"promptTokens": 40, "completionTokens": 6}, {"promptTokens": 60, "completionTokens": 4}]
@@ -115,4 +116,4 @@ async def test_built_in_tools_are_refused_not_ignored(engine: Engine) -> None:
     with OpenAIPeer([Step(text="a")]) as peer:
         state = await chat(engine, model_node(peer, 1.3, tools=[], builtInTools={"webSearch": {"searchContextSize": "medium"}}), "hi")
     assert state.status == "error"
-    assert "Built-in Tools" in state.error.message and not peer.requests
+    assert "Built-in Tools" in state.error.description and not peer.requests

@@ -163,7 +163,8 @@ async def test_an_unchecked_schema_keyword_is_an_error_not_ignored(engine: Engin
     wf = _with_parser([{"text": "{}"}], {"schemaType": "manual", "inputSchema": '{"type": "object", "not": {}}'})
     state = await engine.run(wf, items=[chat_item("hi", "s1")])
     assert state.status == "error"
-    assert "uses not, which mini-n8n does not check" in state.error.message
+    assert state.error.message == "Error in sub-node Parser"  # as n8n words a sub-node failing to set up
+    assert "uses not, which mini-n8n does not check" in state.error.description
 
 
 def test_fix_prompt_template_fills_variables_and_keeps_doubled_braces() -> None:
@@ -179,4 +180,5 @@ async def test_the_autofixing_parser_refuses_a_prompt_without_error(engine: Engi
     link(doc["connections"], "Fixer", "AI Agent", "ai_outputParser")
     state = await engine.run(parse_workflow(doc), items=[chat_item("hi", "s1")])
     assert state.status == "error"
-    assert state.error.message == "Auto-fixing parser prompt has to contain {error} placeholder"
+    assert state.error.message == "Error in sub-node Fixer"
+    assert "Auto-fixing parser prompt has to contain {error} placeholder" in state.error.description
