@@ -20,20 +20,21 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
-from ..json_delta import decode, encode
+from ..json_delta import encode
 from ..json_text import escape_surrogates
-from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
-from ..workflow import parse_workflow, workflow_to_data
-from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
-from .codec import StoreDamaged, pack, unpack
+from ..run_data import ExecutionState
+from ..workflow import workflow_to_data
+from .base import ExecutionBusy, ExecutionStoreBase, Retention
+from .codec import pack
 from .postgres_lease import Leases
 from .postgres_rows import prune_executions, write_rows
 from .postgres_schema import connect, prepare, redact
 from .sqlite_file import fields_crc, workflow_hash
+from .sql_reads import SqlReads
 from .sqlite_rows import carries_conversation
 
 CHECKPOINTS_PER_FULL = 64
@@ -63,8 +64,10 @@ class _Writer:
     result: Any = None  # the result last written
 
 
-class PostgresExecutionStore(ExecutionStoreBase):
+class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
     """Executions in a PostgreSQL database (its tables in the connection's search_path)."""
+
+    damage = "the row is damaged"
 
     def __init__(self, url: str, *, retention: Retention | None = None) -> None:
         self.url = url
@@ -112,6 +115,9 @@ class PostgresExecutionStore(ExecutionStoreBase):
             except psycopg.Error as exc:
                 detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise MiniN8nError(f"the execution store {self.path} failed while {what}: {detail}") from None
+
+    def _sql(self, query: str) -> str:
+        return query.replace("?", "%s")  # psycopg's placeholder
 
     def _transaction(self, what: str, work: Callable[[], T]) -> T:
         def run() -> T:
@@ -344,25 +350,6 @@ class PostgresExecutionStore(ExecutionStoreBase):
             self.load(summary.id)
 
     # ----- reading ------------------------------------------------------------------------------
-    def list(self, limit: int = 200) -> list[ExecutionSummary]:
-        rows = self._guard("listing executions", lambda: self._db.execute(
-            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc FROM executions"
-            " ORDER BY started_at DESC LIMIT %s", (limit,)).fetchall())
-        out = []
-        for eid, name, mode, status, started, stopped, error, result, pause, crc in rows:
-            self._verify_row(eid, [error, result, pause], crc)
-            message = unpack(error, None, f"the error of execution {eid}")["message"] if error else None
-            out.append(ExecutionSummary(eid, name, mode, status, started, stopped, message))
-        return out
-
-    def _verify_row(self, execution_id: str, fields: list[Any], crc: int | None) -> None:
-        if crc is not None and fields_crc(fields) != crc:
-            raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: the row is damaged")
-
-    def exists(self, execution_id: str) -> bool:
-        return self._guard("reading", lambda: self._db.execute(
-            "SELECT 1 FROM executions WHERE id=%s", (execution_id,)).fetchone()) is not None
-
     def status(self, execution_id: str) -> str | None:
         """The stored status of one execution (None: no such execution), without loading it."""
         row = self._guard("reading", lambda: self._db.execute(
@@ -379,60 +366,6 @@ class PostgresExecutionStore(ExecutionStoreBase):
         row = self._guard("reading", lambda: self._db.execute(
             "SELECT stop_requested FROM executions WHERE id=%s", (execution_id,)).fetchone())
         return bool(row and row[0])
-
-    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
-        """The stored runs in the order they finished (each decoded from the run it extends)."""
-        query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=%s"
-        args: tuple[Any, ...] = (execution_id,)
-        if upto is not None:
-            query += " AND seq<=%s"
-            args += (upto,)
-        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(query + " ORDER BY seq", args).fetchall())
-        decoded: dict[int, Any] = {}
-        for seq, node, run_index, base, task, crc in rows:
-            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
-            if base is not None:
-                value = decode(value, decoded.get(base))
-            decoded[seq] = value
-            yield node, run_index, TaskData.model_validate(value)
-
-    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
-        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
-            "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=%s ORDER BY seq",
-            (execution_id,)).fetchall())
-        stack: Any = None
-        runs, last_node = 0, None
-        for seq, runs, last_node, base, data, crc in rows:
-            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
-            stack = value if base is None else decode(value, stack)
-        return stack or [], runs, last_node
-
-    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
-        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
-        row = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
-            "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause, e.crc,"
-            " w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash WHERE e.id=%s",
-            (execution_id,)).fetchone())
-        if row is None:
-            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
-        mode, status, started, stopped, start_node, error, result, pause, crc, workflow, workflow_crc = row
-        self._verify_row(execution_id, [error, result, pause], crc)
-        if workflow is None:
-            raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}")
-        where = f"execution {execution_id} in {self.path}"
-        stack, at_boundary, last_node = self._last_boundary(execution_id)
-        state = ExecutionState(
-            id=execution_id,
-            workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
-            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
-            error=TaskError.model_validate(unpack(error, None, where)) if error else None,
-            result=unpack(result, None, where) if result else None,
-            stack=[StackEntry.model_validate(e) for e in stack],
-            pause=unpack(pause, None, where) if pause else None,
-        )
-        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
-            state.run_data.setdefault(node, []).append(task)
-        return state
 
     def prepare_resume(self, execution_id: str) -> ExecutionState:
         """Claim a paused or crashed execution and load it to continue: runs after its last

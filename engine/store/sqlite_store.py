@@ -21,20 +21,20 @@ import threading
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, TypeVar
 
 from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
-from ..json_delta import decode
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
-from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
-from ..workflow import parse_workflow, workflow_to_data
-from .base import ExecutionBusy, ExecutionStoreBase, ExecutionSummary, Retention
-from .codec import StoreDamaged, pack, unpack
+from ..run_data import ExecutionState
+from ..workflow import workflow_to_data
+from .base import ExecutionBusy, ExecutionStoreBase, Retention
+from .codec import StoreDamaged, pack
 from .deltas import run_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
+from .sql_reads import SqlReads
 from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
 
 ENV_DB = "MINI_N8N_DB"
@@ -55,8 +55,10 @@ def default_path() -> Path:
     return base / "mini-n8n" / "executions.sqlite"
 
 
-class ExecutionStore(ExecutionStoreBase):
+class ExecutionStore(SqlReads, ExecutionStoreBase):
     """Executions in one SQLite file. Open one per process; writes happen on the caller's thread."""
+
+    damage = "the file is damaged"
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, retention: Retention | None = None) -> None:
         self.path = Path(path) if path is not None else default_path()
@@ -402,82 +404,6 @@ class ExecutionStore(ExecutionStoreBase):
     def check(self) -> None:
         """The full integrity check (every page), read-only; raises StoreDamaged naming the file."""
         check_readonly(self.path, full=True)
-
-    # ----- reading ------------------------------------------------------------------------------
-    def list(self, limit: int = 200) -> list[ExecutionSummary]:
-        rows = self._guard("listing executions", lambda: self._db.execute(
-            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc FROM executions"
-            " ORDER BY started_at DESC LIMIT ?", (limit,)).fetchall())
-        out = []
-        for eid, name, mode, status, started, stopped, error, result, pause, crc in rows:
-            self._verify_row(eid, [error, result, pause], crc)
-            message = unpack(error, None, f"the error of execution {eid}")["message"] if error else None
-            out.append(ExecutionSummary(eid, name, mode, status, started, stopped, message))
-        return out
-
-    def _verify_row(self, execution_id: str, fields: list[Any], crc: int | None) -> None:
-        if crc is not None and fields_crc(fields) != crc:
-            raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: the file is damaged")
-
-    def exists(self, execution_id: str) -> bool:
-        return self._guard("reading", lambda: self._db.execute(
-            "SELECT 1 FROM executions WHERE id=?", (execution_id,)).fetchone()) is not None
-
-    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
-        """The stored runs in the order they finished (each decoded from the run it extends)."""
-        query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?"
-        args: tuple[Any, ...] = (execution_id,)
-        if upto is not None:
-            query += " AND seq<=?"
-            args += (upto,)
-        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(query + " ORDER BY seq", args).fetchall())
-        decoded: dict[int, Any] = {}
-        for seq, node, run_index, base, task, crc in rows:
-            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
-            if base is not None:
-                value = decode(value, decoded.get(base))
-            decoded[seq] = value
-            yield node, run_index, TaskData.model_validate(value)
-
-    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
-        """The stack, run count and last node of the latest boundary: its full ancestor, then each
-        delta applied in turn."""
-        rows = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
-            "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=? ORDER BY seq",
-            (execution_id,)).fetchall())
-        stack: Any = None
-        runs, last_node = 0, None
-        for seq, runs, last_node, base, data, crc in rows:
-            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
-            stack = value if base is None else decode(value, stack)
-        return stack or [], runs, last_node
-
-    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
-        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
-        row = self._guard(f"reading execution {execution_id}", lambda: self._db.execute(
-            "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause, e.crc,"
-            " w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash WHERE e.id=?",
-            (execution_id,)).fetchone())
-        if row is None:
-            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
-        mode, status, started, stopped, start_node, error, result, pause, crc, workflow, workflow_crc = row
-        self._verify_row(execution_id, [error, result, pause], crc)
-        if workflow is None:
-            raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}: the file is damaged")
-        where = f"execution {execution_id} in {self.path}"
-        stack, at_boundary, last_node = self._last_boundary(execution_id)
-        state = ExecutionState(
-            id=execution_id,
-            workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
-            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
-            error=TaskError.model_validate(unpack(error, None, where)) if error else None,
-            result=unpack(result, None, where) if result else None,
-            stack=[StackEntry.model_validate(e) for e in stack],
-            pause=unpack(pause, None, where) if pause else None,
-        )
-        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
-            state.run_data.setdefault(node, []).append(task)
-        return state
 
     def prepare_resume(self, execution_id: str) -> ExecutionState:
         """Claim a paused or crashed execution and load it to continue: runs after its last

@@ -1,0 +1,110 @@
+"""The reading side both SQL back ends share: they hold the same tables (executions, workflows,
+runs, boundaries) and differ only in the driver's placeholder (`?` in SQLite, `%s` in psycopg)
+and in what a failed checksum means (a damaged file, a damaged row)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, TypeVar
+
+from ..errors import MiniN8nError
+from ..json_delta import decode
+from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
+from ..workflow import parse_workflow
+from .base import ExecutionSummary
+from .codec import StoreDamaged, unpack
+from .sqlite_file import fields_crc
+
+T = TypeVar("T")
+
+
+class SqlReads:
+    """Listing and loading executions; a store supplies `_db`, `path`, `_guard` and `_sql`."""
+
+    path: Any
+    _db: Any
+    damage: str  # what a bad checksum says about the store: "the file is damaged", "the row is damaged"
+
+    def _guard(self, what: str, work: Callable[[], T]) -> T:
+        raise NotImplementedError
+
+    def _sql(self, query: str) -> str:
+        """`query`, written with `?` placeholders, in the driver's own style."""
+        return query
+
+    def _fetch(self, what: str, query: str, args: tuple[Any, ...], one: bool = False) -> Any:
+        cursor = lambda: self._db.execute(self._sql(query), args)  # noqa: E731
+        return self._guard(what, lambda: cursor().fetchone() if one else cursor().fetchall())
+
+    def list(self, limit: int = 200) -> list[ExecutionSummary]:
+        rows = self._fetch("listing executions",
+                           "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc"
+                           " FROM executions ORDER BY started_at DESC LIMIT ?", (limit,))
+        out = []
+        for eid, name, mode, status, started, stopped, error, result, pause, crc in rows:
+            self._verify_row(eid, [error, result, pause], crc)
+            message = unpack(error, None, f"the error of execution {eid}")["message"] if error else None
+            out.append(ExecutionSummary(eid, name, mode, status, started, stopped, message))
+        return out
+
+    def _verify_row(self, execution_id: str, fields: list[Any], crc: int | None) -> None:
+        if crc is not None and fields_crc(fields) != crc:
+            raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: {self.damage}")
+
+    def exists(self, execution_id: str) -> bool:
+        return self._fetch("reading", "SELECT 1 FROM executions WHERE id=?", (execution_id,), one=True) is not None
+
+    def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
+        """The stored runs in the order they finished (each decoded from the run it extends)."""
+        query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?"
+        args: tuple[Any, ...] = (execution_id,)
+        if upto is not None:
+            query += " AND seq<=?"
+            args += (upto,)
+        rows = self._fetch(f"reading execution {execution_id}", query + " ORDER BY seq", args)
+        decoded: dict[int, Any] = {}
+        for seq, node, run_index, base, task, crc in rows:
+            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
+            if base is not None:
+                value = decode(value, decoded.get(base))
+            decoded[seq] = value
+            yield node, run_index, TaskData.model_validate(value)
+
+    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
+        """The stack, run count and last node of the latest boundary: its full ancestor, then each
+        delta applied in turn."""
+        rows = self._fetch(f"reading execution {execution_id}",
+                           "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=? ORDER BY seq",
+                           (execution_id,))
+        stack: Any = None
+        runs, last_node = 0, None
+        for seq, runs, last_node, base, data, crc in rows:
+            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
+            stack = value if base is None else decode(value, stack)
+        return stack or [], runs, last_node
+
+    def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
+        """The stored execution; `for_resume` keeps run data only up to its last boundary."""
+        row = self._fetch(f"reading execution {execution_id}",
+                          "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause,"
+                          " e.crc, w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash"
+                          " WHERE e.id=?", (execution_id,), one=True)
+        if row is None:
+            raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
+        mode, status, started, stopped, start_node, error, result, pause, crc, workflow, workflow_crc = row
+        self._verify_row(execution_id, [error, result, pause], crc)
+        if workflow is None:
+            raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}: {self.damage}")
+        where = f"execution {execution_id} in {self.path}"
+        stack, at_boundary, last_node = self._last_boundary(execution_id)
+        state = ExecutionState(
+            id=execution_id,
+            workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
+            mode=mode, status=status, startedAt=started, stoppedAt=stopped, startNode=start_node, lastNode=last_node,
+            error=TaskError.model_validate(unpack(error, None, where)) if error else None,
+            result=unpack(result, None, where) if result else None,
+            stack=[StackEntry.model_validate(e) for e in stack],
+            pause=unpack(pause, None, where) if pause else None,
+        )
+        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
+            state.run_data.setdefault(node, []).append(task)
+        return state
