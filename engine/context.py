@@ -14,7 +14,7 @@ from .chat import ChatMemory, ChatModel, OutputParser, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL
 from .errors import NodeOperationError
 from .expressions import Scope, has_expressions, resolve_parameters
-from .node_type import NodeParams
+from .node_type import NodeParams, NodeType
 from .requests import Action
 from .run_data import ExecutionState, Item, StackEntry
 from .services import Services
@@ -114,6 +114,10 @@ class _ContextBase:
     def workflow(self) -> Workflow:
         return self._execution.state.workflow
 
+    def node_type_of(self, node: Node) -> NodeType:
+        """The registered type of a node of this workflow."""
+        return self._execution.node_type(node)
+
     def first_output_item(self, node_name: str) -> Item | None:
         """The first item a node output in this execution (n8n's `$('Node').first()`), if it ran."""
         runs = self._execution.state.run_data.get(node_name) or []
@@ -193,6 +197,13 @@ class NodeContext(_ContextBase):
         if self.action is None:
             return None
         return self.items[0].get("json", {}) if self.items else {}
+
+    def continue_on_fail(self) -> bool:
+        """n8n's `this.continueOnFail()`: the node's On Error setting (or legacy Continue On Fail)
+        asks it to output an error item instead of failing."""
+        from .node_settings import node_continues_on_fail
+
+        return node_continues_on_fail(self.node)
 
     def input_data(self, index: int = 0) -> list[Item]:
         """The items of main input `index` (n8n's getInputData): none where that input got none."""

@@ -112,6 +112,8 @@ class Execution:
         self.notes: dict[str, list[str]] = {}  # run-log notes of the node run in progress, by node name
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
+        # nodes whose On Error / Retry On Fail settings change how their runs end (engine/node_settings.py)
+        self._error_settings = {n.name for n in state.workflow.nodes if node_settings.has_error_settings(n)}
         self._incoming: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (source, the target's input index)
         # n8n's execution order "v1": a node's children run topmost first (else in link order)
         self._v1_order = state.workflow.settings.get("executionOrder") == "v1"
@@ -315,16 +317,20 @@ class Execution:
         entry.round += 1
         self._running_node = node.name
         try:
-            result = await self._call(node, entry)
+            if node.name in self._error_settings and entry.mode == "main":
+                result = await self._call_with_settings(node, entry)
+            else:
+                result = await self._call(node, entry)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a node type's bug must reach the user as that node's error
-            if isinstance(exc, NodeOperationError):
-                error = exc
-            elif isinstance(exc, MiniN8nError):
-                error = NodeOperationError(str(exc), node=node.name)
-            else:
-                error = NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name)
+            error = self._node_error(node, exc)
+            if entry.mode == "main" and node.name in self._error_settings and not self.signal.aborted \
+                    and not isinstance(exc, ExecutionCancelled) and node_settings.continues_on_error(node):
+                inputs = entry.inputs if entry.inputs is not None else [entry.input]
+                self._finish(entry, node, node_settings.passed_through(inputs),
+                             error=TaskError(message=error.message, description=error.description, node=error.node or node.name))
+                return True
             go_on, task = self._fail(entry, node, error)
             if go_on and entry.mode == "tool":
                 try:
@@ -342,6 +348,49 @@ class Execution:
             except NodeOperationError as diverged:  # a replay that diverged ends the run here
                 return self._stop_with(diverged)
         return True
+
+    @staticmethod
+    def _node_error(node: Node, exc: Exception) -> NodeOperationError:
+        if isinstance(exc, NodeOperationError):
+            return exc
+        if isinstance(exc, MiniN8nError):
+            return NodeOperationError(str(exc), node=node.name)
+        return NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name)
+
+    async def _call_with_settings(self, node: Node, entry: StackEntry) -> list[list[Item]] | EngineRequest:
+        """A main node's call under its Retry On Fail and On Error settings, as n8n runs them: a
+        failed try (an error, or a first output item holding `error`) is tried again after the
+        wait, each failed try noted in the run log; with the error output on, items made of an
+        error move to it."""
+        tries, wait_ms = node_settings.retries(node)
+        pending = entry.pending
+        attempt = 1
+        while True:
+            entry.pending = pending
+            try:
+                result = await self._call(node, entry)
+            except (ExecutionCancelled, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                if attempt >= tries or self.signal.aborted:
+                    raise
+                message = self._node_error(node, exc).message
+            else:
+                first = result[0][0] if isinstance(result, list) and result and result[0] else None
+                data = first.get("json") if first is not None else None
+                if not (isinstance(data, dict) and "error" in data) or attempt >= tries:  # n8n: `json.error !== undefined`
+                    break
+                message = str(data["error"])
+            self.notes.setdefault(node.name, []).append(node_settings.retry_note(node, attempt, tries, message, wait_ms))
+            attempt += 1
+            if wait_ms:
+                await asyncio.sleep(wait_ms / 1000)
+        if isinstance(result, list) and not entry.pinned and node_settings.has_error_output(node):
+            _inputs, outputs = self.node_type(node).ports_for(node.parameters, node.typeVersion)
+            mains = sum(1 for spec in node_settings.outputs_with_error(node, outputs) if spec.type == MAIN)
+            inputs = entry.inputs if entry.inputs is not None else [entry.input]
+            result = node_settings.route_errors(result, inputs, mains)
+        return result
 
     def _stop_with(self, error: NodeOperationError) -> bool:
         self.state.status = "error"
@@ -372,9 +421,9 @@ class Execution:
                     raise NodeOperationError(recorded.error.message, node=node.name, description=recorded.error.description)
                 return recorded.data[AI_TOOL]
         if node.name not in self._rules_ok:  # the graph does not change during a run: check once
-            for note in (version_note(node, node_type), node_settings.unsupported_note(node)):
-                if note is not None:
-                    self.notes.setdefault(node.name, []).append(note)
+            note = version_note(node, node_type)
+            if note is not None:
+                self.notes.setdefault(node.name, []).append(note)
             problems = node_problems(self.state.workflow, self.engine.registry, node.name)
             if problems:
                 raise NodeOperationError(problems[0], node=node.name, description="; ".join(problems[1:]) or None)
@@ -445,9 +494,14 @@ class Execution:
             )
         return task
 
-    def _finish(self, entry: StackEntry, node: Node, result: list[list[Item]]) -> TaskData:
+    def _finish(self, entry: StackEntry, node: Node, result: list[list[Item]], error: TaskError | None = None) -> TaskData:
+        """Record a finished run and queue its children; `error`: the node failed and continues
+        (On Error), its run holds the error beside the output."""
         state = self.state
         task = self._task(entry)
+        if error is not None:
+            task.error = error
+            task.execution_status = "error"
         conn = MAIN if entry.mode == "main" else AI_TOOL
         if entry.mode == "main":
             result = with_paired_items(result, entry.input)

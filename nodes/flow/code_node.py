@@ -213,19 +213,30 @@ class CodeNode(NodeType):
         mode = plain(parameter(ctx, "mode", 0, "runOnceForAllItems"))
         per_item = mode == "runOnceForEachItem"
         if not per_item:
-            code = plain(parameter(ctx, "jsCode", 0, DEFAULT_ALL))
-            value = self._run(ctx, code, 0, per_item=False)
-            if value is None:
-                return [[]]
-            return [validate_all(node, value)]
+            try:
+                code = plain(parameter(ctx, "jsCode", 0, DEFAULT_ALL))
+                value = self._run(ctx, code, 0, per_item=False)
+                if value is None:
+                    return [[]]
+                return [validate_all(node, value)]
+            except NodeOperationError as exc:  # n8n's Code node continues with the message as an item
+                if not ctx.continue_on_fail():
+                    raise
+                return [[{"json": {"error": exc.message}}]]
         out: list[Item] = []
         for index in range(len(ctx.items)):
-            code = plain(parameter(ctx, "jsCode", index, DEFAULT_EACH))
-            disallowed_in_each(node, code, index)
-            value = self._run(ctx, code, index, per_item=True)
-            if value is None:
+            try:
+                code = plain(parameter(ctx, "jsCode", index, DEFAULT_EACH))
+                disallowed_in_each(node, code, index)
+                value = self._run(ctx, code, index, per_item=True)
+                if value is None:
+                    continue
+                item = validate_each(node, value, index)
+            except NodeOperationError as exc:
+                if not ctx.continue_on_fail():
+                    raise
+                out.append({"json": {"error": exc.message}, "pairedItem": {"item": index}})
                 continue
-            item = validate_each(node, value, index)
             new: Item = {"json": item["json"], "pairedItem": {"item": index}}
             if item.get("binary"):
                 new["binary"] = item["binary"]
