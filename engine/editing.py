@@ -190,6 +190,29 @@ class DocumentEditor:
             if value is None:
                 node.model_fields_set.discard("disabled")
 
+    # ----- node settings (n8n's Settings tab: kept on the node beside its parameters) -------
+    SETTINGS = ("onError", "continueOnFail", "retryOnFail", "maxTries", "waitBetweenTries", "alwaysOutputData",
+                "executeOnce")
+
+    def set_setting(self, name: str, key: str, value: Any) -> tuple[bool, Any]:
+        """Set (or with None remove) one node setting; returns (whether it was set, its old value)."""
+        if key not in self.SETTINGS:
+            raise EditError(f'"{key}" is not a node setting')
+        node = self.workflow.node(name)
+        extra = node.__pydantic_extra__
+        if extra is None:
+            extra = node.__pydantic_extra__ = {}
+        before = (key in extra, extra.get(key))
+        if value is None:
+            extra.pop(key, None)
+        else:
+            extra[key] = value
+        return before
+
+    def restore_setting(self, name: str, key: str, before: tuple[bool, Any]) -> None:
+        was_set, value = before
+        self.set_setting(name, key, value if was_set else None)
+
     # ----- parameters ----------------------------------------------------------------------
     def set_parameter(self, name: str, path: ParamPath, value: Any) -> dict[str, Any]:
         """Set one parameter by path (creating missing dicts); returns the parameters before."""

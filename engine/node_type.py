@@ -47,6 +47,7 @@ class NodeType:
     implemented_parameters: ClassVar[frozenset[str]] = frozenset()
     unsupported_parameters: ClassVar[dict[str, str]] = {}
     is_trigger: ClassVar[bool] = False
+    is_chat_trigger: ClassVar[bool] = False  # starts a run with a chat message (the Chat panel, `--message`)
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True
 
@@ -68,6 +69,11 @@ class NodeType:
         ports follow its parameters (a Switch's rules, a Merge's number of inputs, the Agent's
         Output Parser input)."""
         return self.shown_inputs(parameters, version), self.outputs
+
+    @classmethod
+    def example_output(cls) -> dict[str, Any] | None:
+        """An output item's JSON a user may start a run with from this trigger (None: nothing typical)."""
+        return None
 
     @classmethod
     def required_inputs(cls, parameters: dict[str, Any]) -> int | list[int] | None:

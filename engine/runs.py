@@ -3,18 +3,18 @@ the CLI and the editor's bridge, so both start and judge runs the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .errors import MiniN8nError
 from .hooks import Hooks
+from .run_state import RunOutcome, answer_of, chat_message_of
 
 if TYPE_CHECKING:
     from .abort import AbortSignal
     from .executor import Engine, Execution
     from .registry import Registry
     from .replay import ReplaySource
-    from .run_data import ExecutionState, Item, TaskError
+    from .run_data import Item
     from .workflow import Node, Workflow
 
 
@@ -29,8 +29,8 @@ def open_engine(registry: Registry | None = None) -> Engine:
     return Engine(registry or builtin_registry(), Services(memory=open_memory(store)), store=store)
 
 
-def is_chat_trigger(node: Node) -> bool:
-    return node.type.endswith(".chatTrigger")
+def is_chat_trigger(node: Node, registry: Registry) -> bool:
+    return registry.get(node.type).is_chat_trigger
 
 
 class NoChatTrigger(MiniN8nError):
@@ -49,7 +49,7 @@ def start(engine: Engine, workflow: Workflow, *, message: str | None = None, ses
         from nodes.triggers.chat_trigger import chat_item
 
         node = engine.start_node(workflow, prefer_chat=True, trigger=trigger)
-        if not is_chat_trigger(node):
+        if not is_chat_trigger(node, engine.registry):
             raise NoChatTrigger(f'"{workflow.name}" has no Chat Trigger: run it from its trigger instead')
         items = [chat_item(message, session_id)]
     else:
@@ -83,45 +83,5 @@ def rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = Non
     return execution, source
 
 
-def answer_of(state: ExecutionState) -> str | None:
-    """The chat answer of a finished run: its last node's first item's `output` (as text)."""
-    from .run_log import compact
-
-    items = state.result or []
-    if not items:
-        return None
-    data = items[0].get("json", {})
-    if "output" in data:
-        value = data["output"]
-        return value if isinstance(value, str) else compact(value)
-    return compact(data)
-
-
-def chat_message_of(state: ExecutionState) -> str | None:
-    """The chat message an execution started from, when it started from a Chat Trigger."""
-    first = state.run_data.get(state.start_node or "", [])
-    if first:
-        items = first[0].input.get("main", [[]])[0]
-    elif state.stack and state.stack[0].node == state.start_node:  # not run yet
-        items = state.stack[0].input
-    else:
-        items = []
-    text = items[0].get("json", {}).get("chatInput") if items else None
-    return text if isinstance(text, str) else None
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a run ended: status (success/error/cancelled/paused), error, final state, chat answer
-    and the chat message it answered."""
-
-    status: str
-    error: TaskError | None
-    state: ExecutionState | None
-    answer: str | None = None
-    message: str | None = None
-
-    @classmethod
-    def of(cls, state: ExecutionState, message: str | None = None) -> RunOutcome:
-        answer = answer_of(state) if state.status == "success" else None
-        return cls(state.status, state.error, state, answer, message)
+__all__ = ["RunOutcome", "answer_of", "chat_message_of", "is_chat_trigger", "open_engine", "start", "resume", "rerun",
+           "NoChatTrigger"]

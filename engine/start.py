@@ -60,11 +60,11 @@ def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None 
     enabled = [n for n in workflow.nodes if not n.is_disabled and is_trigger(n, registry)]
     runnable = [n for n in enabled if registry.get(n.type).supported or is_pinned(workflow, n.name)]
     if prefer_chat:
-        chat = [n for n in runnable if n.type.endswith(".chatTrigger")]
+        chat = [n for n in runnable if registry.get(n.type).is_chat_trigger]
         if chat:
             return chat[0]
     if runnable:
-        others = [n for n in runnable if not n.type.endswith(".chatTrigger")]
+        others = [n for n in runnable if not registry.get(n.type).is_chat_trigger]
         return (others or runnable)[0]
     if enabled:
         listed = ", ".join(f'"{n.name}" ({n.type})' for n in enabled)

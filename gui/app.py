@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
     asyncio.set_event_loop(loop)
 
     from gui import theme
-    from gui.bridge import new_workflow
+    from engine.editing import new_workflow
     from gui.main_window import MainWindow
 
     app.setWindowIcon(theme.icon("agent", 64))

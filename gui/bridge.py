@@ -1,61 +1,42 @@
-"""The GUI's one door to the engine: document access and rules here, runs in `RunBridge` below.
+"""The GUI's one door to the engine: it runs workflows (`RunBridge`), opens the stored executions
+and the credential store.
 
-Only this module drives the engine: runs, stored executions and the debugger. Other modules of
-`gui/` may import the engine's value types (run data, run state, step rows, hook events) and
-the document API re-exported here; tests/gui/test_boundary.py holds them to it.
+Only this module drives the engine: runs, stored executions, the store and the debugger. Other
+modules of `gui/` import the engine's value types (the document, run data, run state, step rows)
+from `engine` themselves; tests/gui/test_boundary.py holds them to it.
 """
 
 from __future__ import annotations
 
-from engine.connection_types import (
-    AI_LANGUAGE_MODEL,
-    AI_MEMORY,
-    AI_OUTPUT_PARSER,
-    AI_TOOL,
-    ALL_TYPES,
-    MAIN,
-    SUB_NODE_TYPES,
-    PortSpec,
-)
-from engine.editing import (
-    DocumentEditor, EditError, Link, ParamPath, copy_connections, links_of, new_workflow, unique_name,
-)
-from engine.display_options import is_displayed
-from engine.errors import MiniN8nError, WorkflowFileError
-from engine.expressions.preview import expression_preview
-from engine.processes import pid_alive
-from engine.node_type import NodeType, UnsupportedNodeType
-from engine.registry import Registry, builtin_registry
-from engine.rules import connection_refusal, node_problems, port_name, workflow_problems
-from engine.pin_data import pin, pinned_items, unpin
-from engine.run_data import ExecutionState, TaskData, TaskError
-from engine.run_log import RunLogLine, compact
-from engine.steps_table import FINAL_ANSWER, StepRow, rows_to_csv, rows_to_json
-from engine.versions import version_note
-from engine.workflow import (
-    ConnectionTarget,
-    Node,
-    Workflow,
-    dump_workflow,
-    load_workflow,
-    load_workflow_text,
-    parse_workflow,
-    save_workflow,
-    workflow_to_data,
-)
+import asyncio
+import gc
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine import runs
+from engine.abort import AbortSignal
+from engine.debugger import Breakpoints, Debugger, PausePoint
+from engine.errors import MiniN8nError
+from engine.executor import Engine, Execution
+from engine.hooks import HookEvent, Hooks
+from engine.node_type import NodeType
+from engine.registry import Registry
+from engine.replay import ReplaySource
+from engine.rules import node_problems
+from engine.run_data import ExecutionState, TaskError
+from engine.run_state import RunChanges, RunOutcome, RunState
+from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
+from engine.store import ExecutionSummary
+from engine.workflow import Node, Workflow
 
 __all__ = [
-    "AI_LANGUAGE_MODEL", "AI_MEMORY", "AI_OUTPUT_PARSER", "AI_TOOL", "ALL_TYPES", "MAIN", "SUB_NODE_TYPES",
-    "PortSpec", "MiniN8nError", "WorkflowFileError", "pid_alive", "NodeType", "UnsupportedNodeType", "Registry",
-    "builtin_registry", "connection_refusal", "node_problems", "port_name", "workflow_problems",
-    "ConnectionTarget", "Node", "Workflow", "dump_workflow", "load_workflow", "load_workflow_text",
-    "parse_workflow", "save_workflow", "workflow_to_data",
-    "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
-    "credential_store", "credential_types_of", "expression_preview", "is_displayed", "credential_book",
-    "credential_form", "node_warnings",
-    # value types of runs (what panels show), not the things that run them
-    "ExecutionState", "TaskData", "TaskError", "RunLogLine", "compact", "FINAL_ANSWER", "StepRow", "rows_to_csv",
-    "rows_to_json",
+    "RunBridge", "RunStart", "StoredRun", "FullCollectionsHeld", "full_collections_held", "new_session_id",
+    "credential_store", "credential_types_of", "credential_book", "credential_form", "node_warnings",
 ]
 
 
@@ -97,32 +78,8 @@ def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str
                                         node_type.needs_credential(node.parameters), credential_store())
     return problems
 
+
 # ----- running workflows (RunBridge: engine hook events -> one batched Qt signal) --------------
-
-import asyncio  # noqa: E402
-import gc  # noqa: E402
-import logging  # noqa: E402
-import threading  # noqa: E402
-import uuid  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-from PySide6.QtCore import QObject, QTimer, Signal  # noqa: E402
-
-from engine import runs  # noqa: E402
-from engine.abort import AbortSignal  # noqa: E402
-from engine.debugger import Breakpoints, Debugger, PausePoint  # noqa: E402
-from engine.executor import Engine, Execution  # noqa: E402
-from engine.hooks import HookEvent, Hooks  # noqa: E402
-from engine.replay import ReplaySource  # noqa: E402
-from engine.run_state import RunChanges, RunState  # noqa: E402
-from engine.runs import RunOutcome, is_chat_trigger  # noqa: E402
-from engine.start import StartError, is_pinned, is_trigger, read_input, unsupported_message, unsupported_on_path  # noqa: E402
-from engine.store import ExecutionSummary  # noqa: E402
-from nodes.triggers.chat_trigger import chat_item  # noqa: E402
-
-__all__ += ["RunBridge", "RunStart", "RunOutcome", "StoredRun", "is_chat_trigger", "new_session_id", "full_collections_held",
-            "StartError", "is_pinned", "is_trigger", "chat_item"]
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,9 @@ from typing import Any, Callable, Protocol
 
 from PySide6.QtGui import QUndoCommand
 
-from gui.bridge import DocumentEditor, Node, copy_connections, pin, unpin
+from engine.editing import copy_connections, DocumentEditor
+from engine.pin_data import pin, unpin
+from engine.workflow import Node
 
 MOVE_ID = 1001
 
@@ -196,6 +198,24 @@ class CredentialCommand(_Command):
 
     def revert(self) -> None:
         self.target.editor.restore_credentials(self.name, self.before)
+
+
+class SettingCommand(_Command):
+    """Sets or removes node settings (On Error, Retry On Fail, ...; None removes one) in one edit."""
+
+    def __init__(self, target: EditTarget, name: str, values: dict[str, object]) -> None:
+        super().__init__(target, f'Change settings of "{name}"')
+        self.name, self.values = name, dict(values)
+        self.change = Change(nodes=frozenset({name}))
+        self.before = {key: target.editor.set_setting(name, key, value) for key, value in self.values.items()}
+
+    def apply(self) -> None:
+        for key, value in self.values.items():
+            self.target.editor.set_setting(self.name, key, value)
+
+    def revert(self) -> None:
+        for key, before in reversed(list(self.before.items())):
+            self.target.editor.restore_setting(self.name, key, before)
 
 
 class WorkflowNameCommand(_Command):

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QToolButton
 
 from engine.debugger import Breakpoints
 from engine.run_state import RunChanges
-from gui.bridge import RunBridge, RunOutcome, RunStart
+from engine.run_state import RunOutcome
+from gui.bridge import RunBridge, RunStart
 from gui.canvas.node_item import NodeItem
 from gui.panels.pending import EditProblem, PendingView
 
@@ -128,7 +129,7 @@ class DebugController(QObject):
         """F9: a breakpoint on the selected nodes (on when any of them has none)."""
         names = names if names is not None else self.window.scene.selected_names()
         document = self.runs.workflow
-        names = [n for n in names if document.has_node(n) and not document.node(n).type.endswith(".stickyNote")]
+        names = [n for n in names if document.has_node(n) and self.window.registry.get(document.node(n).type).runnable]
         if not names:
             self.runs.show_status("Select a node to put a breakpoint on it (F9)")
             return

@@ -13,7 +13,9 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QInputDialog
 
 from engine.run_state import RunChanges
-from gui.bridge import MiniN8nError, RunBridge, RunOutcome, RunStart
+from engine.errors import MiniN8nError
+from engine.run_state import RunOutcome
+from gui.bridge import RunBridge, RunStart
 from gui.panels.executions import ExecutionsPanel
 
 if TYPE_CHECKING:

@@ -18,15 +18,17 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from gui import theme
-from gui.bridge import (
-    DocumentEditor, EditError, Link, MiniN8nError, Registry, Workflow, WorkflowFileError, builtin_registry,
-    load_workflow, new_workflow, save_workflow,
-)
+from engine.editing import DocumentEditor, EditError, Link, new_workflow
+from engine.errors import MiniN8nError, WorkflowFileError
+from engine.registry import builtin_registry, Registry
+from engine.workflow import load_workflow, save_workflow, Workflow
 from gui.canvas.connection_item import ConnectionItem
+from gui.canvas.node_item import NodeItem
+from gui.canvas.sticky_item import StickyItem
 from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
 from gui.first_frame import after_first_frame
-from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, StructureCommand
+from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, SettingCommand, StructureCommand
 from gui.dialogs.credentials import CredentialsDialog
 from gui.inspector.panel import Inspector
 from gui.node_adding import NodeAdder
@@ -103,7 +105,7 @@ class MainWindow(QMainWindow):
         self.load_document(workflow if workflow is not None else new_workflow(), path)
         self.run_controller = RunController(self, bridge if bridge is not None else RunBridge.open(self.registry))
         self.run_controller.run_shown.connect(lambda _outcome: self.inspector.refresh())  # previews read the run
-        self.start_from_trigger = StartFromTrigger(self, self.run_controller.bridge)  # the trigger's context menu
+        self.start_from_trigger = StartFromTrigger(self, self.run_controller.bridge, self.run_controller.debug)
 
     # ----- layout ---------------------------------------------------------------------------
     def _build_docks(self) -> None:
@@ -340,8 +342,8 @@ class MainWindow(QMainWindow):
             menu.addAction("Delete connection", lambda: self.disconnect_link(item.key))
             menu.exec(self.canvas.viewport().mapToGlobal(pos))
             return
-        name = getattr(item, "name", None)
-        if isinstance(name, str) and name not in self.scene.selected_names():
+        name = item.name if isinstance(item, (NodeItem, StickyItem)) else None
+        if name is not None and name not in self.scene.selected_names():
             self.scene.select_names([name])
         menu = QMenu(self)
         if self.scene.selected_names():
@@ -450,6 +452,11 @@ class MainWindow(QMainWindow):
 
     def set_credential(self, name: str, cred_type: str, ref: dict | None) -> None:
         self.undo_stack.push(CredentialCommand(self, name, cred_type, ref))
+
+    def set_settings(self, name: str, values: dict[str, object]) -> None:
+        """Change node settings (None removes one) in one undoable edit."""
+        if self.document.has_node(name) and not self.read_only:
+            self.undo_stack.push(SettingCommand(self, name, values))
 
     def set_disabled(self, names: list[str], disabled: bool) -> None:
         if names:

@@ -10,7 +10,12 @@ from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
-from gui.bridge import MAIN, DocumentEditor, Link, NodeType, Registry, Workflow, connection_refusal
+from engine.connection_types import MAIN
+from engine.editing import DocumentEditor, Link
+from engine.node_type import NodeType
+from engine.registry import Registry
+from engine.rules import connection_refusal
+from engine.workflow import Workflow
 from gui.canvas.adding import LABEL_ROOM, TypeMenu, free_spot, occupied, types_for_link, types_for_port
 from gui.canvas.node_item import NodeItem, body_size
 from gui.canvas.port_item import PortItem

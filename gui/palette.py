@@ -13,7 +13,8 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import NodeType, Registry
+from engine.node_type import NodeType
+from engine.registry import Registry
 from gui.canvas.view import NODE_MIME
 
 GROUPS = ("Triggers", "AI", "Models", "Memory", "Tools", "Core", "Notes")

@@ -17,7 +17,9 @@ from typing import Any
 
 from PySide6.QtCore import QStandardPaths
 
-from gui.bridge import Workflow, WorkflowFileError, parse_workflow, pid_alive, workflow_to_data
+from engine.errors import WorkflowFileError
+from engine.processes import pid_alive
+from engine.workflow import parse_workflow, Workflow, workflow_to_data
 
 FORMAT = "mini-n8n-recovery"
 _owned: set[Path] = set()  # recovery files owned by live windows of this process

@@ -14,8 +14,11 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget
 
 from engine.run_data import ExecutionState
-from engine.run_state import RunChanges, RunState
-from gui.bridge import MiniN8nError, RunBridge, RunOutcome, RunStart, StoredRun, Workflow, is_chat_trigger, pinned_items
+from engine.errors import MiniN8nError
+from engine.pin_data import pinned_items
+from engine.run_state import RunChanges, RunOutcome, RunState
+from engine.workflow import Workflow
+from gui.bridge import RunBridge, RunStart, StoredRun
 from gui.canvas.node_item import NodeItem
 from gui.panels.chat_panel import ChatPanel
 from gui.panels.output_panel import OutputPanel
@@ -146,7 +149,7 @@ class RunController(QObject):
             self.debug.pending_start()
             self._run_failed(str(exc))
             return
-        if is_chat_trigger(start):
+        if self.window.registry.get(start.type).is_chat_trigger:
             if self.chat.input.toPlainText().strip():
                 self.chat.submit()
             else:

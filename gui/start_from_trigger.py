@@ -8,37 +8,48 @@ a type mini-n8n does not run needs the JSON (or pinned data).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog, QMainWindow
+from PySide6.QtWidgets import QInputDialog
 
-from gui.bridge import MiniN8nError, Node, RunBridge, chat_item, is_pinned, is_trigger
+from engine.errors import MiniN8nError
+from engine.start import is_pinned, is_trigger
+from engine.workflow import Node
+from gui.bridge import RunBridge
+
+if TYPE_CHECKING:
+    from gui.debug_controller import DebugController
+    from gui.main_window import MainWindow
 
 EXAMPLE = '{\n  "field": "value"\n}'
 
 
 class StartFromTrigger(QObject):
-    """The "Start from This Trigger…" action of a window (its document, registry, status bar)."""
+    """The "Start from This Trigger…" action of a window (its document, registry, status bar); the
+    run stops at the window's breakpoints, as its re-runs and replays do."""
 
-    def __init__(self, window: QMainWindow, bridge: RunBridge) -> None:
+    def __init__(self, window: MainWindow, bridge: RunBridge, debug: DebugController) -> None:
         super().__init__(window)
         self.window = window
         self.bridge = bridge
+        self.debug = debug
         self.action = QAction("Start from This Trigger…", self)
         self.action.setToolTip("Run the workflow from this trigger, with its output item given as JSON")
         self.action.setProperty("nodeMenu", True)  # offered in the node's context menu
         self.action.triggered.connect(self.ask_and_start)
         window.addAction(self.action)
-        window.scene.selectionChanged.connect(self._update)  # type: ignore[attr-defined]
+        window.scene.selectionChanged.connect(self._update)
         self._update()
 
     def trigger(self) -> Node | None:
         """The one selected node, when it is a trigger."""
-        names = self.window.scene.selected_names()  # type: ignore[attr-defined]
+        names = self.window.scene.selected_names()
         if len(names) != 1:
             return None
-        node = self.window.document.node(names[0])  # type: ignore[attr-defined]
-        return node if is_trigger(node, self.window.registry) else None  # type: ignore[attr-defined]
+        node = self.window.document.node(names[0])
+        return node if is_trigger(node, self.window.registry) else None
 
     def _update(self) -> None:
         found = self.trigger()
@@ -47,11 +58,12 @@ class StartFromTrigger(QObject):
 
     def prefilled(self, node: Node) -> str:
         """What the dialog starts with: empty where the trigger has its own output, else an example."""
-        document = self.window.document  # type: ignore[attr-defined]
-        if is_pinned(document, node.name) or self.window.registry.get(node.type).supported:  # type: ignore[attr-defined]
-            if node.type.endswith(".chatTrigger") and not is_pinned(document, node.name):
-                item = chat_item("Hello", "editor")["json"]
-                return "{\n" + ",\n".join(f'  "{k}": "{v}"' for k, v in item.items()) + "\n}"
+        document = self.window.document
+        node_type = self.window.registry.get(node.type)
+        if is_pinned(document, node.name) or node_type.supported:
+            example = node_type.example_output()
+            if example is not None and not is_pinned(document, node.name):
+                return "{\n" + ",\n".join(f'  "{k}": "{v}"' for k, v in example.items()) + "\n}"
             return ""
         return EXAMPLE
 
@@ -60,7 +72,7 @@ class StartFromTrigger(QObject):
         if node is None:
             self.window.statusBar().showMessage("Select one trigger node to start from", 6000)
             return
-        pinned = is_pinned(self.window.document, node.name)  # type: ignore[attr-defined]
+        pinned = is_pinned(self.window.document, node.name)
         label = (f'Output of "{node.name}" ({node.type}) as JSON: an object or a list of objects.\n'
                  + ("Leave it empty to start with its pinned data." if pinned else
                     "Leave it empty to let the trigger run itself." if self.prefilled(node) == "" else ""))
@@ -69,9 +81,13 @@ class StartFromTrigger(QObject):
             self.start(node.name, text)
 
     def start(self, trigger: str, text: str) -> str | None:
-        """Start the run from `trigger` with `text` as its output (empty: its own); the problem, if it cannot start."""
+        """Start the run from `trigger` with `text` as its output (empty: its own), stopping at the
+        window's breakpoints; the problem, if it cannot start."""
+        self.window.commit_pending_edits()
+        self.window.leave_read_only()
         try:
-            self.bridge.run_from_trigger(self.window.document, trigger, text if text.strip() else None)  # type: ignore[attr-defined]
+            self.bridge.run_from_trigger(self.window.document, trigger, text if text.strip() else None,
+                                         self.debug.breakpoints_if_set())
         except MiniN8nError as exc:
             self.window.statusBar().showMessage(str(exc), 15000)
             return str(exc)

@@ -220,6 +220,7 @@ def style_sheet() -> str:
     return (
         text.replace("@accent", theme.accent.name())
         .replace("@muted", theme.muted_text.name())
+        .replace("@disabled", theme.link.name())
         .replace("@border", theme.node_border.name())
         .replace("@error", STATUS_COLOURS["error"])
     )

@@ -8,7 +8,9 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtWidgets import QMenu, QWidget
 
 from gui import theme
-from gui.bridge import MAIN, NodeType, Registry
+from engine.connection_types import MAIN
+from engine.node_type import NodeType
+from engine.registry import Registry
 
 from .node_item import NodeItem, body_size
 

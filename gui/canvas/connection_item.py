@@ -10,7 +10,7 @@ from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPo
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
-from gui.bridge import MAIN
+from engine.connection_types import MAIN
 
 from .port_item import PortItem
 

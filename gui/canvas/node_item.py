@@ -8,11 +8,16 @@ asks the scene to add a node connected there.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
 
 from gui import theme
-from gui.bridge import MAIN, Node, NodeType, PortSpec, port_name, version_note
+from engine.connection_types import MAIN, PortSpec
+from engine.node_settings import has_error_output, ports_of
+from engine.node_type import NodeType
+from engine.rules import port_name
+from engine.versions import version_note
+from engine.workflow import Node
 
 from .port_item import PortItem
 
@@ -33,6 +38,36 @@ _CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 _NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
+MAIN_LABEL_OFFSET = 8.0  # a main port's label starts this far out from the port, above its link
+SUB_LABEL_GAP = 10.0  # room between two labels under a wide node's sub-node inputs
+PORT_LABEL_POINTS = 8.0  # the small font port labels are written in
+
+
+def plus_out(label: str, width: float | None = None) -> float:
+    """How far right of an output port its "+" sits: past the port's label, if it has one."""
+    if not label:
+        return PLUS_OUT
+    if width is None:
+        width = QFontMetricsF(theme.ui_font(PORT_LABEL_POINTS)).horizontalAdvance(label)
+    return max(PLUS_OUT, MAIN_LABEL_OFFSET + width + PLUS_SIZE / 2 + 8)
+
+
+def sub_input_label(spec: PortSpec) -> str:
+    return (spec.label or port_name(spec.type)) + ("*" if spec.required else "")
+
+
+def wide_width(inputs: tuple[PortSpec, ...]) -> float:
+    """Width of a node taking sub-nodes: the usual width, or wider so that its sub-node inputs,
+    spread evenly along the bottom edge, each have room for their label (as n8n widens an agent
+    with many inputs)."""
+    labels = [sub_input_label(s) for s in inputs if s.type != MAIN]
+    if not labels:
+        return WIDE_WIDTH
+    fm = QFontMetricsF(theme.ui_font(PORT_LABEL_POINTS))
+    slot = max(fm.horizontalAdvance(label) for label in labels) + 8 + SUB_LABEL_GAP
+    return max(WIDE_WIDTH, slot * len(labels))
+
+
 def node_kind(inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> str:
     """How a node is drawn: `wide` (takes sub-nodes), `sub` (feeds a parent), or `square`."""
     if any(spec.type != MAIN for spec in inputs):
@@ -46,7 +81,7 @@ def body_size(node_type: NodeType) -> tuple[float, float]:
     """Width and height of a node of this type on the canvas (before it exists)."""
     kind = node_kind(node_type.inputs, node_type.outputs)
     if kind == "wide":
-        return WIDE_WIDTH, WIDE_HEIGHT
+        return wide_width(node_type.inputs), WIDE_HEIGHT
     if kind == "sub":
         return CIRCLE, CIRCLE
     return SQUARE, SQUARE
@@ -67,7 +102,7 @@ class NodeItem(QGraphicsRectItem):
         self.node_type = node_type
         self.inputs: tuple[PortSpec, ...]
         self.outputs: tuple[PortSpec, ...]
-        self.inputs, self.outputs = node_type.ports_for(node.parameters, float(node.typeVersion))
+        self.inputs, self.outputs = ports_of(node_type, node)
         if link_types is not None:
             ins, outs = link_types
             feeds_a_parent = bool(outs) and MAIN not in outs  # an unknown model, memory or tool
@@ -89,7 +124,7 @@ class NodeItem(QGraphicsRectItem):
         self._body: QPainterPath | None = None
         self.far_chunk = 0  # which batch of the far-out drawing holds this node
         if self.kind == "wide":
-            self.width, self.height = WIDE_WIDTH, WIDE_HEIGHT
+            self.width, self.height = wide_width(self.inputs), WIDE_HEIGHT
         elif self.kind == "sub":
             self.width = self.height = CIRCLE
         else:
@@ -123,7 +158,7 @@ class NodeItem(QGraphicsRectItem):
         step = self.width / max(1, len(sub_in))
         same_type: dict[str, int] = {}  # the k-th port of a type is input index k (an Agent's Fallback Model: 1)
         for i, spec in enumerate(sub_in):
-            label = (spec.label or port_name(spec.type)) + ("*" if spec.required else "")
+            label = sub_input_label(spec)
             index = same_type[spec.type] = same_type.get(spec.type, -1) + 1
             port = PortItem(self, "in", spec.type, index, label, spec.required, "bottom")
             port.setPos(step * (i + 0.5), self.height)
@@ -133,14 +168,20 @@ class NodeItem(QGraphicsRectItem):
             port.setPos(self.width * (i + 1) / (len(sub_out) + 1), 0)
             self.ports.append(port)
 
-    def set_inputs(self, inputs: tuple[PortSpec, ...]) -> None:
-        """Show other input ports (a parameter switched a port on or off); links are re-made by the scene."""
+    def set_ports(self, inputs: tuple[PortSpec, ...], outputs: tuple[PortSpec, ...]) -> None:
+        """Show other ports (a parameter switched a port on or off, a Switch's rules, the error
+        output of On Error); links are re-made by the scene."""
         for port in self.ports:
             port.setParentItem(None)
             if port.scene() is not None:
                 port.scene().removeItem(port)
         self.ports = []
-        self.inputs = inputs
+        self.inputs, self.outputs = inputs, outputs
+        if self.kind == "wide" and wide_width(inputs) != self.width:
+            self.prepareGeometryChange()
+            self.width = wide_width(inputs)
+            self.setRect(self._bounds())
+            self._shape = self._body = None
         self._build_ports()
         self._look_changed()
 
@@ -166,7 +207,7 @@ class NodeItem(QGraphicsRectItem):
         spots = []
         for port in self.ports:
             if port.side == "right" and port not in links:
-                spots.append((port, port.pos() + QPointF(PLUS_OUT, 0)))
+                spots.append((port, port.pos() + QPointF(plus_out(port.label), 0)))
             elif port.side == "bottom":
                 limit = next((s.max_connections for s in self.inputs if s.type == port.conn_type), None)
                 if limit is None or links.get(port, 0) < limit:
@@ -261,10 +302,15 @@ class NodeItem(QGraphicsRectItem):
         return QRectF(0, 0, self.width, self.height)
 
     def _bounds(self) -> QRectF:
-        """Body, name lines under it, and room for the "+" handles right of it."""
+        """Body, name lines under it, room for the "+" handles right of it and for the labels
+        of its main ports (a Switch's outputs, the error output, a Merge's inputs)."""
         extra = (LABEL_WIDTH - self.width) / 2 if self.width < LABEL_WIDTH else 0
-        right = max(self.width + extra + 14, self.width + PLUS_OUT + PLUS_SIZE / 2 + 4)
-        return QRectF(-extra - 14, -14, right + extra + 14, self.height + 76)
+        fm = QFontMetricsF(theme.ui_font(PORT_LABEL_POINTS))
+        out_label = max((fm.horizontalAdvance(s.label) for s in self.outputs if s.type == MAIN and s.label), default=0)
+        in_label = max((fm.horizontalAdvance(s.label) for s in self.inputs if s.type == MAIN and s.label), default=0)
+        right = max(self.width + extra + 14, self.width + plus_out(" " if out_label else "", out_label) + PLUS_SIZE / 2 + 4)
+        left = max(extra + 14, MAIN_LABEL_OFFSET + in_label + 4 if in_label else 0)
+        return QRectF(-left, -14, right + left, self.height + 76)
 
     def shape(self) -> QPainterPath:
         """The body, and the "+" handles so that clicks on them reach the node."""
@@ -425,9 +471,31 @@ class NodeItem(QGraphicsRectItem):
                 rect.translate(0, -8)
         renderer.render(painter, rect)
 
+    def _paint_main_labels(self, painter: QPainter, t: theme.Theme, small: QFont) -> None:
+        """The names of main ports that have one, outside the body just above each port's link
+        (n8n writes a Switch's outputs and "Success"/"Error" there); the error output in red."""
+        labelled = [p for p in self.ports if p.side in ("left", "right") and p.label]
+        if not labelled:
+            return
+        painter.setFont(small)
+        fm = QFontMetricsF(small)
+        last_output = sum(1 for s in self.outputs if s.type == MAIN) - 1
+        for port in labelled:
+            width = fm.horizontalAdvance(port.label) + 2
+            if port.side == "right":
+                box = QRectF(port.x() + MAIN_LABEL_OFFSET, port.y() - fm.height() - 1, width, fm.height())
+                align = Qt.AlignmentFlag.AlignLeft
+            else:
+                box = QRectF(port.x() - MAIN_LABEL_OFFSET - width, port.y() - fm.height() - 1, width, fm.height())
+                align = Qt.AlignmentFlag.AlignRight
+            error = port.side == "right" and port.index == last_output and has_error_output(self.node)
+            painter.setPen(t.status_colour("error") if error else t.muted_text)
+            painter.drawText(box, align | Qt.AlignmentFlag.AlignVCenter, port.label)
+
     def _paint_texts(self, painter: QPainter, t: theme.Theme) -> None:
         name_font = theme.ui_font(9.5, bold=True)
-        small = theme.ui_font(8)
+        small = theme.ui_font(PORT_LABEL_POINTS)
+        self._paint_main_labels(painter, t, small)
         if self.kind == "wide":
             subtitle = "Deactivated" if self.disabled else (
                 self.node_type.display_name if self.name != self.node_type.display_name else "")

@@ -13,7 +13,12 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
+from engine.editing import Link, links_of
+from engine.node_settings import ports_of
+from engine.registry import Registry
+from engine.rules import connection_refusal, port_name
+from engine.workflow import Node, Workflow
+from gui.bridge import node_warnings
 from gui.commands import Change
 
 from .connection_item import ConnectionItem, DraftLink, InsertHandle
@@ -103,7 +108,7 @@ class WorkflowScene(QGraphicsScene):
                 item.set_pinned(pinned.get(name) is not None)
                 if name in change.nodes and item.node_type.supported:
                     linked = {(t, target.index) for _s, t, _i, target in self.workflow.links() if target.node == name}
-                    ports_changed |= self._update_inputs(item, item.node, linked)
+                    ports_changed |= self._update_ports(item, item.node, linked)
         if ports_changed:  # a parameter showed or hid a port: its links are drawn again
             self.sync()
         elif change.nodes:
@@ -142,7 +147,7 @@ class WorkflowScene(QGraphicsScene):
             else:
                 item.refresh(node)
             if isinstance(item, NodeItem) and item.node_type.supported:
-                self._update_inputs(item, node, linked_into.get(node.name, set()))
+                self._update_ports(item, node, linked_into.get(node.name, set()))
             seen[key] = item
         for key, item in self._items.items():
             if seen.get(key) is not item:
@@ -182,11 +187,12 @@ class WorkflowScene(QGraphicsScene):
             self._rules_signature = signature
             self.refresh_problems()
 
-    def _update_inputs(self, item: NodeItem, node: Node, linked: set[tuple[str, int]]) -> bool:
-        """Ports a parameter shows or hides (the Agent's Output Parser, a Merge's inputs); a port
-        with a link (`linked`: connection type and input index) stays. True when the ports
-        changed (their links were dropped to be redrawn)."""
-        shown, _outputs = item.node_type.ports_for(node.parameters, float(node.typeVersion))
+    def _update_ports(self, item: NodeItem, node: Node, linked: set[tuple[str, int]]) -> bool:
+        """Ports a parameter or setting shows or hides (the Agent's Output Parser, a Merge's
+        inputs, a Switch's outputs and their names, the error output of On Error); an input with
+        a link (`linked`: connection type and input index) stays. True when the ports changed
+        (their links were dropped to be redrawn)."""
+        shown, outputs = ports_of(item.node_type, node)
         declared = item.node_type.inputs
         if all(spec in declared for spec in shown):  # keep the declared order
             index: dict[str, int] = {}
@@ -196,11 +202,11 @@ class WorkflowScene(QGraphicsScene):
                 if spec in shown or (spec.type, index[spec.type]) in linked:
                     kept.append(spec)
             shown = tuple(kept)
-        if shown == item.inputs:
+        if shown == item.inputs and outputs == item.outputs:
             return False
         for link in list(item.connections):
             self._drop_link(link)
-        item.set_inputs(shown)
+        item.set_ports(shown, outputs)
         return True
 
     def _link_types(self, name: str) -> tuple[set[str], set[str]]:

@@ -11,7 +11,8 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import Node, NodeType
+from engine.node_type import NodeType
+from engine.workflow import Node
 
 GRIP = 14.0
 MIN_SIZE = QSizeF(80, 40)

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import MiniN8nError, credential_book, credential_form
+from engine.errors import MiniN8nError
+from gui.bridge import credential_book, credential_form
 
 
 

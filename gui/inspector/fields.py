@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import is_displayed
+from engine.display_options import is_displayed
 
 from .code_editor import CodeField
 from .schema import choices_of, code_language, default_of, item_schema, kind_of, resolve, unwrap_optional

@@ -16,9 +16,14 @@ from PySide6.QtWidgets import (
 )
 
 from gui import theme
-from gui.bridge import ExecutionState, Node, credential_store, credential_types_of, expression_preview, node_warnings
+from engine.expressions.preview import expression_preview
+from engine.connection_types import MAIN
+from engine.run_data import ExecutionState
+from engine.workflow import Node
+from gui.bridge import credential_store, credential_types_of, node_warnings
 
 from .fields import FieldRow, FormBuilder, Path
+from .settings_form import SettingsForm
 
 if TYPE_CHECKING:
     from gui.main_window import MainWindow
@@ -36,6 +41,7 @@ class Inspector(QWidget):
         self.window = window
         self.node: Node | None = None
         self.builder: FormBuilder | None = None
+        self.settings: SettingsForm | None = None  # the node's Settings section
         self._built_key: Any = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -66,7 +72,7 @@ class Inspector(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Rebuild the form when the node's name, flags or parameters changed."""
+        """Rebuild the form when the node's name, flags, parameters or settings changed."""
         name = self._current_name()
         if name is None:
             if self.node is not None or self._built_key != "empty":
@@ -78,7 +84,8 @@ class Inspector(QWidget):
         state = self._run_state()
         ran = None if state is None else (state.id, state.status, sum(len(r) for r in state.run_data.values()))
         key = (name, node.is_disabled, json.dumps(node.parameters, sort_keys=True, default=str),
-               json.dumps(node.credentials, sort_keys=True, default=str), ran)
+               json.dumps(node.credentials, sort_keys=True, default=str),
+               json.dumps(node.model_extra, sort_keys=True, default=str), ran)
         if key == self._built_key:
             return
         focused = self._focused_path()
@@ -140,6 +147,7 @@ class Inspector(QWidget):
     # ----- building the form ----------------------------------------------------------------
     def _build(self, node: Node) -> None:
         node_type = self.window.registry.get(node.type)
+        self.settings = None
         page = QWidget()
         page.setObjectName("inspectorPage")
         layout = QVBoxLayout(page)
@@ -218,6 +226,13 @@ class Inspector(QWidget):
             none = QLabel("This node has no parameters.")
             none.setObjectName("fieldHint")
             layout.addWidget(none)
+        if node_type.runnable and any(spec.type == MAIN for spec in node_type.outputs):
+            settings_line = QFrame()
+            settings_line.setFrameShape(QFrame.Shape.HLine)
+            settings_line.setObjectName("separator")
+            layout.addWidget(settings_line)
+            self.settings = SettingsForm(node, self.window.set_settings)
+            layout.addWidget(self.settings)
         layout.addStretch(1)
         self._set_page(page)
         self._validate(node, node_type)

@@ -8,9 +8,10 @@ from typing import Any
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from gui.bridge import compact
+from engine.run_log import compact
 
-from gui.bridge import AI_LANGUAGE_MODEL, AI_TOOL, StepRow
+from engine.connection_types import AI_LANGUAGE_MODEL, AI_TOOL
+from engine.steps_table import StepRow
 
 ROLE_COLOURS = {"system": "#6b4fbb", "history": "#7a7a7a", "user": "#1a6fb5", "scratchpad": "#b06000",
                 "reply": "#1e7b34", "tool": "#b06000"}

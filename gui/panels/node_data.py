@@ -8,7 +8,7 @@ from typing import Any, Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from gui.bridge import ExecutionState, TaskData
+from engine.run_data import ExecutionState, TaskData
 
 from .json_tree import JsonTree
 

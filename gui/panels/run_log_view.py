@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCharFormat, Q
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from gui import theme
-from gui.bridge import RunLogLine
+from engine.run_log import RunLogLine
 
 MAX_LINES = 50_000
 NODE_SCHEME = "node:"

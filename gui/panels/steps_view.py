@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.bridge import StepRow, rows_to_csv, rows_to_json
+from engine.steps_table import rows_to_csv, rows_to_json, StepRow
 from .steps_model import COL_INPUT, COL_ITEM, COL_ITERATION, COL_OBSERVATION, COL_TOOL, StepsFilter, StepsModel
 
 ALL = "All"

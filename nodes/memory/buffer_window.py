@@ -98,7 +98,7 @@ def session_id(ctx: SupplyContext, params: BufferWindowParams, version: float) -
 
 def _chat_trigger_item(ctx: SupplyContext) -> Item | None:
     for node in ctx.workflow.nodes:
-        if node.type.endswith(".chatTrigger"):
+        if ctx.node_type_of(node).is_chat_trigger:
             return ctx.first_output_item(node.name)
     return None
 

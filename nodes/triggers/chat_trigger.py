@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
@@ -28,6 +29,11 @@ class ChatTrigger(NodeType):
     inputs = ()
     outputs = (PortSpec(MAIN),)
     is_trigger = True
+    is_chat_trigger = True
+
+    @classmethod
+    def example_output(cls) -> dict[str, Any] | None:
+        return dict(chat_item("Hello", "editor")["json"])
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         items = []

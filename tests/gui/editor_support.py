@@ -133,7 +133,7 @@ def palette_add(qtbot, window: Any, display_name: str) -> str:  # type: ignore[n
 
 
 def document_data(window: Any) -> dict[str, Any]:
-    from gui.bridge import workflow_to_data
+    from engine.workflow import workflow_to_data
 
     return json.loads(json.dumps(workflow_to_data(window.document)))
 

@@ -44,11 +44,31 @@ def test_the_bridge_exports_no_engine_driver() -> None:
     assert set(bridge.__all__) & (DRIVERS - {"RunBridge"}) == set()
 
 
+def test_the_bridge_exports_only_what_it_owns() -> None:
+    """Value types come from `engine` directly; the bridge's names are its own (no re-exports)."""
+    import gui.bridge as bridge
+
+    borrowed = [name for name in bridge.__all__
+                if getattr(getattr(bridge, name), "__module__", "gui.bridge") != "gui.bridge"]
+    assert borrowed == []
+    through = []
+    for path in [*GUI.rglob("*.py"), *(ROOT / "tests").rglob("*.py")]:
+        for module, name in imports(path):
+            if module == "gui.bridge" and name and name not in bridge.__all__:
+                through.append(f"{path.relative_to(ROOT)}: from gui.bridge import {name}")
+    assert through == []
+
+
 def test_controllers_do_not_probe_their_collaborators() -> None:
     for name in ("run_controller.py", "debug_controller.py", "executions_controller.py", "bridge.py", "panels/executions.py",
-                 "panels/chat_panel.py", "panels/steps_model.py"):
+                 "panels/chat_panel.py", "panels/steps_model.py", "start_from_trigger.py", "main_window.py"):
         text = (GUI / name).read_text()
         assert "getattr(" not in text and "hasattr(" not in text, name
+
+
+def test_the_trigger_action_knows_its_window_by_type() -> None:
+    text = (GUI / "start_from_trigger.py").read_text()
+    assert "attr-defined" not in text and "window: MainWindow" in text
 
 
 def test_no_panel_holds_the_store_the_step_book_or_the_debugger(run_window) -> None:

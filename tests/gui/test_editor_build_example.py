@@ -8,7 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QFileDialog
 
-from gui.bridge import builtin_registry, load_workflow
+from engine.registry import builtin_registry
+from engine.workflow import load_workflow
 
 from .editor_support import (  # noqa: F401  (fixtures)
     EXAMPLE, centre, click, connect_by_drag, document_data, drag, editor_env, make_window, palette_add,

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gui.app import _open_at_start
-from gui.bridge import new_workflow
+from engine.editing import new_workflow
 from tests.builders import MANUAL_TRIGGER, node
 
 from .editor_support import editor_env, make_window  # noqa: F401  (fixtures)

@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from engine.store import ExecutionStore
-from gui.bridge import save_workflow
+from engine.workflow import save_workflow
 from tests.builders import agent_workflow, tool_call
 
 ROOT = Path(__file__).parents[2]

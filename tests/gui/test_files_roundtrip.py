@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox
 
-from gui.bridge import load_workflow
+from engine.workflow import load_workflow
 
 from .editor_support import EXAMPLE, answer_next, editor_env, make_window  # noqa: F401  (fixtures)
 

@@ -103,7 +103,7 @@ def test_credential_picker_lists_the_local_store(qtbot, make_window, editor_env:
 
     from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
     from engine.node_type import NodeType
-    from gui.bridge import Registry
+    from engine.registry import Registry
     from nodes import BUILTIN_NODE_TYPES
 
     class KeyedModel(NodeType):

@@ -59,7 +59,6 @@ def test_the_json_item_is_the_triggers_output(run_window, qtbot, monkeypatch) ->
     assert state.run_data["Edit Fields"][0].data["main"][0][0]["json"] == {"text": "hello bot"}
     assert "Manual" not in state.run_data
     assert window.canvas.node_item("Edit Fields").status == "success"
-    window.grab().save("/tmp/t10/start-from-trigger.png")
 
 
 def test_pinned_data_starts_the_run_when_no_json_is_given(run_window, qtbot, monkeypatch) -> None:
@@ -80,3 +79,25 @@ def test_bad_json_or_no_item_is_said_and_nothing_runs(run_window) -> None:
     assert problem is not None and "Telegram" in problem and "--input" in problem
     assert window.statusBar().currentMessage() == problem
     assert not controller.bridge.running and controller.bridge.state is None
+
+
+def test_a_run_from_a_trigger_stops_at_the_editors_breakpoints(run_window, qtbot) -> None:
+    window, controller = run_window(telegram_workflow())
+    window.scene.select_names(["Edit Fields"])
+    controller.debug.toggle_breakpoint()
+    assert window.start_from_trigger.start("Telegram", '{"message": {"text": "hi"}}') is None
+    qtbot.waitUntil(lambda: controller.bridge.paused, timeout=5000)
+    assert controller.bridge.paused_at is not None and controller.bridge.paused_at.node == "Edit Fields"
+    qtbot.waitUntil(lambda: window.canvas.node_item("Edit Fields").status == "paused", timeout=5000)
+    assert "Edit Fields" not in controller.bridge.state.run_data
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as finished:
+        controller.debug.continue_()
+    assert finished.args[0].status == "success"
+    assert controller.bridge.state.run_data["Edit Fields"][0].data["main"][0][0]["json"] == {"text": "hi"}
+
+
+def test_without_breakpoints_a_run_from_a_trigger_does_not_pause(run_window, qtbot) -> None:
+    window, controller = run_window(telegram_workflow())
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as finished:
+        assert window.start_from_trigger.start("Telegram", '{"message": {"text": "hi"}}') is None
+    assert finished.args[0].status == "success" and controller.bridge.state.mode == "manual"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF
 
-from gui.bridge import Link
+from engine.editing import Link
 
 from .editor_support import (  # noqa: F401  (fixtures)
     EXAMPLE, centre, document_data, drag, editor_env, focus_canvas, make_window, palette_add,
