@@ -317,7 +317,7 @@ class Execution:
         entry.round += 1
         self._running_node = node.name
         try:
-            if node.name in self._error_settings and entry.mode == "main":
+            if node.name in self._error_settings and (entry.mode == "main" or self.replay is None):
                 result = await self._call_with_settings(node, entry)
             else:
                 result = await self._call(node, entry)
@@ -358,10 +358,10 @@ class Execution:
         return NodeOperationError(f"{type(exc).__name__}: {exc}", node=node.name)
 
     async def _call_with_settings(self, node: Node, entry: StackEntry) -> list[list[Item]] | EngineRequest:
-        """A main node's call under its Retry On Fail and On Error settings, as n8n runs them: a
-        failed try (an error, or a first output item holding `error`) is tried again after the
-        wait, each failed try noted in the run log; with the error output on, items made of an
-        error move to it."""
+        """A node's call under its Retry On Fail and On Error settings, as n8n runs them: a failed
+        try (an error, or a first output item holding `error`) is tried again after the wait, each
+        failed try noted in the run log (a tool's tries too); with the error output on, items made
+        of an error move to it."""
         tries, wait_ms = node_settings.retries(node)
         pending = entry.pending
         attempt = 1
@@ -385,7 +385,7 @@ class Execution:
             attempt += 1
             if wait_ms:
                 await asyncio.sleep(wait_ms / 1000)
-        if isinstance(result, list) and not entry.pinned and node_settings.has_error_output(node):
+        if isinstance(result, list) and entry.mode == "main" and not entry.pinned and node_settings.has_error_output(node):
             _inputs, outputs = self.node_type(node).ports_for(node.parameters, node.typeVersion)
             mains = sum(1 for spec in node_settings.outputs_with_error(node, outputs) if spec.type == MAIN)
             inputs = entry.inputs if entry.inputs is not None else [entry.input]

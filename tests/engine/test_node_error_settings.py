@@ -136,3 +136,19 @@ def test_items_made_of_an_error_move_to_the_error_output_over_their_input_item()
     assert routed[0] == [result[0][0], result[0][2]]  # an item with more than error/message/details stays
     assert routed[1] == [{"json": {"name": "Alan", "error": "bad"}, "pairedItem": {"item": 1}}, {"json": {"error": "unpaired"}}]
     assert node_settings.route_errors([[{"json": {"x": 1}}]], inputs, 2) == [[{"json": {"x": 1}}], []]
+
+
+async def test_a_tool_with_retry_on_fail_is_tried_again_before_the_agent_reads_its_error() -> None:
+    from tests.builders import CALCULATOR, agent_workflow, tool_call
+    from nodes.triggers.chat_trigger import chat_item
+
+    wf = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": "6 *"}, "c1")]}, {"text": "sorry"}],
+                        tools=[("Calculator", CALCULATOR, {})])
+    wf.node("Calculator").__pydantic_extra__.update(retryOnFail=True, maxTries=2, waitBetweenTries=1)
+    log = RunLog()
+    state = await _engine().run(wf, items=[chat_item("go", "s")], hooks=Hooks(log))
+    assert state.status == "success"
+    [task] = state.run_data["Calculator"]
+    assert task.error is not None and len(task.metadata["notes"]) == 1
+    assert task.metadata["notes"][0].startswith('Retry On Fail: try 1 of 2 of "Calculator" failed (')
+    assert "try 1 of 2" in next(line.text for line in log.lines if line.node == "Calculator")
