@@ -7,6 +7,7 @@ it changes; a stored execution opened read-only shows its own conversation inste
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -44,6 +45,8 @@ class ChatInput(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+
+_BLOCK = re.compile(r"\s*<(p|ul|ol|pre|h[1-6]|table|div|blockquote)\b")  # a reply that starts a block of its own: no line break after the name
 
 WHO = {"user": "You", "assistant": "Agent", "error": "Error"}
 
@@ -252,7 +255,8 @@ class ChatPanel(QWidget):
             parts.append(
                 f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
                 f"background:{background.name()}'>"
-                f"<tr><td style='color:{text.name()}'><span style='color:{name.name()}; font-weight:bold'>{WHO[entry.role]}</span><br>{body}</td></tr></table>"
+                f"<tr><td style='color:{text.name()}'><span style='color:{name.name()}; font-weight:bold'>{WHO[entry.role]}</span>"
+                f"{'' if _BLOCK.match(body) else '<br>'}{body}</td></tr></table>"
             )
         self.view.setHtml("".join(parts))
         bar = self.view.verticalScrollBar()

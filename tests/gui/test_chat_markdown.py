@@ -79,3 +79,15 @@ def test_only_web_links_are_opened(monkeypatch) -> None:  # type: ignore[no-unty
     for link in ("https://docs.n8n.io/", "javascript:alert(1)", "file:///etc/passwd"):
         chat_panel.open_link(QUrl(link))
     assert opened == ["https://docs.n8n.io/"]
+
+
+def test_the_reply_starts_on_the_line_after_the_name(qtbot) -> None:  # type: ignore[no-untyped-def]
+    chat = ChatPanel()
+    qtbot.addWidget(chat)
+    chat.add_user("What is 6 times 7?")
+    chat.begin_reply()
+    chat.end_reply("The answer is **42**.\n\n- six\n- seven")
+    lines = [b.text() for b in blocks(chat.view.document())]
+    agent = lines.index("Agent")
+    assert lines[agent + 1] == "The answer is 42."  # no empty line between the name and the reply
+    assert "You\u2028What is 6 times 7?" in lines  # plain text: the name, a line break, the message
