@@ -8,13 +8,19 @@ from typing import Any
 
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
-from engine.run_log import compact
-
 from engine.connection_types import AI_LANGUAGE_MODEL, AI_TOOL
+from engine.run_log import compact
 from engine.steps_table import StepRow
+from gui import theme
 
-ROLE_COLOURS = {"system": "#6b4fbb", "history": "#7a7a7a", "user": "#1a6fb5", "scratchpad": "#b06000",
-                "reply": "#1e7b34", "tool": "#b06000"}
+PURPLE = {False: "#6b4fbb", True: "#b49cff"}  # the system prompt, light or dark
+AMBER = {False: "#b06000", True: "#f5a524"}  # the agent's scratchpad and edits made while paused
+
+
+def role_colours(t: theme.Theme) -> dict[str, str]:
+    """The label colour of each kind of message, from the theme (readable on light and dark)."""
+    return {"system": PURPLE[t.dark], "history": t.muted_text.name(), "user": t.user_name.name(),
+            "scratchpad": AMBER[t.dark], "reply": t.agent_name.name(), "tool": AMBER[t.dark]}
 
 
 def pretty(value: Any) -> str:
@@ -66,20 +72,22 @@ def _heading(text: str) -> str:
 def messages_html(messages: list[dict[str, Any]], tools: list[Any] | None = None) -> str:
     """Messages as the model gets them, each labelled system, history, user or scratchpad."""
     out: list[str] = []
+    t = theme.current()
+    colours, muted = role_colours(t), t.muted_text.name()
     for label, message in message_parts(messages):
-        colour = ROLE_COLOURS.get(label, "#444")
+        colour = colours.get(label, muted)
         role = message.get("role", "")
         head = f"<span style='color:{colour}; font-weight:bold'>{label}</span>"
         if label != role:
-            head += f" <span style='color:#888'>({html.escape(str(role))})</span>"
+            head += f" <span style='color:{muted}'>({html.escape(str(role))})</span>"
         body = str(message.get("content", ""))
         for call in message.get("toolCalls") or []:
             body += ("\n" if body else "") + call_line(call)
         if message.get("toolCallId"):
-            head += f" <span style='color:#888'>for {html.escape(str(message['toolCallId']))}</span>"
+            head += f" <span style='color:{muted}'>for {html.escape(str(message['toolCallId']))}</span>"
         out.append(f"<div>{head}</div>" + _pre(body or "(empty)"))
     if tools:
-        out.append(f"<p style='color:#666'>tools offered: {html.escape(', '.join(map(str, tools)))}</p>")
+        out.append(f"<p style='color:{muted}'>tools offered: {html.escape(', '.join(map(str, tools)))}</p>")
     return "\n".join(out)
 
 
@@ -110,7 +118,7 @@ def detail_html(row: StepRow) -> str:
         out.append(messages_html(messages, request.get("tools") if isinstance(request, dict) else None))
         out.append(_heading("Raw reply of the model"))
         if task.error is not None:
-            out.append(f"<p style='color:#a1160a'>error: {html.escape(task.error.message)}</p>")
+            out.append(f"<p style='color:{theme.current().error_text.name()}'>error: {html.escape(task.error.message)}</p>")
         else:
             reply = _first_json(task.data, AI_LANGUAGE_MODEL) or {}
             content = reply.get("content", "") if isinstance(reply, dict) else ""
@@ -128,12 +136,12 @@ def detail_html(row: StepRow) -> str:
         out.append("<div><b>input</b></div>" + _pre(pretty(tool_input)))
         if tool is not None and tool.error is not None:
             text = tool.error.message + (f"\n{tool.error.description}" if tool.error.description else "")
-            out.append("<div style='color:#a1160a'><b>error</b></div>" + _pre(text))
+            out.append(f"<div style='color:{theme.current().error_text.name()}'><b>error</b></div>" + _pre(text))
         elif tool is not None:
             out.append("<div><b>output</b></div>" + _pre(pretty(_first_json(tool.data, AI_TOOL))))
         out.append("<div><b>observation (what the model reads next)</b></div>" + _pre(row.observation or "(none yet)"))
         if row.edited_from is not None:
-            out.append("<div style='color:#b06000'><b>edited while paused; the tool returned</b></div>"
+            out.append(f"<div style='color:{AMBER[theme.current().dark]}'><b>edited while paused; the tool returned</b></div>"
                        + _pre(row.edited_from))
     elif row.kind != "answer":
         out.append(_heading("Error") + _pre(row.observation))
@@ -154,6 +162,6 @@ class IterationDetail(QTextBrowser):
     def show_row(self, row: StepRow | None) -> None:
         self.row = row
         if row is None:
-            self.setHtml(f"<p style='color:#777'>{self.EMPTY}</p>")
+            self.setHtml(f"<p style='color:{theme.current().muted_text.name()}'>{self.EMPTY}</p>")
         else:
             self.setHtml(detail_html(row))

@@ -141,3 +141,13 @@ def link_formats(log: RunLogView) -> list[tuple[str, QColor]]:
             it += 1
         block = block.next()
     return out
+
+
+def test_iteration_detail_labels_are_readable(themed: theme.Theme, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QPalette
+
+    from gui.panels.iteration_detail import AMBER, role_colours
+
+    base = QApplication.palette().color(QPalette.ColorRole.Base)
+    for label, colour in {**role_colours(themed), "edited": AMBER[themed.dark], "error": themed.error_text.name()}.items():
+        assert theme.contrast(QColor(colour), base) >= READABLE, (label, colour, base.name())
