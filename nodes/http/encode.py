@@ -1,9 +1,9 @@
 """How n8n's HTTP Request node writes a query string, a form body and a multipart body on the wire.
 
-n8n hands its request to axios: a query goes through axios's own serializer (arrays as `a[]=1`,
-nested objects as `a[b]=1`, spaces as `+`) unless the *Array Format in Query Parameters* option
-picks the `qs` library's format; a form-urlencoded body goes through `qs.stringify` (spaces as
-`%20`, arrays with indices); multipart fields are written as the `form-data` library writes them.
+n8n hands its request to axios with the `qs` library's serializer: a query and a form-urlencoded
+body are `qs.stringify`'d (RFC 3986 percent-encoding, spaces as `%20`; arrays with indices
+`a%5B0%5D=1` unless *Array Format in Query Parameters* says brackets or repeat); multipart fields
+are written as the `form-data` library writes them.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ import secrets
 from typing import Any
 from urllib.parse import quote
 
-_URI_COMPONENT_SAFE = "-_.!~*'()"  # what JavaScript's encodeURIComponent leaves alone
 _QS_SAFE = "-_.~"  # what qs leaves alone (RFC 3986 unreserved)
-_AXIOS_UNESCAPE = (("%3A", ":"), ("%24", "$"), ("%2C", ","), ("%20", "+"), ("%5B", "["), ("%5D", "]"))
 
 
 def js_string(value: Any) -> str:
@@ -31,38 +29,6 @@ def js_string(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return "[object Object]" if isinstance(value, dict) else ",".join("" if v is None else js_string(v) for v in value)
     return str(value)
-
-
-def _axios_encode(text: str) -> str:
-    encoded = quote(text, safe=_URI_COMPONENT_SAFE)
-    for escaped, plain in _AXIOS_UNESCAPE:
-        encoded = encoded.replace(escaped, plain).replace(escaped.lower(), plain)
-    return encoded
-
-
-def _axios_pairs(value: Any, key: str, out: list[tuple[str, str]]) -> None:
-    if value is None and key:
-        out.append((key, ""))
-    elif isinstance(value, list):
-        flat = all(not isinstance(v, (dict, list)) for v in value)
-        for index, element in enumerate(value):
-            if flat:
-                if element is not None:
-                    out.append((f"{key}[]", js_string(element)))
-            else:
-                _axios_pairs(element, f"{key}[{index}]", out)
-    elif isinstance(value, dict):
-        for sub, element in value.items():
-            _axios_pairs(element, f"{key}[{sub}]" if key else str(sub), out)
-    else:
-        out.append((key, js_string(value)))
-
-
-def axios_query(params: dict[str, Any]) -> str:
-    """axios's default serializer (buildURL with AxiosURLSearchParams)."""
-    pairs: list[tuple[str, str]] = []
-    _axios_pairs(params, "", pairs)
-    return "&".join(f"{_axios_encode(k)}={_axios_encode(v)}" for k, v in pairs)
 
 
 def _qs_pairs(value: Any, key: str, array_format: str, out: list[tuple[str, str]]) -> None:

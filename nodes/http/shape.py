@@ -123,8 +123,6 @@ def autodetected(call: HttpCall, reply: Reply, node: str, resolved: Any = UNDEFI
         if resolved is not UNDEFINED:
             return "json", resolved
         text = reply.text()
-        if text.strip() == "":
-            return "json", {}
         try:
             return "json", json.loads(text)
         except ValueError:
@@ -146,8 +144,6 @@ def _to_text(value: Any) -> Any:
 
 
 def _parse_json_text(value: str, node: str) -> Any:
-    if value.strip() == "":
-        return {}
     try:
         return json.loads(value)
     except ValueError:

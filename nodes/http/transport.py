@@ -17,7 +17,7 @@ from nodes.http_transport import MAX_REPLY_ENV, LazyTLSTransport, failure_reason
 from nodes.tools.ssrf_guard import GuardedBackend, SsrfBlocked, SsrfPolicy
 
 from .build import HttpCall
-from .encode import axios_query, js_string, json_text, multipart, qs_stringify, with_query
+from .encode import js_string, json_text, multipart, qs_stringify, with_query
 
 LIMITS = httpx.Limits(max_keepalive_connections=16)
 REFUSED = "The service refused the connection - perhaps it is offline"
@@ -83,10 +83,7 @@ def wire_request(call: HttpCall) -> tuple[str, dict[str, str], bytes | None]:
     """The URL (query serialized), headers and body bytes the call puts on the wire."""
     query = ""
     if call.qs:
-        if call.array_format in ("repeat", "brackets"):
-            query = qs_stringify(call.qs, call.array_format)
-        else:
-            query = axios_query(call.qs)
+        query = qs_stringify(call.qs, call.array_format if call.array_format in ("repeat", "brackets") else "indices")
     url = with_query(call.url, query)
     headers = _headers(call.headers)
     has_type = any(k.lower() == "content-type" for k in headers)
