@@ -9,13 +9,16 @@ recording the parity corpus) and mini-n8n call it, so what each sent and read ca
 - `/api/items?page=N`: pages 1–3 of `{"items": [...], "page": N, "next": <URL of page N+1>}` (the
   last page has no `next`), after that `{"items": [], "page": N}`
 - `/api/list?page=N`: a JSON array of two items for pages 1–3, `[]` after
-- `/api/text`: `text/plain` words; `/api/html`: an HTML page; `/api/empty`: 200 with no body
+- `/api/text`: `text/plain` words; `/api/html`: an HTML page; `/api/empty`: 200 with no body;
+  `/api/file`: a PDF
 - `/api/redirect?to=<path>`: 302 to that path
+- `/api/slow?ms=N`: `{"slow": true}` after N milliseconds
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -83,8 +86,13 @@ def answer(request: Request) -> tuple[int, str, bytes, dict[str, str]]:
         return 200, "text/plain; charset=utf-8", "plain words, ünïcode".encode(), {}
     if path == "/api/html":
         return 200, "text/html", b"<html><body><p>Hello</p></body></html>", {}
+    if path == "/api/file":
+        return 200, "application/pdf", b"%PDF-1.4 not really", {}
     if path == "/api/empty":
         return 200, "application/json", b"", {}
+    if path == "/api/slow":
+        time.sleep(int(query.get("ms", "1000")) / 1000.0)
+        return 200, "application/json", _json({"slow": True}), {}
     if path == "/api/redirect":
         return 302, "text/plain", b"", {"Location": query.get("to", "/api/echo")}
     return 404, "application/json", _json({"message": f"Unknown path {path}"}), {}
