@@ -6,7 +6,7 @@ Batching option spaces them out), output in item order, each item paired with it
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -26,7 +26,6 @@ from .shape import UNDEFINED, items_of, reply_error
 from .transport import Reply, send
 
 HTTP_DESCRIPTION = "Makes an HTTP request and returns the response data"
-_SHOWN_WITH_BODY = {"show": {"sendBody": [True]}}
 
 
 def _shown(**conditions: list[Any]) -> dict[str, Any]:
@@ -38,29 +37,29 @@ class HttpRequestParams(NodeParams):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    method: str = Field("GET", title="Method", description="DELETE, GET, HEAD, OPTIONS, PATCH, POST or PUT")
+    method: Literal["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"] = Field("GET", title="Method")
     url: str = Field("", title="URL")
-    authentication: str = Field("none", title="Authentication",
-                                description="none, predefinedCredentialType or genericCredentialType")
+    authentication: Literal["none", "predefinedCredentialType", "genericCredentialType"] = Field(
+        "none", title="Authentication", description="The credential comes from the credentials store")
     nodeCredentialType: str = Field("", title="Credential Type", json_schema_extra=_shown(
         authentication=["predefinedCredentialType"]))
     genericAuthType: str = Field("", title="Generic Auth Type", description=(
         "httpBasicAuth, httpBearerAuth, httpDigestAuth, httpHeaderAuth, httpQueryAuth or httpCustomAuth"),
         json_schema_extra=_shown(authentication=["genericCredentialType"]))
     sendQuery: bool = Field(False, title="Send Query Parameters")
-    specifyQuery: str = Field("keypair", title="Specify Query Parameters", json_schema_extra=_shown(sendQuery=[True]))
+    specifyQuery: Literal["keypair", "json"] = Field("keypair", title="Specify Query Parameters", json_schema_extra=_shown(sendQuery=[True]))
     queryParameters: dict[str, Any] = Field(default_factory=dict, title="Query Parameters",
                                             json_schema_extra=_shown(sendQuery=[True], specifyQuery=["keypair"]))
     jsonQuery: Any = Field("", title="Query Parameters (JSON)", json_schema_extra=_shown(sendQuery=[True], specifyQuery=["json"]))
     sendHeaders: bool = Field(False, title="Send Headers")
-    specifyHeaders: str = Field("keypair", title="Specify Headers", json_schema_extra=_shown(sendHeaders=[True]))
+    specifyHeaders: Literal["keypair", "json"] = Field("keypair", title="Specify Headers", json_schema_extra=_shown(sendHeaders=[True]))
     headerParameters: dict[str, Any] = Field(default_factory=dict, title="Headers",
                                              json_schema_extra=_shown(sendHeaders=[True], specifyHeaders=["keypair"]))
     jsonHeaders: Any = Field("", title="Headers (JSON)", json_schema_extra=_shown(sendHeaders=[True], specifyHeaders=["json"]))
     sendBody: bool = Field(False, title="Send Body")
-    contentType: str = Field("json", title="Body Content Type", description="json, form-urlencoded, multipart-form-data or raw",
-                             json_schema_extra=_shown(sendBody=[True]))
-    specifyBody: str = Field("keypair", title="Specify Body", json_schema_extra=_shown(sendBody=[True]))
+    contentType: Literal["json", "form-urlencoded", "multipart-form-data", "binaryData", "raw"] = Field(
+        "json", title="Body Content Type", json_schema_extra=_shown(sendBody=[True]))
+    specifyBody: Literal["keypair", "json", "string"] = Field("keypair", title="Specify Body", json_schema_extra=_shown(sendBody=[True]))
     bodyParameters: dict[str, Any] = Field(default_factory=dict, title="Body Parameters", json_schema_extra=_shown(sendBody=[True]))
     jsonBody: Any = Field("", title="Body (JSON)", json_schema_extra=_shown(sendBody=[True], specifyBody=["json"]))
     body: str = Field("", title="Body", json_schema_extra=_shown(sendBody=[True]))
@@ -94,8 +93,6 @@ class HttpRequestNode(NodeType):
     group = "Core"
     icon = "http-request"
     Params = HttpRequestParams
-    credential_types = ("httpBasicAuth", "httpBearerAuth", "httpDigestAuth", "httpHeaderAuth", "httpQueryAuth",
-                        "httpCustomAuth")
     implemented_parameters = frozenset({
         "method", "url", "authentication", "nodeCredentialType", "genericAuthType", "sendQuery", "specifyQuery",
         "queryParameters", "jsonQuery", "sendHeaders", "specifyHeaders", "headerParameters", "jsonHeaders", "sendBody",
@@ -111,10 +108,6 @@ class HttpRequestNode(NodeType):
         "inputDataFieldName": "sending binary files is refused with an error naming the node",
         **dict.fromkeys(V1_V2, "typeVersion 1 and 2 of the HTTP Request node are refused with an error naming the node"),
     }
-
-    @classmethod
-    def needs_credential(cls, parameters: dict[str, Any]) -> bool:
-        return parameters.get("authentication") == "genericCredentialType"
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         return [await run_requests(ctx)]
