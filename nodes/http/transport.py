@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ LIMITS = httpx.Limits(max_keepalive_connections=16)
 REFUSED = "The service refused the connection - perhaps it is offline"
 NOT_FOUND = "The connection cannot be established, this usually occurs due to an incorrect host (domain) value"
 ABORTED = "The connection was aborted, perhaps the server is offline"
+SSL_ISSUE = "SSL Issue: consider using the 'Ignore SSL issues' option"
 RESET = ("The connection to the server was closed unexpectedly, perhaps it is offline. You can retry the request "
          "immediately or wait and retry later.")
 
@@ -113,6 +115,8 @@ def _connect_error(exc: httpx.HTTPError, url: str) -> tuple[str, str]:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     seen: BaseException | None = exc
     while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return SSL_ISSUE, seen.verify_message or str(seen)
         if isinstance(seen, socket.gaierror):
             return NOT_FOUND, f"getaddrinfo ENOTFOUND {host}"
         if isinstance(seen, ConnectionRefusedError):

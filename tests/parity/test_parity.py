@@ -320,3 +320,11 @@ def test_a_failing_sub_node_has_its_own_run_and_fails_its_parent_in_n8ns_words(p
     assert (memory.error.message, memory.error.description) == (their_memory["error"]["message"], their_memory["error"]["description"])
     assert [(s.previous_node, s.previous_node_run) for s in memory.source] == [
         (s["previousNode"], s["previousNodeRun"]) for s in their_memory["source"]]
+
+
+@pytest.mark.parametrize("name", ["http-error-404", "http-error-500-text", "http-error-429"])
+def test_http_errors_carry_the_servers_words_as_n8n_does(name: str, peer_url: str) -> None:
+    """A non-2xx answer: n8n's message for the status, and the message found in the body as the description."""
+    state = run_ours(name, peer_url)
+    theirs = recorded(name, peer_url)["data"]["resultData"]["error"]
+    assert (state.error.message, state.error.description) == (theirs["message"], theirs["description"])

@@ -168,3 +168,57 @@ def test_the_http_request_tool_fills_from_ai_arguments(registry: Registry, peer:
     [echo] = json.loads(step["observation"])
     assert echo["path"] == "/api/echo/42" and json.loads(echo["body"]) == {"note": "rush"}
     assert peer.requests[0].method == "POST"
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[str]:
+    """An https server on loopback with a self-signed certificate no store trusts."""
+    import datetime
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"secure": true}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_untrusted_certificate_fails_unless_ssl_issues_are_ignored(registry: Registry, tls_server: str) -> None:
+    refused = run(registry, {"url": tls_server + "/x"})
+    assert refused.status == "error"
+    assert refused.error.message == "SSL Issue: consider using the 'Ignore SSL issues' option"
+    assert "certificate" in refused.error.description
+    assert output(run(registry, {"url": tls_server + "/x", "options": {"allowUnauthorizedCerts": True}})) == [{"secure": True}]
