@@ -124,7 +124,7 @@ def _pairs(node: str, entries: Any, version: float, *, skip_unnamed: bool = Fals
     return out
 
 
-def _options(ctx: NodeContext, item_index: int) -> dict[str, Any]:
+def options_of(ctx: NodeContext, item_index: int) -> dict[str, Any]:
     """The node's options for one item, expressions resolved, except pagination (read raw)."""
     raw = ctx.node.parameters.get("options") or {}
     if not isinstance(raw, dict):
@@ -156,7 +156,7 @@ def build_call(ctx: NodeContext, item_index: int, version: float, auth: RequestA
         raise _refuse(node, "SSL client certificates (SSL Certificates)", "Turn SSL Certificates off")
 
     method = str(get("method", "GET"))
-    options = _options(ctx, item_index)
+    options = options_of(ctx, item_index)
     response = response_options(options)
     response_format = response.get("responseFormat") or "autodetect"
     if response_format == "file":

@@ -17,10 +17,9 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
-from nodes.flow.params import parameter, plain
 from nodes.tools.naming import node_name_to_tool_name
 
-from .build import HttpCall, build_call, node_auth
+from .build import HttpCall, build_call, node_auth, options_of
 from .pagination import Pagination, paginate, pagination_of
 from .shape import UNDEFINED, items_of, reply_error
 from .transport import Reply, send
@@ -173,7 +172,7 @@ async def run_requests(ctx: NodeContext) -> list[Item]:
     try:
         try:
             for index in range(len(ctx.items)):
-                batching = plain(parameter(ctx, "options", index, {})).get("batching") if index else None
+                batching = options_of(ctx, index).get("batching") if index else None
                 batch = (batching or {}).get("batch") or {} if isinstance(batching, dict) else {}
                 size = batch.get("batchSize") if isinstance(batch.get("batchSize"), (int, float)) and batch["batchSize"] > 0 else 1
                 interval = batch.get("batchInterval")
