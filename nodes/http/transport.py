@@ -58,17 +58,33 @@ class Reply:
             return self.content.decode("utf-8", errors="replace")
 
 
+class _UnverifiedTLSTransport(LazyTLSTransport):
+    """Ignore SSL Issues: https without checking the certificate (the SSRF guard still applies)."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme != "https":
+            return await super().handle_async_request(request)
+        if self._tls is None:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            self._tls = self._make(context)
+        return await self._tls.handle_async_request(request)
+
+
 def _client(policy: SsrfPolicy | None, verify: bool, proxy: str | None, max_redirects: int) -> httpx.AsyncClient:
     per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (policy, verify, proxy, max_redirects)
     client = per_loop.get(key)
     if client is None or client.is_closed:
         backend = GuardedBackend(policy) if policy is not None else None
-        if verify and proxy is None:
+        if proxy is not None:
+            client = httpx.AsyncClient(verify=verify, proxy=proxy, limits=LIMITS, max_redirects=max_redirects, trust_env=False)
+        elif verify:
             client = LazyTLSTransport.client(LIMITS, network_backend=backend, max_redirects=max_redirects)
         else:
-            client = httpx.AsyncClient(verify=verify, proxy=proxy, limits=LIMITS, max_redirects=max_redirects,
-                                       trust_env=proxy is None)
+            client = httpx.AsyncClient(transport=_UnverifiedTLSTransport(LIMITS, backend), limits=LIMITS,
+                                       max_redirects=max_redirects)
         per_loop[key] = client
     return client
 
@@ -135,7 +151,12 @@ def _connect_error(exc: httpx.HTTPError, url: str) -> tuple[str, str]:
 async def send(call: HttpCall, node: str) -> Reply:
     """Send the call and read its whole answer (up to $MINI_N8N_MAX_REPLY_BYTES)."""
     url, headers, content = wire_request(call)
-    client = _client(SsrfPolicy.from_env(), call.verify, call.proxy, call.max_redirects)
+    policy = SsrfPolicy.from_env()
+    if policy is not None and call.proxy is not None:
+        raise NodeOperationError(f'HTTP Request "{node}": the Proxy option cannot be used with SSRF protection on',
+                                 node=node, description="Through a proxy, the address checked would be the proxy's; "
+                                                        "remove the option or turn N8N_SSRF_PROTECTION_ENABLED off")
+    client = _client(policy, call.verify, call.proxy, call.max_redirects)
     limit = max_reply_bytes()
     try:
         async with asyncio.timeout(call.timeout_ms / 1000.0):

@@ -222,3 +222,20 @@ def test_an_untrusted_certificate_fails_unless_ssl_issues_are_ignored(registry: 
     assert refused.error.message == "SSL Issue: consider using the 'Ignore SSL issues' option"
     assert "certificate" in refused.error.description
     assert output(run(registry, {"url": tls_server + "/x", "options": {"allowUnauthorizedCerts": True}})) == [{"secure": True}]
+
+
+@pytest.mark.parametrize("options", [{}, {"allowUnauthorizedCerts": True}])
+def test_ssrf_protection_refuses_loopback(registry: Registry, peer: RestPeer, monkeypatch: pytest.MonkeyPatch,
+                                          options: dict) -> None:
+    monkeypatch.setenv("N8N_SSRF_PROTECTION_ENABLED", "true")
+    state = run(registry, {"url": peer.url + "/api/echo", "options": options})
+    assert state.status == "error" and state.error.message == "The request was blocked because it resolves to a restricted IP address"
+    assert not peer.requests
+
+
+def test_a_proxy_is_refused_while_ssrf_protection_is_on(registry: Registry, peer: RestPeer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("N8N_SSRF_PROTECTION_ENABLED", "true")
+    state = run(registry, {"url": "http://api.example.invalid/x", "options": {"proxy": peer.url}})
+    assert state.status == "error"
+    assert state.error.message == 'HTTP Request "HTTP": the Proxy option cannot be used with SSRF protection on'
+    assert not peer.requests
