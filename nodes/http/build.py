@@ -3,6 +3,7 @@ HttpRequestV3 builds it (typeVersion 3–4.3): URL, query, headers, body, creden
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,8 +62,6 @@ def _refuse(node: str, what: str, hint: str) -> NodeOperationError:
 
 def _json_parameter(node: str, value: Any) -> Any:
     """n8n's check of a JSON text parameter (JSON.parse of its text, whatever its type)."""
-    import json
-
     text = js_string(value) if not isinstance(value, str) else value
     try:
         return json.loads(text)
