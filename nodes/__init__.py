@@ -54,6 +54,8 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.noOp": "nodes.flow.no_op:NoOpNode",
     "n8n-nodes-base.stopAndError": "nodes.flow.stop_and_error:StopAndErrorNode",
     "n8n-nodes-base.wait": "nodes.flow.wait_node:WaitNode",
+    "n8n-nodes-base.httpRequest": "nodes.http.node:HttpRequestNode",
+    "n8n-nodes-base.httpRequestTool": "nodes.http.node:HttpRequestToolNode",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
 }
 

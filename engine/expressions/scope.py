@@ -47,6 +47,7 @@ class Scope:
     pair_index: int | None = None
     generation: int = 0  # raised when the run moved on: answers read before are stale
     parameters_of: Callable[[Node], dict[str, Any]] | None = None  # a node's parameters as n8n holds them
+    additional: dict[str, Any] | None = None  # names n8n adds for one evaluation ($response, $pageCount...)
     _meta: str | None = None
     _linked: frozenset[str] | None = None
 
@@ -81,6 +82,7 @@ class Scope:
                 "parameters": self._parameters(node) if node is not None else {},
                 "nodeVersion": node.typeVersion if node is not None else 1,
                 "nodeId": node.id if node is not None else "",
+                "additional": self.additional or {},
             }
             self._meta = json.dumps(meta, ensure_ascii=False, default=str)
         return self._meta

@@ -61,7 +61,7 @@ PREDEFINED: dict[str, Apply] = {
     "perplexityApi": _bearer("apiKey"),
     "serpApi": lambda c: ({}, {"api_key": str(c.get("apiKey", ""))}),
 }
-GENERIC = ("httpBasicAuth", "httpDigestAuth", "httpHeaderAuth", "httpQueryAuth", "httpCustomAuth")
+GENERIC = ("httpBasicAuth", "httpBearerAuth", "httpDigestAuth", "httpHeaderAuth", "httpQueryAuth", "httpCustomAuth")
 
 
 @dataclass
@@ -92,7 +92,8 @@ def check_host(url: str, authentication: str, node: str) -> None:
         )
 
 
-def _credential(services: Any, node_credentials: dict[str, Any] | None, cred_type: str, node: str) -> dict[str, Any]:
+def _credential(services: Any, node_credentials: dict[str, Any] | None, cred_type: str, node: str,
+                label: str = "HTTP Request Tool") -> dict[str, Any]:
     ref = credential_ref(node_credentials, cred_type)
     try:
         found = services.credentials.get(cred_type, ref)
@@ -100,7 +101,7 @@ def _credential(services: Any, node_credentials: dict[str, Any] | None, cred_typ
         raise NodeOperationError(str(exc), node=node) from None
     if not found:
         raise NodeOperationError(
-            f'HTTP Request Tool "{node}" needs a {cred_type} credential, and none is stored',
+            f'{label} "{node}" needs a {cred_type} credential, and none is stored',
             node=node,
             description="Add it in the editor's credentials, or to credentials.json under that type",
         )
@@ -113,39 +114,46 @@ def _secrets(data: dict[str, Any]) -> list[str]:
 
 def request_auth(
     authentication: str, generic_type: str, predefined_type: str, services: Any,
-    node_credentials: dict[str, Any] | None, node: str,
+    node_credentials: dict[str, Any] | None, node: str, label: str = "HTTP Request Tool",
+    digest_credential: str = "httpBasicAuth",
 ) -> RequestAuth:
-    """What the node's authentication adds to its requests (nothing for `none`)."""
+    """What the node's authentication adds to its requests (nothing for `none`); `label` names
+    the node's kind in errors."""
     if authentication == "none":
         return RequestAuth()
     if authentication == "predefinedCredentialType":
         apply = PREDEFINED.get(predefined_type)
         if apply is None:
             raise NodeOperationError(
-                f'HTTP Request Tool "{node}" uses the predefined credential type "{predefined_type}", which mini-n8n '
+                f'{label} "{node}" uses the predefined credential type "{predefined_type}", which mini-n8n '
                 "does not apply yet",
                 node=node,
                 description=f"Supported: {', '.join(sorted(PREDEFINED))}; or choose Generic Credential Type "
                             "(Header Auth, Query Auth, Basic Auth)",
             )
-        data = _credential(services, node_credentials, predefined_type, node)
+        data = _credential(services, node_credentials, predefined_type, node, label)
         headers, query = apply(data)
         return RequestAuth(headers=headers, query=query, secrets=_secrets(data))
     if authentication != "genericCredentialType":
-        raise NodeOperationError(f'HTTP Request Tool "{node}": unknown authentication "{authentication}"', node=node)
+        raise NodeOperationError(f'{label} "{node}": unknown authentication "{authentication}"', node=node)
     if generic_type in ("httpBasicAuth", "httpDigestAuth"):
-        data = _credential(services, node_credentials, "httpBasicAuth", node)  # n8n reads httpBasicAuth for both
+        # n8n's tool reads httpBasicAuth for both; its HTTP Request node reads httpDigestAuth for digest
+        cred_type = digest_credential if generic_type == "httpDigestAuth" else "httpBasicAuth"
+        data = _credential(services, node_credentials, cred_type, node, label)
         user, password = str(data.get("user", "")), str(data.get("password", ""))
         auth: httpx.Auth = httpx.DigestAuth(user, password) if generic_type == "httpDigestAuth" else httpx.BasicAuth(user, password)
         return RequestAuth(auth=auth, secrets=_secrets(data))
+    if generic_type == "httpBearerAuth":
+        data = _credential(services, node_credentials, generic_type, node, label)
+        return RequestAuth(headers={"Authorization": f"Bearer {data.get('token', '')}"}, secrets=_secrets(data))
     if generic_type == "httpHeaderAuth":
-        data = _credential(services, node_credentials, generic_type, node)
+        data = _credential(services, node_credentials, generic_type, node, label)
         return RequestAuth(headers={str(data.get("name", "")): str(data.get("value", ""))}, secrets=_secrets(data))
     if generic_type == "httpQueryAuth":
-        data = _credential(services, node_credentials, generic_type, node)
+        data = _credential(services, node_credentials, generic_type, node, label)
         return RequestAuth(query={str(data.get("name", "")): str(data.get("value", ""))}, secrets=_secrets(data))
     if generic_type == "httpCustomAuth":
-        data = _credential(services, node_credentials, generic_type, node)
+        data = _credential(services, node_credentials, generic_type, node, label)
         try:
             custom = json.loads(data.get("json") or "{}")
         except ValueError:
@@ -158,7 +166,7 @@ def request_auth(
                            body=dict(custom.get("body") or {}), secrets=secrets)
     if generic_type in ("oAuth1Api", "oAuth2Api"):
         raise NodeOperationError(
-            f'HTTP Request Tool "{node}" uses {generic_type}, which mini-n8n does not support',
+            f'{label} "{node}" uses {generic_type}, which mini-n8n does not support',
             node=node, description="Use Header Auth with an access token instead",
         )
     raise NodeOperationError(f"The type {generic_type} is not supported", node=node)

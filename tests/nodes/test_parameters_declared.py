@@ -11,7 +11,8 @@ import pytest
 
 from engine.registry import builtin_registry
 
-FACTS = json.loads((Path(__file__).parents[1] / "fixtures" / "n8n_parameters" / "flow_nodes.json").read_text())
+FACTS = {type_id: versions for path in sorted((Path(__file__).parents[1] / "fixtures" / "n8n_parameters").glob("*_nodes.json"))
+         for type_id, versions in json.loads(path.read_text()).items()}
 
 
 @pytest.mark.parametrize("type_id", sorted(FACTS))

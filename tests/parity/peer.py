@@ -22,6 +22,10 @@ request body as JSON with sorted keys (what n8n's OpenAI Chat Model sent, record
 does not (the one difference kept on purpose). Requests to the Responses API (/v1/responses)
 are read the same way: their `input` items as messages, their tools as Chat Completions tools.
 
+Paths under `/api/` are the REST API of tests/peers/rest_api.py (the HTTP Request node's peer).
+A corpus workflow names that server `http://parity-peer.invalid` (PEER_ORIGIN): the recording and
+the comparison put the running peer's origin there, and the recording writes it back as that name.
+
 Run as a module it serves until stdin closes and prints its base URL first:
 `python -m tests.parity.peer`.
 """
@@ -35,8 +39,11 @@ import sys
 from typing import Any
 
 from tests.peers.anthropic_peer import respond_messages
+from tests.peers import rest_api
 from tests.peers.http_peer import Connection, Request, Step
 from tests.peers.openai_peer import OpenAIPeer
+
+PEER_ORIGIN = "http://parity-peer.invalid"  # what corpus workflows call the peer's origin
 
 MODEL = "gpt-4o-mini"
 ANTHROPIC_MODELS = ("claude-3-5-sonnet-20240620", "claude-sonnet-4-20250514")
@@ -149,10 +156,17 @@ def _final_answer(body: dict[str, Any]) -> Step | None:
 
 
 class ParityPeer(OpenAIPeer):
-    """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model)
-    and Groq's /openai/v1/chat/completions."""
+    """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model),
+    Groq's /openai/v1/chat/completions and the REST API under /api/."""
+
+    def next_step(self, request: Request) -> Step:
+        if request.path.startswith("/api/"):
+            return Step()  # the REST API answers for itself
+        return super().next_step(request)
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.path.startswith("/api/"):
+            return rest_api.respond(conn, request)
         if request.path == "/v1/messages":
             return respond_messages(conn, request, step, ANTHROPIC_MODELS, None, self.answering)
         if request.path == "/openai/v1/chat/completions":  # Groq's path for the same API

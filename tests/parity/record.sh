@@ -43,14 +43,21 @@ printf '[{"id":"cred0000000001","name":"OpenAi account","type":"openAiApi","data
 {"id":"cred0000000002","name":"OpenRouter account","type":"openRouterApi","data":{"apiKey":"sk-parity","url":"%s"}},
 {"id":"cred0000000003","name":"DeepSeek account","type":"deepSeekApi","data":{"apiKey":"sk-parity","url":"%s"}},
 {"id":"cred0000000004","name":"Anthropic account","type":"anthropicApi","data":{"apiKey":"sk-parity","url":"%s"}},
-{"id":"cred0000000005","name":"Groq account","type":"groqApi","data":{"apiKey":"sk-parity"}}]\n' \
+{"id":"cred0000000005","name":"Groq account","type":"groqApi","data":{"apiKey":"sk-parity"}},
+{"id":"cred0000000011","name":"Header Auth account","type":"httpHeaderAuth","data":{"name":"X-Api-Key","value":"key-parity"}},
+{"id":"cred0000000012","name":"Bearer Auth account","type":"httpBearerAuth","data":{"token":"token-parity"}},
+{"id":"cred0000000013","name":"Query Auth account","type":"httpQueryAuth","data":{"name":"api_key","value":"key parity"}},
+{"id":"cred0000000014","name":"Basic Auth account","type":"httpBasicAuth","data":{"user":"ada","password":"pass parity"}}]\n' \
   "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" > "$WORK/creds.json"
 export GROQ_BASE_URL="${PEER_URL%/v1}"  # the Groq SDK's own setting: its requests go to the scripted model
 "$N8N" import:credentials --input="$WORK/creds.json" > /dev/null
 
 if [ $# -gt 0 ]; then names=("$@"); else names=(); for f in "$HERE"/workflows/*.json; do names+=("$(basename "$f" .json)"); done; fi
+# The REST API's origin (tests/peers/rest_api.py, served by the same peer) goes where a workflow says
+# http://parity-peer.invalid; the recordings say it again instead of the port of this run.
+ORIGIN="${PEER_URL%/v1}"
 mkdir -p "$WORK/import"
-for name in "${names[@]}"; do cp "$HERE/workflows/$name.json" "$WORK/import/"; done
+for name in "${names[@]}"; do sed "s#http://parity-peer.invalid#$ORIGIN#g" "$HERE/workflows/$name.json" > "$WORK/import/$name.json"; done
 "$N8N" import:workflow --separate --input="$WORK/import" > /dev/null
 
 # Successful runs: one `n8n execute-batch` process for all (n8n starts in ~5 s, on a busy machine far
@@ -68,9 +75,10 @@ for i in "${!names[@]}"; do
     # A failed run leaves no snapshot: `n8n execute` prints log lines, then the execution as JSON.
     "$N8N" execute --id="$id" --rawOutput > "$WORK/stdout" 2> "$WORK/stderr" || true
   fi
-  if "$PYTHON" - "$WORK/stdout" "$OUT/$name.json" <<'PY'
+  if "$PYTHON" - "$WORK/stdout" "$OUT/$name.json" "$ORIGIN" <<'PY'
 import json, re, sys
-text = open(sys.argv[1], encoding="utf-8").read()
+text = open(sys.argv[1], encoding="utf-8").read().replace(sys.argv[3], "http://parity-peer.invalid")
+text = text.replace(sys.argv[3].removeprefix("http://"), "parity-peer.invalid")
 match = re.search(r"^\{\s*$", text, re.M)
 if match is None:
     sys.exit(1)

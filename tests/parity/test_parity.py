@@ -30,8 +30,8 @@ from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.run_data import ExecutionState
 from engine.services import Services
-from engine.workflow import load_workflow
-from tests.parity.peer import parity_peer
+from engine.workflow import load_workflow, parse_workflow
+from tests.parity.peer import PEER_ORIGIN, parity_peer
 
 HERE = Path(__file__).parent
 WORKFLOWS = sorted((HERE / "workflows").glob("*.json"))
@@ -81,6 +81,15 @@ KNOWN_GAPS: dict[str, str] = {
 
 
 
+# the HTTP Request node's generic credentials, as record.sh gives them to n8n
+HTTP_CREDENTIALS = {
+    "httpHeaderAuth": {"name": "X-Api-Key", "value": "key-parity"},
+    "httpBearerAuth": {"token": "token-parity"},
+    "httpQueryAuth": {"name": "api_key", "value": "key parity"},
+    "httpBasicAuth": {"user": "ada", "password": "pass parity"},
+}
+
+
 class _Credentials:
     """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq), pointed at the
     scripted model (Groq's `url` stands for the GROQ_BASE_URL its SDK reads)."""
@@ -89,6 +98,8 @@ class _Credentials:
         self.url = url
 
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
+        if cred_type in HTTP_CREDENTIALS:
+            return HTTP_CREDENTIALS[cred_type]
         return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") \
             else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type in ("anthropicApi", "groqApi") \
             else None
@@ -103,10 +114,19 @@ def peer_url() -> Any:
         yield peer.base_url
 
 
-def recorded(name: str) -> dict[str, Any]:
+def recorded(name: str, url: str | None = None) -> dict[str, Any]:
+    """n8n's recording; with `url` (the running peer's), its REST API origin as this run's."""
     path = HERE / "recorded" / f"{name}.json"
     assert path.exists(), f"no recording for {name}: run tests/parity/record.sh {name}"
-    return json.loads(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    if url is not None:
+        text = text.replace(PEER_ORIGIN, _origin(url)).replace(PEER_ORIGIN.removeprefix("http://"),
+                                                               _origin(url).removeprefix("http://"))
+    return json.loads(text)
+
+
+def _origin(url: str) -> str:
+    return url.removesuffix("/v1")
 
 
 _RUNS: dict[str, ExecutionState] = {}
@@ -115,7 +135,8 @@ _RUNS: dict[str, ExecutionState] = {}
 def run_ours(name: str, url: str) -> ExecutionState:
     """Our run of a corpus workflow (once per test session: two tests read it)."""
     if name not in _RUNS:
-        workflow = load_workflow(HERE / "workflows" / f"{name}.json")
+        text = (HERE / "workflows" / f"{name}.json").read_text(encoding="utf-8")
+        workflow = parse_workflow(json.loads(text.replace(PEER_ORIGIN, _origin(url))))
         engine = Engine(builtin_registry(), Services(credentials=_Credentials(url)))
         _RUNS[name] = asyncio.run(engine.run(workflow, mode="cli"))
     return _RUNS[name]
@@ -200,7 +221,7 @@ def test_the_corpus_is_large_and_recorded() -> None:
 
 @pytest.mark.parametrize("name", _cases())
 def test_same_output_as_n8n(name: str, peer_url: str) -> None:
-    problems = compare(name, run_ours(name, peer_url), recorded(name))
+    problems = compare(name, run_ours(name, peer_url), recorded(name, peer_url))
     assert not problems, "\n".join(problems)
 
 
@@ -299,3 +320,11 @@ def test_a_failing_sub_node_has_its_own_run_and_fails_its_parent_in_n8ns_words(p
     assert (memory.error.message, memory.error.description) == (their_memory["error"]["message"], their_memory["error"]["description"])
     assert [(s.previous_node, s.previous_node_run) for s in memory.source] == [
         (s["previousNode"], s["previousNodeRun"]) for s in their_memory["source"]]
+
+
+@pytest.mark.parametrize("name", ["http-error-404", "http-error-500-text", "http-error-429"])
+def test_http_errors_carry_the_servers_words_as_n8n_does(name: str, peer_url: str) -> None:
+    """A non-2xx answer: n8n's message for the status, and the message found in the body as the description."""
+    state = run_ours(name, peer_url)
+    theirs = recorded(name, peer_url)["data"]["resultData"]["error"]
+    assert (state.error.message, state.error.description) == (theirs["message"], theirs["description"])

@@ -153,6 +153,11 @@
     $nodeVersion: () => state.meta.nodeVersion,
     $nodeId: () => state.meta.nodeId,
     $mode: () => state.meta.execution.mode,
+    // what n8n adds while it paginates (HTTP Request): undefined elsewhere, as there
+    $response: () => (state.meta.additional || {}).$response,
+    $request: () => (state.meta.additional || {}).$request,
+    $pageCount: () => (state.meta.additional || {}).$pageCount,
+    $version: () => (state.meta.additional || {}).$version,
     $env: () => { throw new ExpressionError("access to env vars denied",
       "Reading environment variables in expressions is blocked, as in n8n by default (N8N_BLOCK_ENV_ACCESS_IN_NODE)"); },
     $now: () => (DateTime ? DateTime.now() : missingLuxon()),

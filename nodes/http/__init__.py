@@ -1,0 +1,1 @@
+"""n8n's HTTP Request node and its tool variant: request building, sending, pagination, output."""
