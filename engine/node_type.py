@@ -47,6 +47,9 @@ class NodeType:
     implemented_parameters: ClassVar[frozenset[str]] = frozenset()
     unsupported_parameters: ClassVar[dict[str, str]] = {}
     is_trigger: ClassVar[bool] = False
+    # a trigger that starts a run only with the request it received (Webhook, Form): from the
+    # editor or the CLI only with an item given or pinned for it; `mini-n8n serve` serves it
+    starts_with_request: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True
 

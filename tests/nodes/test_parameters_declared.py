@@ -1,4 +1,4 @@
-"""Never silent: every parameter n8n's node descriptions give a flow or data node (facts recorded
+"""Never silent: every parameter n8n's node descriptions give a flow, data or trigger node (facts recorded
 from n8n 1.123 by tests/fixtures/n8n_parameters/extract.js) is either read by our node type or
 declared unsupported with the error a workflow using it gets."""
 
@@ -11,7 +11,8 @@ import pytest
 
 from engine.registry import builtin_registry
 
-FACTS = json.loads((Path(__file__).parents[1] / "fixtures" / "n8n_parameters" / "flow_nodes.json").read_text())
+FACTS = {type_id: versions for name in ("flow_nodes.json", "trigger_nodes.json")
+         for type_id, versions in json.loads((Path(__file__).parents[1] / "fixtures" / "n8n_parameters" / name).read_text()).items()}
 
 
 @pytest.mark.parametrize("type_id", sorted(FACTS))
