@@ -113,6 +113,8 @@ def form_item(parameters: dict[str, Any], version: float, values: dict[str, list
     offset = moment.utcoffset().total_seconds() // 60  # type: ignore[union-attr]
     sign = "+" if offset >= 0 else "-"
     zone_text = f"{sign}{int(abs(offset)) // 60:02d}:{int(abs(offset)) % 60:02d}"
+    if zone_name.lower() in ("utc", "gmt"):  # luxon writes its fixed UTC zone as "Z"
+        zone_text = "Z"
     out["submittedAt"] = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}{zone_text}"
     out["formMode"] = mode
     if query:
