@@ -282,7 +282,7 @@ class WebhookServer:
     def _respond_node_answer(state: ExecutionState) -> Response:
         from nodes.triggers.respond_to_webhook import response_of
 
-        made = response_of(state.node_context)
+        made = response_of(state)
         if made is not None:
             headers = {str(k): str(v) for k, v in (made.get("headers") or {}).items()}
             status = int(made.get("statusCode") or 200)

@@ -1,16 +1,14 @@
 """Respond to Webhook: sets the answer to the request that started the run, as n8n's node (v1–v1.5).
 
-The response (`{body, headers, statusCode}`) is kept in the execution's state (the node's
-context, with the time it was made), where `mini-n8n serve` reads it — in the server process
-or from the store in queue mode; the first response of an execution is the one sent, as in
-n8n. The node passes its items on (and, from v1.3, the response on a second output when n8n
+The response (`{body, headers, statusCode}`) is kept in the node run's metadata (stored with
+its run data), where `mini-n8n serve` reads it — in the server process or from the store in
+queue mode; the first response of an execution is the one sent, as in n8n. The node passes its items on (and, from v1.3, the response on a second output when n8n
 gives one).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from engine.connection_types import MAIN, PortSpec
@@ -18,21 +16,22 @@ from engine.context import NodeContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeType
 from engine.requests import EngineResponse
-from engine.run_data import Item
+from engine.run_data import ExecutionState, Item
 
 from nodes.core.set_values import MISSING
 from nodes.flow.params import parameter, plain
 
-RESPONSE_KEY = "webhookResponse"  # in the node's context: the response it made
+RESPONSE_KEY = "webhookResponse"  # in the node run's metadata: the response it made
 # the triggers a Respond to Webhook node answers for (n8n's WEBHOOK_NODE_TYPES)
 WEBHOOK_TYPES = ("n8n-nodes-base.webhook", "n8n-nodes-base.formTrigger", "@n8n/n8n-nodes-langchain.chatTrigger",
                  "n8n-nodes-base.wait")
 
 
-def response_of(node_context: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """The first response a Respond to Webhook node of the execution made (by the time it was made)."""
-    made = [ctx[RESPONSE_KEY] for ctx in node_context.values() if isinstance(ctx, dict) and RESPONSE_KEY in ctx]
-    return min(made, key=lambda r: r.get("at", 0)) if made else None
+def response_of(state: ExecutionState) -> dict[str, Any] | None:
+    """The first response a Respond to Webhook node of the execution made (by when its run started)."""
+    made = [(task.start_time, task.metadata[RESPONSE_KEY]) for runs in state.run_data.values() for task in runs
+            if RESPONSE_KEY in task.metadata]
+    return min(made, key=lambda pair: pair[0])[1] if made else None
 
 
 def _set_path(key: str, value: Any) -> dict[str, Any]:
@@ -121,9 +120,7 @@ class RespondToWebhook(NodeType):
         made: dict[str, Any] = {"headers": headers, "statusCode": status}
         if body is not MISSING:
             made = {"body": body, **made}
-        context = ctx.node_context()
-        if RESPONSE_KEY not in context:  # a node run again (a loop) made the first response already
-            context[RESPONSE_KEY] = {**made, "at": time.time()}
+        ctx.run_metadata(RESPONSE_KEY, made)
         if _two_outputs(node.parameters, version):
             return [list(items), [{"json": {"response": made}}]]
         return [list(items)]
