@@ -13,18 +13,28 @@ import html
 import json
 import math
 from datetime import datetime, timezone as dt_timezone
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
+
+from pydantic import ConfigDict, Field
 
 from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
-from engine.node_type import NodeType
+from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
 
 FIELD_TYPES = ("checkbox", "html", "date", "dropdown", "email", "file", "hiddenField", "number", "password", "radio",
                "text", "textarea")
 SUBMITTED_TEXT = "Your response has been recorded"  # n8n's default text after a submission
+
+
+class FormParams(NodeParams):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    formTitle: str = Field("", title="Form Title")
+    formDescription: str = Field("", title="Form Description", json_schema_extra={"multiline": True})
+    responseMode: Literal["onReceived", "lastNode"] = Field("onReceived", title="Respond When")
 
 
 def form_path(parameters: dict[str, Any], webhook_id: str | None) -> str:
@@ -197,6 +207,7 @@ class FormTrigger(NodeType):
     inputs = ()
     outputs = (PortSpec(MAIN),)
     is_trigger = True
+    Params = FormParams
     starts_with_request = True
     implemented_parameters = frozenset({
         "path", "formTitle", "formDescription", "formFields", "responseMode", "authentication", "options",

@@ -9,12 +9,14 @@ gives one).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
-from engine.node_type import NodeType
+from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import ExecutionState, Item
 
@@ -25,6 +27,15 @@ RESPONSE_KEY = "webhookResponse"  # in the node run's metadata: the response it 
 # the triggers a Respond to Webhook node answers for (n8n's WEBHOOK_NODE_TYPES)
 WEBHOOK_TYPES = ("n8n-nodes-base.webhook", "n8n-nodes-base.formTrigger", "@n8n/n8n-nodes-langchain.chatTrigger",
                  "n8n-nodes-base.wait")
+
+
+class RespondParams(NodeParams):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    respondWith: Literal["allIncomingItems", "firstIncomingItem", "json", "noData", "redirect", "text"] = Field(
+        "firstIncomingItem", title="Respond With")
+    responseBody: Any = Field('{\n  "myField": "value"\n}', title="Response Body", json_schema_extra={"multiline": True})
+    redirectURL: str = Field("", title="Redirect URL")
 
 
 def response_of(state: ExecutionState) -> dict[str, Any] | None:
@@ -58,6 +69,7 @@ class RespondToWebhook(NodeType):
     description = "Returns data for the Webhook that started the run"
     group = "Core"
     icon = "webhook"
+    Params = RespondParams
     implemented_parameters = frozenset({
         "enableResponseOutput", "respondWith", "redirectURL", "responseBody", "options", "options.responseCode",
         "options.responseHeaders", "options.responseKey", "options.enableStreaming",

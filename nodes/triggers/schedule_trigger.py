@@ -16,10 +16,12 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pydantic import ConfigDict, Field
+
 from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
-from engine.node_type import NodeType
+from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
 from engine.workflow import Workflow
@@ -29,6 +31,13 @@ from .cron import Cron, CronError
 DEFAULT_TIMEZONE = "America/New_York"  # n8n's when neither the workflow nor GENERIC_TIMEZONE names one
 _LIMITS = {"seconds": (1, 59, "Seconds must be in range 1-59"), "minutes": (1, 59, "Minutes must be in range 1-59"),
            "hours": (1, 23, "Hours must be in range 1-23"), "days": (1, 31, "Days must be in range 1-31")}
+
+
+class ScheduleParams(NodeParams):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    rule: Any = Field(default_factory=lambda: {"interval": [{"field": "days"}]}, title="Trigger Rules",
+                      json_schema_extra={"multiline": True})
 
 
 def timezone_name(workflow: Workflow) -> str:
@@ -198,6 +207,7 @@ class ScheduleTrigger(NodeType):
     inputs = ()
     outputs = (PortSpec(MAIN),)
     is_trigger = True
+    Params = ScheduleParams
     implemented_parameters = frozenset({"rule"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:

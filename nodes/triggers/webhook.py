@@ -10,11 +10,13 @@ is read by `response_settings`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from engine.connection_types import MAIN, PortSpec
 from engine.context import NodeContext
-from engine.node_type import NodeType
+from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
 
@@ -27,6 +29,15 @@ REFUSED_OPTIONS = {
     "ignoreBots": "ignoring bots is not supported",
 }
 MULTIPLE_METHODS = "listening to several HTTP methods (one output each) is not supported"
+
+
+class WebhookParams(NodeParams):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    httpMethod: Literal["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"] = Field("GET", title="HTTP Method")
+    path: str = Field("", title="Path")
+    responseMode: Literal["onReceived", "lastNode", "responseNode"] = Field("onReceived", title="Respond")
+    responseData: Literal["firstEntryJson", "allEntries", "noData"] = Field("firstEntryJson", title="Response Data")
 
 
 def method_of(parameters: dict[str, Any]) -> str:
@@ -124,6 +135,7 @@ class WebhookTrigger(NodeType):
     inputs = ()
     outputs = (PortSpec(MAIN),)
     is_trigger = True
+    Params = WebhookParams
     starts_with_request = True
     implemented_parameters = frozenset({
         "httpMethod", "path", "authentication", "responseMode", "responseCode", "responseData",
