@@ -5,7 +5,7 @@
   becomes n8n's item `{headers, params, query, body, webhookUrl, executionMode}`; the answer
   follows the node's Respond setting: at once (`{"message": "Workflow was started"}`), when the
   last node finishes (its first item's JSON, all items, or no body), or what a Respond to Webhook
-  node set.
+  node set, as soon as its run is stored (the execution goes on).
 - `/form/<path>`: GET shows the form (a plain HTML page), POST submits its `field-N` values.
 
 A request nothing listens to gets n8n's 404 and its words; a body that cannot be read a 4xx
@@ -14,6 +14,7 @@ saying why; none of them starts or stores an execution.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -29,6 +30,7 @@ from .jobs import Job
 from .runners import StillRunning
 from .workflows import WebhookEndpoint
 
+RESPONSE_POLL_S = 0.05  # how often a request answered by a Respond to Webhook node looks for its response
 MAX_BODY_BYTES = 16 * 1024 * 1024  # n8n's default N8N_PAYLOAD_SIZE_MAX (16 MiB)
 NOT_FOUND_HINT = ("The workflow must be active for a production URL to run successfully. You can activate the workflow "
                   "using the toggle in the top-right of the editor. Note that unlike test URL calls, production URL calls "
@@ -174,6 +176,7 @@ class WebhookServer:
     def __init__(self, endpoints: list[WebhookEndpoint], runner: Any, base_url: str) -> None:
         self.endpoints = endpoints
         self.runner = runner
+        self._going_on: set[asyncio.Future[ExecutionState]] = set()
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
 
     def find(self, kind: str, method: str, path: str) -> tuple[WebhookEndpoint, dict[str, str]]:
@@ -263,8 +266,13 @@ class WebhookServer:
                 return body_response(settings.data, settings.code, settings.headers)
             return json_response(on_received if on_received is not None else {"message": "Workflow was started"},
                                  settings.code, settings.headers)
+        submitted = asyncio.ensure_future(self.runner.submit(job))
         try:
-            state = await self.runner.submit(job)
+            if settings.mode == "responseNode":
+                made = await self._first_response(job.execution_id, submitted)
+                if made is not None:
+                    return self._made_response(made)
+            state = await submitted
         except StillRunning as exc:
             log.warning("%s", exc)
             return json_response({"code": 504, "message": str(exc), "executionId": job.execution_id}, 504)
@@ -278,17 +286,45 @@ class WebhookServer:
             return self._respond_node_answer(state)
         return self._last_node_answer(endpoint, state)
 
+    async def _first_response(self, execution_id: str, submitted: "asyncio.Future[ExecutionState]") -> dict[str, Any] | None:
+        """The response a Respond to Webhook node made, as soon as its run is stored (the execution
+        goes on), or None once the execution settled without one before."""
+        from nodes.triggers.respond_to_webhook import RESPONSE_KEY
+
+        store = self.runner.engine.store
+        while True:
+            done, _ = await asyncio.wait({submitted}, timeout=RESPONSE_POLL_S)
+            if done:
+                return None
+            if not store.exists(execution_id):
+                continue
+            made = [(task.start_time, task.metadata[RESPONSE_KEY]) for _node, _index, task in store.runs(execution_id)
+                    if RESPONSE_KEY in task.metadata]
+            if made:
+                self._going_on.add(submitted)  # the execution goes on after the answer; its end is logged
+                submitted.add_done_callback(self._went_on)
+                return min(made, key=lambda pair: pair[0])[1]
+
+    def _went_on(self, future: "asyncio.Future[ExecutionState]") -> None:
+        self._going_on.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            log.error("an answered webhook execution failed to run: %s", future.exception())
+
+    @staticmethod
+    def _made_response(made: dict[str, Any]) -> Response:
+        headers = {str(k): str(v) for k, v in (made.get("headers") or {}).items()}
+        status = int(made.get("statusCode") or 200)
+        if "body" not in made:
+            return Response(b"", status, headers=headers)
+        return body_response(made["body"], status, headers)
+
     @staticmethod
     def _respond_node_answer(state: ExecutionState) -> Response:
         from nodes.triggers.respond_to_webhook import response_of
 
         made = response_of(state)
         if made is not None:
-            headers = {str(k): str(v) for k, v in (made.get("headers") or {}).items()}
-            status = int(made.get("statusCode") or 200)
-            if "body" not in made:
-                return Response(b"", status, headers=headers)
-            return body_response(made["body"], status, headers)
+            return WebhookServer._made_response(made)
         if state.status == "paused":
             return json_response({"executionId": state.id, "status": "paused"}, 202)
         if state.status != "success":

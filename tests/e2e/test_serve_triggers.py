@@ -48,13 +48,18 @@ def triggers_workflow(schedule_seconds: int | None = None) -> dict[str, Any]:
         _node("Boom", "n8n-nodes-base.code", 2, {"jsCode": "throw new Error('boom')"}),
         _node("OnV1", "n8n-nodes-base.webhook", 1, {"httpMethod": "GET", "path": "t-onv1", "responseCode": 202,
                                                      "options": {"responseData": "custom text"}}, webhookId="w-onv1"),
+        _hook("Early", "POST", "t-early", responseMode="responseNode"),
+        _node("Respond Early", "n8n-nodes-base.respondToWebhook", 1.5, {"respondWith": "text", "responseBody": "early"}),
+        _node("Pause", "n8n-nodes-base.wait", 1.1, {"amount": 3, "unit": "seconds"}),
         _node("Form", "n8n-nodes-base.formTrigger", 2.2, {
             "formTitle": "Contact", "formFields": {"values": [{"fieldLabel": "Name"}, {"fieldLabel": "Age", "fieldType": "number"}]},
             "options": {"path": "f-one"}}, webhookId="w-form"),
     ]
     connections = {"All": {"main": [[{"node": "Two", "type": "main", "index": 0}]]},
                    "Resp": {"main": [[{"node": "Respond", "type": "main", "index": 0}]]},
-                   "Err": {"main": [[{"node": "Boom", "type": "main", "index": 0}]]}}
+                   "Err": {"main": [[{"node": "Boom", "type": "main", "index": 0}]]},
+                   "Early": {"main": [[{"node": "Respond Early", "type": "main", "index": 0}]]},
+                   "Respond Early": {"main": [[{"node": "Pause", "type": "main", "index": 0}]]}}
     if schedule_seconds is not None:
         nodes.append(_node("Every", "n8n-nodes-base.scheduleTrigger", 1.2,
                            {"rule": {"interval": [{"field": "seconds", "secondsInterval": schedule_seconds}]}}))
@@ -90,6 +95,10 @@ def check_answers(url: str, port: int) -> None:
     assert (err.status_code, err.json()) == (500, {"message": "Error in workflow"})
     v1 = httpx.get(f"{url}/webhook/t-onv1")
     assert (v1.status_code, v1.text, v1.headers["content-type"]) == (202, "custom text", "text/html; charset=utf-8")
+    started = time.monotonic()
+    early = httpx.post(f"{url}/webhook/t-early", json={})
+    assert (early.status_code, early.text) == (200, "early")
+    assert time.monotonic() - started < 2.5  # answered as the Respond node ran, before the 3 s wait after it
     form_page = httpx.get(f"{url}/form/f-one")
     assert form_page.status_code == 200 and "<h1>Contact</h1>" in form_page.text and 'name="field-1"' in form_page.text
     submitted = httpx.post(f"{url}/form/f-one?ref=mail", files={"field-0": (None, " Bob "), "field-1": (None, "41")})
@@ -137,10 +146,11 @@ def test_webhooks_and_forms_answer_as_n8n_in_regular_mode(tmp_path: Path) -> Non
         store = open_store(store_path)
         assert store.list() == [], "a refused request stored an execution"
         check_answers(cluster.url, cluster.port)
-        wait_for(lambda: len(store.list()) == 9, what="an execution per accepted request")
+        wait_for(lambda: len(store.list()) == 10 and all(r.status != "running" for r in store.list()),
+                 what="an execution per accepted request, each ended")
         rows = store.list()
         assert {r.mode for r in rows} == {"webhook"}
-        assert sorted(r.status for r in rows) == ["error"] + ["success"] * 8
+        assert sorted(r.status for r in rows) == ["error"] + ["success"] * 9
         form = next(store.load(r.id) for r in rows if store.load(r.id).start_node == "Form")
         item = form.run_data["Form"][0].data["main"][0][0]["json"]
         assert item["Name"] == "Bob" and item["Age"] == 41 and item["formMode"] == "production"
@@ -199,7 +209,7 @@ def test_webhooks_forms_and_one_scheduler_in_queue_mode(tmp_path: Path, queue_st
         seconds = [s.run_data["Every"][0].data["main"][0][0]["json"]["timestamp"][:19] for s in fired if "Every" in s.run_data]
         assert len(set(seconds)) == len(seconds), seconds  # never fired twice for one second
         webhook_runs = [r for r in store.list(500) if r.mode == "webhook"]
-        assert len(webhook_runs) == 9
+        assert len(webhook_runs) == 10
         store.close()
         logs = cluster.log_text()
         assert "succeeded" in logs and logs.count("fired: execution") >= 4
