@@ -169,6 +169,12 @@ async def parse_body(request: Request) -> Any:
                             "binary data or XML); send JSON, form fields or text/plain")
 
 
+def _with_headers(response: Response, headers: dict[str, str]) -> Response:
+    for name, value in headers.items():
+        response.headers[name] = value
+    return response
+
+
 # ----- the server part ----------------------------------------------------------------------------
 class WebhookServer:
     """Finds the trigger a request is for, starts its execution and answers as the trigger says."""
@@ -179,9 +185,14 @@ class WebhookServer:
         self._going_on: set[asyncio.Future[ExecutionState]] = set()
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
 
-    def find(self, kind: str, method: str, path: str) -> tuple[WebhookEndpoint, dict[str, str]]:
-        """The endpoint for a request and its path parameters, or n8n's 404."""
-        path = path[:-1] if path.endswith("/") else path
+    def methods(self, kind: str, path: str) -> list[str]:
+        """The HTTP methods something listens to at this path (a form: GET and POST)."""
+        found = self._matches(kind, path[:-1] if path.endswith("/") else path)
+        if kind == "form":
+            return ["GET", "POST"] if found else []
+        return sorted({e.method for e, _ in found})
+
+    def _matches(self, kind: str, path: str) -> list[tuple[WebhookEndpoint, dict[str, str]]]:
         mine = [e for e in self.endpoints if e.kind == kind]
         found: list[tuple[WebhookEndpoint, dict[str, str]]] = [(e, {}) for e in mine if not e.dynamic and e.path == path]
         if not found:
@@ -191,6 +202,12 @@ class WebhookServer:
             # the path with the most fixed segments wins, as n8n picks among dynamic webhooks
             matched.sort(key=lambda pair: -sum(1 for s in pair[0].segments if not s.startswith(":")))
             found = matched  # type: ignore[assignment]
+        return found
+
+    def find(self, kind: str, method: str, path: str) -> tuple[WebhookEndpoint, dict[str, str]]:
+        """The endpoint for a request and its path parameters, or n8n's 404."""
+        path = path[:-1] if path.endswith("/") else path
+        found = self._matches(kind, path)
         for endpoint, params in found:
             if endpoint.method == method or (kind == "form" and method == "GET"):
                 return endpoint, params
@@ -201,7 +218,34 @@ class WebhookServer:
                                     f"{listed} request?")
         raise WebhookError(404, f'The requested webhook "{method} {path}" is not registered.', NOT_FOUND_HINT)
 
+    def cors(self, kind: str, request: Request) -> dict[str, str]:
+        """n8n's CORS headers for a request from a web page (one with an Origin): the path's methods
+        and the page's origin; for a preflight (OPTIONS) also how long to keep them and the headers
+        asked for."""
+        if "origin" not in request.headers:
+            return {}
+        methods = self.methods(kind, request.path_params["path"])
+        if not methods:
+            asked = request.headers.get("access-control-request-method", request.method)
+            self.find(kind, asked, request.path_params["path"])  # raises n8n's 404
+        headers = {"access-control-allow-methods": ", ".join(["OPTIONS", *methods]),
+                   "access-control-allow-origin": request.headers["origin"]}
+        if request.method == "OPTIONS":
+            headers["access-control-max-age"] = "300"
+            if request.headers.get("access-control-request-headers"):
+                headers["access-control-allow-headers"] = request.headers["access-control-request-headers"]
+        return headers
+
     async def webhook(self, request: Request) -> Response:
+        try:
+            cors = self.cors("webhook", request)
+        except WebhookError as exc:
+            return self._refused(request, exc)
+        if request.method == "OPTIONS":
+            return Response(b"", 204, headers=cors)
+        return _with_headers(await self._webhook(request), cors)
+
+    async def _webhook(self, request: Request) -> Response:
         try:
             endpoint, params = self.find("webhook", request.method, request.path_params["path"])
             self._check_ip(endpoint, request)
@@ -215,6 +259,15 @@ class WebhookServer:
         return await self._run(endpoint, item)
 
     async def form(self, request: Request) -> Response:
+        try:
+            cors = self.cors("form", request)
+        except WebhookError as exc:
+            return self._refused(request, exc)
+        if request.method == "OPTIONS":
+            return Response(b"", 204, headers=cors)
+        return _with_headers(await self._form(request), cors)
+
+    async def _form(self, request: Request) -> Response:
         from nodes.triggers import form_trigger
         from nodes.triggers.schedule_trigger import timezone_name
 

@@ -101,6 +101,18 @@ def check_answers(url: str, port: int) -> None:
     assert time.monotonic() - started < 2.5  # answered as the Respond node ran, before the 3 s wait after it
     form_page = httpx.get(f"{url}/form/f-one")
     assert form_page.status_code == 200 and "<h1>Contact</h1>" in form_page.text and 'name="field-1"' in form_page.text
+    # a web page's request (CORS): n8n's preflight and headers
+    preflight = httpx.options(f"{url}/webhook/t-on", headers={"origin": "http://example.com",
+                                                              "access-control-request-method": "POST",
+                                                              "access-control-request-headers": "content-type"})
+    assert preflight.status_code == 204 and {k: v for k, v in preflight.headers.items() if k.startswith("access-control")} == {
+        "access-control-allow-methods": "OPTIONS, POST", "access-control-allow-origin": "http://example.com",
+        "access-control-max-age": "300", "access-control-allow-headers": "content-type"}
+    from_page = httpx.post(f"{url}/webhook/t-resp", json={"name": 1}, headers={"origin": "http://a.b"})
+    assert from_page.status_code == 201 and from_page.headers["access-control-allow-origin"] == "http://a.b"
+    assert from_page.headers["access-control-allow-methods"] == "OPTIONS, POST"
+    form_preflight = httpx.options(f"{url}/form/f-one", headers={"origin": "http://a.b", "access-control-request-method": "POST"})
+    assert form_preflight.headers["access-control-allow-methods"] == "OPTIONS, GET, POST"
     submitted = httpx.post(f"{url}/form/f-one?ref=mail", files={"field-0": (None, " Bob "), "field-1": (None, "41")})
     assert (submitted.status_code, submitted.json()) == (200, {"status": 200})
 
@@ -120,9 +132,14 @@ def check_bad_requests(url: str) -> None:
         (httpx.post(f"{url}/webhook/t-on", content=b"x" * (17 * 1024 * 1024), headers={"content-type": "text/plain"}), 413, None),
         (httpx.post(f"{url}/form/f-one", json={"field-0": "x"}), 415, None),
         (httpx.get(f"{url}/form/nope"), 404, None),
+        (httpx.options(f"{url}/webhook/nope", headers={"origin": "http://a.b", "access-control-request-method": "POST"}), 404,
+         {"code": 404, "message": 'The requested webhook "POST nope" is not registered.', "hint": NOT_FOUND_HINT}),
+        (httpx.head(f"{url}/webhook/t-all"), 404, "HEAD"),
     ]
     for response, status, body in cases:
         assert response.status_code == status, (response.request.url, response.text)
+        if body == "HEAD":
+            continue
         if body is not None:
             assert response.json() == body
         else:
@@ -146,11 +163,11 @@ def test_webhooks_and_forms_answer_as_n8n_in_regular_mode(tmp_path: Path) -> Non
         store = open_store(store_path)
         assert store.list() == [], "a refused request stored an execution"
         check_answers(cluster.url, cluster.port)
-        wait_for(lambda: len(store.list()) == 10 and all(r.status != "running" for r in store.list()),
+        wait_for(lambda: len(store.list()) == 11 and all(r.status != "running" for r in store.list()),
                  what="an execution per accepted request, each ended")
         rows = store.list()
         assert {r.mode for r in rows} == {"webhook"}
-        assert sorted(r.status for r in rows) == ["error"] + ["success"] * 9
+        assert sorted(r.status for r in rows) == ["error"] + ["success"] * 10
         form = next(store.load(r.id) for r in rows if store.load(r.id).start_node == "Form")
         item = form.run_data["Form"][0].data["main"][0][0]["json"]
         assert item["Name"] == "Bob" and item["Age"] == 41 and item["formMode"] == "production"
@@ -209,7 +226,7 @@ def test_webhooks_forms_and_one_scheduler_in_queue_mode(tmp_path: Path, queue_st
         seconds = [s.run_data["Every"][0].data["main"][0][0]["json"]["timestamp"][:19] for s in fired if "Every" in s.run_data]
         assert len(set(seconds)) == len(seconds), seconds  # never fired twice for one second
         webhook_runs = [r for r in store.list(500) if r.mode == "webhook"]
-        assert len(webhook_runs) == 10
+        assert len(webhook_runs) == 11
         store.close()
         logs = cluster.log_text()
         assert "succeeded" in logs and logs.count("fired: execution") >= 4
