@@ -42,12 +42,16 @@ log = logging.getLogger("mini_n8n.serve")
 class WebhookError(Exception):
     """A request the server answers with `status` and a JSON body (n8n's shape: code, message, hint)."""
 
-    def __init__(self, status: int, message: str, hint: str | None = None, code: int | None = None) -> None:
+    def __init__(self, status: int, message: str, hint: str | None = None, code: int | None = None,
+                 text: bool = False) -> None:
         super().__init__(message)
         self.status, self.message, self.hint = status, message, hint
         self.code = status if code is None else code
+        self.text = text  # answered as the bare text, as n8n's Webhook node writes some refusals
 
     def response(self) -> Response:
+        if self.text:
+            return Response(self.message.encode("utf-8"), self.status)
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.hint:
             body["hint"] = self.hint
@@ -302,7 +306,7 @@ class WebhookServer:
         entries = allowed if isinstance(allowed, list) else [e.strip() for e in str(allowed).split(",")]
         client = request.client.host if request.client else ""
         if not any(entry and entry in client for entry in entries):
-            raise WebhookError(403, "IP is not whitelisted to access the webhook!")
+            raise WebhookError(403, "IP is not whitelisted to access the webhook!", text=True)
 
     async def _run(self, endpoint: WebhookEndpoint, item: dict[str, Any], on_received: Any = None) -> Response:
         settings = endpoint.response

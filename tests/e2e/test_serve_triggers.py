@@ -49,6 +49,7 @@ def triggers_workflow(schedule_seconds: int | None = None) -> dict[str, Any]:
         _node("OnV1", "n8n-nodes-base.webhook", 1, {"httpMethod": "GET", "path": "t-onv1", "responseCode": 202,
                                                      "options": {"responseData": "custom text"}}, webhookId="w-onv1"),
         _hook("Early", "POST", "t-early", responseMode="responseNode"),
+        _hook("Allowed", "GET", "t-allowed", options={"ipWhitelist": "10.9.8.7, 192.168.77.1"}),
         _node("Respond Early", "n8n-nodes-base.respondToWebhook", 1.5, {"respondWith": "text", "responseBody": "early"}),
         _node("Pause", "n8n-nodes-base.wait", 1.1, {"amount": 3, "unit": "seconds"}),
         _node("Form", "n8n-nodes-base.formTrigger", 2.2, {
@@ -135,10 +136,14 @@ def check_bad_requests(url: str) -> None:
         (httpx.options(f"{url}/webhook/nope", headers={"origin": "http://a.b", "access-control-request-method": "POST"}), 404,
          {"code": 404, "message": 'The requested webhook "POST nope" is not registered.', "hint": NOT_FOUND_HINT}),
         (httpx.head(f"{url}/webhook/t-all"), 404, "HEAD"),
+        (httpx.get(f"{url}/webhook/t-allowed"), 403, "IP is not whitelisted to access the webhook!"),
     ]
     for response, status, body in cases:
         assert response.status_code == status, (response.request.url, response.text)
         if body == "HEAD":
+            continue
+        if isinstance(body, str):
+            assert response.text == body  # n8n's bare text
             continue
         if body is not None:
             assert response.json() == body
