@@ -60,7 +60,13 @@ class Scheduler:
             check = RecurrenceCheck()
             now = datetime.now(zone)
             for index, rule in enumerate(planned):
-                self._planned.append(_Planned(entry, index, rule, zone, zone_name, check, rule.cron.next_after(now)))
+                try:
+                    due = rule.cron.next_after(now)
+                except ValueError as exc:
+                    self.warnings.append(f'{entry.source}: rule {index + 1} of the Schedule Trigger "{node.name}" is not '
+                                         f"scheduled: {exc}")
+                    continue
+                self._planned.append(_Planned(entry, index, rule, zone, zone_name, check, due))
 
     @property
     def rules(self) -> int:
@@ -77,7 +83,11 @@ class Scheduler:
             if wait > 0:
                 await asyncio.sleep(min(wait, 60.0))  # looked at again at least each minute (clock changes)
                 continue
-            soonest.due = soonest.rule.cron.next_after(max(datetime.now(soonest.zone), soonest.due))
+            try:
+                soonest.due = soonest.rule.cron.next_after(max(datetime.now(soonest.zone), soonest.due))
+            except ValueError as exc:  # a rule with no time left to fire at: dropped, said so
+                log.error("schedule %s of %s stops: %s", soonest.entry.trigger.name, soonest.entry.source, exc)
+                self._planned.remove(soonest)
             await self._fire(soonest)
 
     async def _fire(self, planned: _Planned) -> None:

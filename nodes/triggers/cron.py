@@ -87,8 +87,13 @@ class Cron:
         day = start.replace(hour=0, minute=0, second=0)
         for _ in range(366 * 8):
             if self._day_matches(day):
+                today = day.date() == start.date()
                 for hour in sorted(self.hours):
+                    if today and hour < start.hour:
+                        continue
                     for minute in sorted(self.minutes):
+                        if today and hour == start.hour and minute < start.minute:
+                            continue
                         for second in sorted(self.seconds):
                             candidate = datetime(day.year, day.month, day.day, hour, minute, second, tzinfo=tz)
                             if candidate >= start:

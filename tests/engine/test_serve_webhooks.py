@@ -83,10 +83,13 @@ def test_the_scheduler_plans_each_rule_and_names_the_ones_it_cannot(tmp_path: Pa
 
     _write(tmp_path, "s", [schedule("Often", {"field": "seconds", "secondsInterval": 2}),
                            schedule("Broken", {"field": "cronExpression", "expression": "* * *"}),
-                           schedule("Too many", {"field": "hours", "hoursInterval": 30}, version=1.3)])
+                           schedule("Too many", {"field": "hours", "hoursInterval": 30}, version=1.3),
+                           schedule("Never", {"field": "cronExpression", "expression": "0 0 30 2 *"})])
     served = serve_targets([str(tmp_path)])
     scheduler = Scheduler(served.schedules, runner=None)
     assert scheduler.rules == 1
     assert scheduler.describe()[0].startswith('Often (s): "*/2 * * * * *" in America/New_York, next at ')
     assert any('"Broken" is not scheduled: Invalid cron expression' in w for w in scheduler.warnings)
+    assert any('rule 1 of the Schedule Trigger "Never" is not scheduled: "0 0 30 2 *" never matches' in w
+               for w in scheduler.warnings)
     assert any('"Too many" is not scheduled: Invalid interval (Hours must be in range 1-23)' in w for w in scheduler.warnings)
