@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
     ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
     sub.add_parser("examples", help="the paths of the example workflows that come with mini-n8n")
-    serve = sub.add_parser("serve", help="serve workflows over HTTP: chat triggers and the executions API")
+    serve = sub.add_parser("serve", help="serve workflows over HTTP: chat, webhook and form triggers, schedules, and the executions API")
     serve.add_argument("targets", nargs="+", metavar="FILE_OR_FOLDER", help="workflow files, or folders of them")
     serve.add_argument("--mode", choices=("regular", "queue"), default="regular",
                        help="regular: run executions in this process; queue: hand them to workers (PostgreSQL store)")

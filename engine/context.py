@@ -110,6 +110,11 @@ class _ContextBase:
         if text not in notes:
             notes.append(text)
 
+    def run_metadata(self, key: str, value: Any) -> None:
+        """A JSON value kept in this node run's metadata (stored with its run data), e.g. the
+        response a Respond to Webhook node made."""
+        self._execution.run_metadata.setdefault(self.node.name, {})[key] = value
+
     @property
     def workflow(self) -> Workflow:
         return self._execution.state.workflow

@@ -110,6 +110,7 @@ class Execution:
         self.params_cache: dict[str, Any] = {}
         self.memo: dict[tuple[str, str], dict[str, Any]] = {}
         self.notes: dict[str, list[str]] = {}  # run-log notes of the node run in progress, by node name
+        self.run_metadata: dict[str, dict[str, Any]] = {}  # metadata a node run in progress gave, by node name
         self._rules_ok: set[str] = set()
         self._nodes = {n.name: n for n in state.workflow.nodes}
         # nodes whose On Error / Retry On Fail settings change how their runs end (engine/node_settings.py)
@@ -481,6 +482,9 @@ class Execution:
             task.metadata["replayed"] = True
         if entry.pinned:
             task.metadata["pinned"] = True
+        given = self.run_metadata.pop(entry.node, None)
+        if given:
+            task.metadata.update(given)
         notes = self.notes.pop(entry.node, None)
         if notes:
             task.metadata["notes"] = notes

@@ -48,6 +48,9 @@ class NodeType:
     unsupported_parameters: ClassVar[dict[str, str]] = {}
     is_trigger: ClassVar[bool] = False
     is_chat_trigger: ClassVar[bool] = False  # starts a run with a chat message (the Chat panel, `--message`)
+    # a trigger that starts a run only with the request it received (Webhook, Form): from the
+    # editor or the CLI only with an item given or pinned for it; `mini-n8n serve` serves it
+    starts_with_request: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True
 

@@ -41,6 +41,12 @@ def _how_to_start(nodes: list[Node]) -> str:
             f"(or --input @item.json), or pin data on the trigger (pinData) so its pinned items start the run")
 
 
+def _request_only(node: Node) -> str:
+    return (f'trigger "{node.name}" ({node.type}) starts a run with the request it receives: serve the workflow with '
+            f'`mini-n8n serve FILE`, or start it here with `mini-n8n run FILE --trigger "{node.name}" --input JSON` '
+            "(its output item) or with data pinned on it (pinData)")
+
+
 def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None = None,
                  prefer_chat: bool = False, injected: bool = False) -> Node:
     """The node a run starts from. `trigger` names it; `injected` says its output item is given."""
@@ -53,12 +59,16 @@ def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None 
             raise StartError(f'trigger "{trigger}" is disabled')
         if not is_trigger(node, registry):
             raise StartError(f'"{trigger}" ({node.type}) is not a trigger node: a run starts from a trigger')
-        if not registry.get(node.type).supported and not injected and not is_pinned(workflow, node.name):
-            raise StartError(f'trigger "{node.name}" has type "{node.type}", which mini-n8n does not run: '
-                             f"give its output item with --input JSON, or pin data on it (pinData)")
+        if not injected and not is_pinned(workflow, node.name):
+            if not registry.get(node.type).supported:
+                raise StartError(f'trigger "{node.name}" has type "{node.type}", which mini-n8n does not run: '
+                                 f"give its output item with --input JSON, or pin data on it (pinData)")
+            if registry.get(node.type).starts_with_request:
+                raise StartError(_request_only(node))
         return node
     enabled = [n for n in workflow.nodes if not n.is_disabled and is_trigger(n, registry)]
-    runnable = [n for n in enabled if registry.get(n.type).supported or is_pinned(workflow, n.name)]
+    runnable = [n for n in enabled if is_pinned(workflow, n.name)
+                or (registry.get(n.type).supported and not registry.get(n.type).starts_with_request)]
     if prefer_chat:
         chat = [n for n in runnable if registry.get(n.type).is_chat_trigger]
         if chat:
@@ -66,6 +76,9 @@ def choose_start(workflow: Workflow, registry: Registry, *, trigger: str | None 
     if runnable:
         others = [n for n in runnable if not registry.get(n.type).is_chat_trigger]
         return (others or runnable)[0]
+    waiting = [n for n in enabled if registry.get(n.type).supported and registry.get(n.type).starts_with_request]
+    if waiting:
+        raise StartError(_request_only(waiting[0]))
     if enabled:
         listed = ", ".join(f'"{n.name}" ({n.type})' for n in enabled)
         plural = "s are types" if len(enabled) > 1 else " is a type"

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.manualTrigger": "nodes.triggers.manual_trigger:ManualTrigger",
     "@n8n/n8n-nodes-langchain.chatTrigger": "nodes.triggers.chat_trigger:ChatTrigger",
+    "n8n-nodes-base.webhook": "nodes.triggers.webhook:WebhookTrigger",
+    "n8n-nodes-base.formTrigger": "nodes.triggers.form_trigger:FormTrigger",
+    "n8n-nodes-base.scheduleTrigger": "nodes.triggers.schedule_trigger:ScheduleTrigger",
     "@n8n/n8n-nodes-langchain.agent": "nodes.agent.tools_agent:ToolsAgent",
     "@n8n/n8n-nodes-langchain.agentTool": "nodes.agent.agent_tool:AgentTool",
     "@n8n/n8n-nodes-langchain.chainLlm": "nodes.chains.chain_llm:ChainLlm",
@@ -56,6 +59,7 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "n8n-nodes-base.wait": "nodes.flow.wait_node:WaitNode",
     "n8n-nodes-base.httpRequest": "nodes.http.node:HttpRequestNode",
     "n8n-nodes-base.httpRequestTool": "nodes.http.node:HttpRequestToolNode",
+    "n8n-nodes-base.respondToWebhook": "nodes.triggers.respond_to_webhook:RespondToWebhook",
     "n8n-nodes-base.stickyNote": "nodes.core.sticky_note:StickyNote",
 }
 

@@ -8,12 +8,15 @@
   `POST .../<id>/stop`: with the key of $MINI_N8N_API_KEY in the X-N8N-API-KEY header (the
   server keeps only its SHA-256).
 - `GET /healthz`.
+- `/webhook/<path>` and `/form/<path>`: Webhook and Form triggers (engine/serve/webhooks.py), and
+  the Schedule Triggers' scheduler, started and stopped with the app (engine/serve/scheduler.py).
 
 A bad request gets a 4xx with a JSON `message` saying what is wrong, is logged, and stores nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -33,6 +36,7 @@ from ..run_data import ExecutionState
 from ..store import ExecutionBusy, ExecutionSummary
 from .jobs import Job
 from .runners import Conflict, StillRunning
+from .webhooks import WebhookServer
 from .workflows import ChatEndpoint
 
 API_KEY_HEADER = "X-N8N-API-KEY"
@@ -66,8 +70,11 @@ def summary_json(row: ExecutionSummary | ExecutionState) -> dict[str, Any]:
 class Server:
     """The routes, over a runner (in-process or queue) and the execution store."""
 
-    def __init__(self, endpoints: dict[str, ChatEndpoint], runner: Any, store: Any, memory: Any, api_key: str | None) -> None:
+    def __init__(self, endpoints: dict[str, ChatEndpoint], runner: Any, store: Any, memory: Any, api_key: str | None,
+                 webhooks: WebhookServer | None = None, scheduler: Any = None) -> None:
         self.endpoints = endpoints
+        self.webhooks = webhooks
+        self.scheduler = scheduler  # an engine.serve.scheduler.Scheduler: runs while the app runs
         self.runner = runner
         self.store = store
         self.memory = memory
@@ -84,12 +91,21 @@ class Server:
             Route(api + "/{execution_id}/resume", self._handle(self.resume_execution, api=True), methods=["POST"]),
             Route(api + "/{execution_id}/stop", self._handle(self.stop_execution, api=True), methods=["POST"]),
         ]
+        if self.webhooks is not None:
+            every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+            routes += [Route("/webhook/{path:path}", self.webhooks.webhook, methods=every),
+                       Route("/form/{path:path}", self.webhooks.form, methods=every)]
         return Starlette(routes=routes, lifespan=self._lifespan)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        yield
-        await self.runner.close()
+        firing = asyncio.get_running_loop().create_task(self.scheduler.run()) if self.scheduler is not None else None
+        try:
+            yield
+        finally:
+            if firing is not None:
+                firing.cancel()
+            await self.runner.close()
 
     # ----- plumbing -------------------------------------------------------------------------------
     def _handle(self, handler: Callable[[Request], Awaitable[Response]], api: bool = False) -> Callable[[Request], Awaitable[Response]]:
@@ -144,6 +160,9 @@ class Server:
     async def chat(self, request: Request) -> Response:
         webhook_id = request.path_params["webhook_id"]
         endpoint = self.endpoints.get(webhook_id)
+        if endpoint is None and self.webhooks is not None:  # a Webhook node's path ending in /chat
+            request.scope["path_params"] = {"path": f"{webhook_id}/chat"}
+            return await self.webhooks.webhook(request)
         if endpoint is None:
             raise HttpError(404, f'The requested webhook "POST {webhook_id}/chat" is not registered.')  # n8n's words
         body = await self._json_body(request)

@@ -33,6 +33,7 @@ class Job:
     start: str | None = None
     items: list[Item] | None = None
     resume: bool = False
+    mode: str = MODE  # n8n's execution mode: "webhook" (webhooks, forms, chat), "trigger" (schedules)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -42,15 +43,15 @@ class Job:
         return cls(**data)
 
     @classmethod
-    def new(cls, workflow: Workflow, start: str, items: list[Item], execution_id: str) -> "Job":
-        return cls(execution_id, workflow_to_data(workflow), start, items)
+    def new(cls, workflow: Workflow, start: str, items: list[Item], execution_id: str, mode: str = MODE) -> "Job":
+        return cls(execution_id, workflow_to_data(workflow), start, items, mode=mode)
 
 
 def new_state(job: Job) -> ExecutionState:
     """The state of a job's execution before its first node (what Engine.create makes)."""
     assert job.workflow is not None and job.start is not None
     state = ExecutionState(id=job.execution_id, workflow=parse_workflow(job.workflow, f"job {job.execution_id}"),
-                           mode=MODE, startNode=job.start)
+                           mode=job.mode, startNode=job.start)
     state.stack.append(StackEntry(node=job.start, input=job.items if job.items is not None else [{"json": {}}]))
     return state
 

@@ -58,6 +58,21 @@ class InProcessRunner:
         finally:
             self.running.pop(job.execution_id, None)
 
+    async def start(self, job: Job) -> None:
+        """Run the job's execution in the background (a webhook answered at once, a schedule)."""
+        self._spawn(self.submit(job), job.execution_id)
+
+    def _spawn(self, work: Any, execution_id: str) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception as exc:  # logged: nobody waits for this execution's answer
+                log.error("execution %s failed to run: %s", execution_id, exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def resume(self, execution_id: str) -> None:
         """Continue a paused or crashed execution here, in the background."""
         signal = AbortSignal()
@@ -121,6 +136,10 @@ class QueueRunner:
         from .queue import publish
 
         await asyncio.to_thread(publish, self.app, job)
+
+    async def start(self, job: Job) -> None:
+        """Hand the job to the workers without waiting for its end (a webhook answered at once, a schedule)."""
+        await self._publish(job)
 
     async def submit(self, job: Job) -> ExecutionState:
         future: asyncio.Future[ExecutionState] = asyncio.get_running_loop().create_future()

@@ -1,4 +1,4 @@
-"""Never silent: every parameter n8n's node descriptions give a flow or data node (facts recorded
+"""Never silent: every parameter n8n's node descriptions give a flow, data or trigger node (facts recorded
 from n8n 1.123 by tests/fixtures/n8n_parameters/extract.js) is either read by our node type or
 declared unsupported with the error a workflow using it gets."""
 
