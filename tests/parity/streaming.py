@@ -11,7 +11,7 @@ The chat message picks the case:
 
 Run as a module, with n8n installed in $N8N_DIR (default /work/n8n), it records what n8n answers
 for each case (status, headers, the body's bytes and when each line came) into
-tests/parity/recorded/streaming-<case>.json:
+tests/parity/recorded/streaming/<case>.json:
 
     flock /tmp/n8n-record.lock python3 -m tests.parity.streaming
 
@@ -39,7 +39,7 @@ from tests.peers.openai_peer import OpenAIPeer
 MODEL = "gpt-4o-mini"
 TOKEN_DELAY_S = 0.05
 HERE = Path(__file__).parent
-RECORDED = HERE / "recorded"
+RECORDED = HERE / "recorded" / "streaming"
 CREDENTIAL_ID = "streamcred000001"
 # case: (workflow id, agent version, agent options, chat message); its webhook id is "stream-<case>"
 CASES: dict[str, tuple[str, float, dict[str, Any], str]] = {
@@ -167,7 +167,7 @@ def record() -> None:
                 result = post_chat("127.0.0.1", port, webhook_id(case), message)
                 result["case"] = {"agentVersion": version, "agentOptions": options, "message": message,
                                   "tokenDelayS": TOKEN_DELAY_S}
-                out_path = RECORDED / f"streaming-{case}.json"
+                out_path = RECORDED / f"{case}.json"
                 out_path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
                 print(f"{case}: {result['status']}, {len(result['arrivals'])} lines -> {out_path.name}", flush=True)
         finally:
