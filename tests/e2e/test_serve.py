@@ -321,13 +321,13 @@ def test_only_public_chat_triggers_with_a_webhook_id_are_served_and_the_rest_is_
 
     variant("a-served")
     variant("b-private", public=False)
-    variant("c-streaming", options={"responseMode": "streaming"})
+    variant("c-respond-node", options={"responseMode": "responseNode"})
     (tmp_path / "notes.txt").write_text("not a workflow")
     endpoints, warnings = chat_endpoints([str(tmp_path)])
     assert list(endpoints) == [WEBHOOK_ID] and endpoints[WEBHOOK_ID].workflow.name == "a-served"
     assert any('b-private.json: the Chat Trigger "Chat" is not made publicly available' in w and "n8n answers 404" in w
                for w in warnings), warnings
-    assert any('c-streaming.json: the Chat Trigger "Chat" answers with response mode "streaming"' in w for w in warnings)
+    assert any('c-respond-node.json: the Chat Trigger "Chat" answers with response mode "responseNode"' in w for w in warnings)
     variant("d-duplicate")
     with pytest.raises(MiniN8nError, match=f'd-duplicate.json: the Chat Trigger "Chat" has the webhookId {WEBHOOK_ID} of "Chat" in '):
         chat_endpoints([str(tmp_path)])
