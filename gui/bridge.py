@@ -118,6 +118,7 @@ from engine.replay import ReplaySource  # noqa: E402
 from engine.run_state import RunChanges, RunState  # noqa: E402
 from engine.runs import RunOutcome, is_chat_trigger  # noqa: E402
 from engine.start import StartError, is_pinned, is_trigger, read_input, unsupported_message, unsupported_on_path  # noqa: E402
+from engine.remote import Server, ServerBook  # noqa: E402
 from engine.store import ExecutionSummary  # noqa: E402
 from nodes.triggers.chat_trigger import chat_item  # noqa: E402
 
@@ -305,6 +306,18 @@ class RunBridge(QObject):
         tells where the new run first differs."""
         return self._start(lambda hooks, signal: self._rerun(execution_id, None, True, hooks, signal), breakpoints, False)
 
+    def rerun_recorded(self, recorded: ExecutionState, from_iteration: int | None, compare: bool,
+                       breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
+        """Re-run (`from_iteration`) or replay (`compare`) an execution held elsewhere (a server's),
+        here: a new local execution fed its recorded results."""
+        def make(hooks: Hooks, signal: AbortSignal) -> Execution:
+            execution, self.replay_source = runs.rerun_recorded(
+                self.engine, recorded.model_copy(deep=True), from_iteration=from_iteration, compare=compare,
+                hooks=hooks, signal=signal)
+            return execution
+
+        return self._start(make, breakpoints, False)
+
     def _rerun(self, execution_id: str, from_iteration: int | None, compare: bool, hooks: Hooks,
                signal: AbortSignal) -> Execution:
         execution, self.replay_source = runs.rerun(self.engine, execution_id, from_iteration=from_iteration,
@@ -442,3 +455,23 @@ class RunBridge(QObject):
 
     def delete_execution(self, execution_id: str) -> None:
         self.engine.store.delete(execution_id)
+
+    # ----- a server's executions (engine/remote.py: its REST API) ---------------------------------
+    def servers(self) -> list[Server]:
+        """The servers saved in the credential store (keys masked)."""
+        return ServerBook(credential_store()).servers()
+
+    def save_server(self, name: str, url: str, api_key: str) -> Server:
+        return ServerBook(credential_store()).save(name, url, api_key)
+
+    def forget_server(self, server_id: str) -> None:
+        ServerBook(credential_store()).forget(server_id)
+
+    async def server_executions(self, server_id: str) -> list[ExecutionSummary]:
+        """The server's executions, newest first (raises MiniN8nError saying why not)."""
+        return await ServerBook(credential_store()).client(server_id).executions()
+
+    async def open_server_execution(self, server_id: str, execution_id: str) -> StoredRun:
+        """One of the server's executions and its run as it was shown, to look at here."""
+        state, events = await ServerBook(credential_store()).client(server_id).execution(execution_id)
+        return StoredRun(state, RunState.of_stored(state, events))
