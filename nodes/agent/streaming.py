@@ -20,7 +20,8 @@ MIN_VERSION = 2.1
 
 
 def streams(ctx: NodeContext, enabled: bool) -> bool:
-    return enabled and float(ctx.node.typeVersion) >= MIN_VERSION and ctx.is_streaming()
+    """Whether this run streams; an Agent run as another agent's tool does not (not recorded from n8n)."""
+    return enabled and ctx.action is None and float(ctx.node.typeVersion) >= MIN_VERSION and ctx.is_streaming()
 
 
 def token_sender(ctx: NodeContext, item_index: int, sink: list[str]) -> Callable[[str], None]:
