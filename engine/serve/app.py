@@ -26,6 +26,7 @@ import uuid
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -91,7 +92,20 @@ class Server:
             Route(api + "/{execution_id}/resume", self._handle(self.resume_execution, api=True), methods=["POST"]),
             Route(api + "/{execution_id}/stop", self._handle(self.stop_execution, api=True), methods=["POST"]),
         ]
-        return Starlette(routes=routes, lifespan=self._lifespan)
+        return Starlette(routes=routes, lifespan=self._lifespan,
+                         exception_handlers={404: self._no_route, 405: self._no_route})
+
+    @staticmethod
+    async def _no_route(request: Request, exc: Exception) -> Response:
+        """An unknown path or method: the same clear JSON error as every other bad request, logged."""
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            message = f"{request.method} is not allowed at {request.url.path}"
+        else:
+            message = f"there is nothing at {request.method} {request.url.path}"
+        log.warning("%d %s %s: %s", status, request.method, request.url.path, message)
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        return JSONResponse({"code": status, "message": message}, status_code=status, headers=headers)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:

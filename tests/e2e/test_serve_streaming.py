@@ -17,7 +17,7 @@ import pytest
 from tests.parity.streaming import CASES, MODEL, RECORDED, peer_policy, webhook_id, workflow
 from tests.peers.http_peer import Connection, Step
 from tests.peers.openai_peer import OpenAIPeer
-from tests.serve_harness import Cluster
+from tests.serve_harness import API_KEY, Cluster
 from tests.store_backends import pg_schema_or_skip
 
 GATE_WAIT_S = 60.0
@@ -113,9 +113,19 @@ def test_streamed_replies_match_n8n_in_regular_mode(tmp_path: Path, peer: GatedP
     try:
         assert_like_n8n(cluster.url, list(CASES))
         assert_tokens_arrive_while_the_model_answers(cluster.url, peer)
-        # the execution is stored as any other, its answer as the agent gave it
-        listed = httpx.get(f"{cluster.url}/api/v1/executions", headers={"X-N8N-API-KEY": "test-api-key-1234"}).json()["data"]
-        assert {e["status"] for e in listed} == {"success", "error"}
+        # each chat is stored as any execution
+        listed = httpx.get(f"{cluster.url}/api/v1/executions", headers={"X-N8N-API-KEY": API_KEY}).json()["data"]
+        assert len(listed) == len(CASES) + 1 and {e["status"] for e in listed} == {"success", "error"}
+        # a bad request to a streaming trigger is a clear 4xx, not a stream, and stores nothing
+        chat = f"{cluster.url}/webhook/{webhook_id('v3-echo')}/chat"
+        for reply, status, words in (
+                (httpx.post(chat, content=b'{"action": "sendMess'), 400, "not valid JSON"),
+                (httpx.post(chat, json={"action": "sendMessage", "sessionId": "s", "chatInput": 7}), 400, '"chatInput" must be'),
+                (httpx.post(chat, content=b"x" * (2 * 1024 * 1024)), 413, "at most 1048576")):
+            assert reply.status_code == status and words in reply.json()["message"], reply.text
+            assert reply.headers["content-type"] == "application/json"
+        again = httpx.get(f"{cluster.url}/api/v1/executions", headers={"X-N8N-API-KEY": API_KEY}).json()["data"]
+        assert len(again) == len(listed)
     finally:
         cluster.close()
 
