@@ -34,7 +34,8 @@ class AgentOptions(NodeParams):
     maxIterations: int = Field(10, ge=1, le=100_000, title="Max Iterations")
     returnIntermediateSteps: bool = Field(False, title="Return Intermediate Steps")
     enableStreaming: bool = Field(True, title="Enable Streaming", description=(
-        "Stream the answer as it is generated when the Chat Trigger's response mode is Streaming (Agent v2.1+)"))
+        "Stream the answer as it is generated when the Chat Trigger's response mode is Streaming (Agent v2.1+)"),
+        json_schema_extra={"displayOptions": {"hide": {"@version": [{"_cnd": {"lt": 2}}]}}})  # as n8n: from v2
 
 
 FALLBACK_PORT = PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1)
