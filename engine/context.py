@@ -188,6 +188,22 @@ class NodeContext(_ContextBase):
     def execution_id(self) -> str:
         return self._execution.state.id
 
+    def is_streaming(self) -> bool:
+        """Whether what this node streams reaches a client (n8n's isStreaming): the execution
+        answers a streaming Chat Trigger, in a mode n8n streams in."""
+        from .streaming import STREAMING_MODES
+
+        execution = self._execution
+        return execution.streaming and execution.state.mode in STREAMING_MODES
+
+    def send_chunk(self, kind: str, item_index: int, content: Any = None) -> None:
+        """Send a chunk of this node's streamed response (n8n's sendChunk: begin, item, end)."""
+        from .hooks import ChunkSent
+        from .streaming import node_chunk
+
+        execution = self._execution
+        execution.hooks.emit(ChunkSent(execution.state.id, node_chunk(kind, self.node, item_index, self.run_index, content)))
+
     @property
     def execution_mode(self) -> str:
         """How the run was started: manual (the editor), debug, cli, rerun, replay..."""

@@ -19,7 +19,9 @@ from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError, SubNodeError
 from .debugger import Debugger, PausePoint
-from .hooks import ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore
+from .hooks import (
+    ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore,
+)
 from .node_type import NodeType
 from .observation import observation, with_observation
 from .pin_data import pinned_items
@@ -31,6 +33,7 @@ from .run_data import (
     ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
 )
 from .start import choose_start
+from .streaming import error_chunk
 from .unsupported_tools import placeholder_tool
 from .versions import version_note
 from .services import Services
@@ -104,6 +107,7 @@ class Execution:
         self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
         self.on_detach: Callable[[ExecutionState], None] | None = None  # left paused: the store's lease ends
         self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
+        self.streaming = False  # answers a streaming Chat Trigger: nodes send chunks (engine/streaming.py)
         # give the event loop a turn at a boundary once this many seconds have passed (a UI's loop)
         self.yield_interval_s: float | None = None
         self._last_yield = 0.0
@@ -635,6 +639,8 @@ class Execution:
         task = self._task(entry, status="error")
         task.error = TaskError(message=exc.message, description=exc.description, node=exc.node or name)
         self.record(name, task)
+        if self.streaming and entry.mode == "main" and node is not None:  # as n8n: every failed node run
+            self.hooks.emit(ChunkSent(self.state.id, error_chunk(node, entry.run_index or 0, exc.description)))
         self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
             self._deliver(entry, task)

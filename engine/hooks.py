@@ -77,8 +77,17 @@ class RunUpdated:
     task: TaskData
 
 
+@dataclass(frozen=True)
+class ChunkSent:
+    """A chunk of a streamed response (engine/streaming.py), sent while the execution streams."""
+
+    execution_id: str
+    chunk: dict[str, Any]
+
+
 HookEvent = Union[
-    WorkflowBefore, NodeBefore, NodeAfter, TokenEvent, WorkflowAfter, ExecutionPaused, ExecutionResumed, RunUpdated
+    WorkflowBefore, NodeBefore, NodeAfter, TokenEvent, WorkflowAfter, ExecutionPaused, ExecutionResumed, RunUpdated,
+    ChunkSent,
 ]
 Listener = Callable[[HookEvent], None]
 

@@ -71,9 +71,15 @@ def rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = Non
     """A new execution of a stored one's workflow and first input, fed its recorded results:
     up to `from_iteration` (re-run from there), or all of them compared as they go (`compare`:
     a replay)."""
+    return rerun_recorded(engine, engine.store.load(execution_id), from_iteration=from_iteration, compare=compare,
+                          hooks=hooks, signal=signal)
+
+
+def rerun_recorded(engine: Engine, recorded: ExecutionState, *, from_iteration: int | None = None, compare: bool = False,
+                   hooks: Hooks | None = None, signal: AbortSignal | None = None) -> tuple[Execution, ReplaySource]:
+    """`rerun` of an execution held elsewhere (one a server ran, opened in the editor)."""
     from .replay import ReplaySource
 
-    recorded = engine.store.load(execution_id)
     first = recorded.run_data.get(recorded.start_node or "", [])
     items = first[0].input.get("main", [[]])[0] if first else None
     execution = engine.create(recorded.workflow, start=recorded.start_node, items=items,

@@ -26,6 +26,7 @@ from engine.executor import Engine, Execution
 from engine.hooks import HookEvent, Hooks
 from engine.node_type import NodeType
 from engine.registry import Registry
+from engine.remote import Server, ServerBook
 from engine.replay import ReplaySource
 from engine.rules import node_problems
 from engine.run_data import ExecutionState, TaskError
@@ -262,6 +263,18 @@ class RunBridge(QObject):
         tells where the new run first differs."""
         return self._start(lambda hooks, signal: self._rerun(execution_id, None, True, hooks, signal), breakpoints, False)
 
+    def rerun_recorded(self, recorded: ExecutionState, from_iteration: int | None, compare: bool,
+                       breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
+        """Re-run (`from_iteration`) or replay (`compare`) an execution held elsewhere (a server's),
+        here: a new local execution fed its recorded results."""
+        def make(hooks: Hooks, signal: AbortSignal) -> Execution:
+            execution, self.replay_source = runs.rerun_recorded(
+                self.engine, recorded.model_copy(deep=True), from_iteration=from_iteration, compare=compare,
+                hooks=hooks, signal=signal)
+            return execution
+
+        return self._start(make, breakpoints, False)
+
     def _rerun(self, execution_id: str, from_iteration: int | None, compare: bool, hooks: Hooks,
                signal: AbortSignal) -> Execution:
         execution, self.replay_source = runs.rerun(self.engine, execution_id, from_iteration=from_iteration,
@@ -399,3 +412,23 @@ class RunBridge(QObject):
 
     def delete_execution(self, execution_id: str) -> None:
         self.engine.store.delete(execution_id)
+
+    # ----- a server's executions (engine/remote.py: its REST API) ---------------------------------
+    def servers(self) -> list[Server]:
+        """The servers saved in the credential store (keys masked)."""
+        return ServerBook(credential_store()).servers()
+
+    def save_server(self, name: str, url: str, api_key: str) -> Server:
+        return ServerBook(credential_store()).save(name, url, api_key)
+
+    def forget_server(self, server_id: str) -> None:
+        ServerBook(credential_store()).forget(server_id)
+
+    async def server_executions(self, server_id: str) -> list[ExecutionSummary]:
+        """The server's executions, newest first (raises MiniN8nError saying why not)."""
+        return await ServerBook(credential_store()).client(server_id).executions()
+
+    async def open_server_execution(self, server_id: str, execution_id: str) -> StoredRun:
+        """One of the server's executions and its run as it was shown, to look at here."""
+        state, events = await ServerBook(credential_store()).client(server_id).execution(execution_id)
+        return StoredRun(state, RunState.of_stored(state, events))

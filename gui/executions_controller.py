@@ -2,12 +2,15 @@
 read-only, copying its workflow to the editor, resuming, re-running and replaying it.
 
 `ExecutionsController(runs, debug, window, bridge)`; the stored executions come from the bridge,
-a resumed or re-run execution runs with the debugger's breakpoints.
+a resumed or re-run execution runs with the debugger's breakpoints. The panel's source may be a
+server: its executions come through the bridge (engine/remote.py) without stopping the window,
+open read-only, copy to the editor, and re-run or replay here as new local executions.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QInputDialog
@@ -15,8 +18,9 @@ from PySide6.QtWidgets import QDockWidget, QInputDialog
 from engine.run_state import RunChanges
 from engine.errors import MiniN8nError
 from engine.run_state import RunOutcome
-from gui.bridge import RunBridge, RunStart
-from gui.panels.executions import ExecutionsPanel
+from gui.bridge import RunBridge, RunStart, StoredRun
+from gui.panels.executions import LOCAL, ExecutionsPanel
+from gui.panels.server_dialog import ServerDialog
 
 if TYPE_CHECKING:
     from gui.debug_controller import DebugController
@@ -37,6 +41,8 @@ class ExecutionsController(QObject):
         self._rerun_from: tuple[str, int] | None = None
         self._replaying: str | None = None
         self._viewing: str | None = None  # the stored execution shown read-only
+        self._server_runs: dict[str, StoredRun] = {}  # the listed server's executions fetched so far
+        self._fetching: asyncio.Task[Any] | None = None  # the server list or execution on its way
         self._install_dock()
 
         panel = self.panel
@@ -47,6 +53,9 @@ class ExecutionsController(QObject):
         panel.replay_requested.connect(self.replay)
         panel.delete_requested.connect(self.delete_execution)
         panel.refresh_requested.connect(self.refresh)
+        panel.source_changed.connect(self._source_changed)
+        panel.add_server_requested.connect(self.add_server)
+        panel.forget_server_requested.connect(self.forget_server)
         runs.output.steps.row_selected.connect(
             lambda row: panel.set_rerun_iteration(row.iterations[0] if row is not None else None))
         runs.run_shown.connect(self._run_shown)
@@ -55,6 +64,7 @@ class ExecutionsController(QObject):
         bridge.busy_changed.connect(panel.set_busy)
         window.read_only_changed.connect(self._read_only_changed)
         window.act_copy_to_editor.triggered.connect(self._copy_viewed)
+        self._show_servers()
         self.refresh()
 
     def _install_dock(self) -> None:
@@ -74,8 +84,68 @@ class ExecutionsController(QObject):
 
     # ----- the list ------------------------------------------------------------------------------
     def refresh(self) -> None:
-        """List the stored executions again."""
-        self.panel.show_rows(self.bridge.executions())
+        """List the stored executions again (a server's: fetched in the background)."""
+        if not self.panel.remote:
+            self.panel.show_rows(self.bridge.executions())
+            return
+        server = self.panel.source
+        self._server_runs.clear()
+        self._fetch(self._list_server(server))
+
+    def _fetch(self, work: Any) -> "asyncio.Task[Any]":
+        """One request to the server at a time: a newer one replaces what was on its way."""
+        if self._fetching is not None and not self._fetching.done():
+            self._fetching.cancel()
+        self._fetching = asyncio.ensure_future(work)
+        return self._fetching
+
+    async def _list_server(self, server: str) -> None:
+        try:
+            rows = await self.bridge.server_executions(server)
+        except MiniN8nError as exc:
+            if self.panel.source == server:
+                self.panel.show_rows([])
+                self.panel.show_report(str(exc), problem=True)
+            return
+        if self.panel.source == server:
+            self.panel.show_rows(rows)
+            self.panel.show_report(f"{len(rows)} execution{'s' if len(rows) != 1 else ''} on "
+                                   f"{self.panel.source_box.currentText()}")
+
+    # ----- sources -------------------------------------------------------------------------------
+    def _show_servers(self, current: str = LOCAL) -> None:
+        try:
+            servers = self.bridge.servers()
+        except MiniN8nError as exc:  # an unreadable credential file: said, the local store still lists
+            self.panel.show_report(str(exc), problem=True)
+            servers = []
+        self.panel.set_servers(servers, current)
+
+    def _source_changed(self, _source: str) -> None:
+        self.panel.show_report(None)
+        self.refresh()
+
+    def add_server(self) -> bool:
+        """Ask for a server (URL and API key) and list its executions."""
+        dialog = ServerDialog(self.bridge.save_server, self.window)
+        if dialog.exec() != ServerDialog.DialogCode.Accepted or dialog.server is None:
+            return False
+        self._show_servers(dialog.server.id)
+        self.refresh()
+        return True
+
+    def forget_server(self, server: str) -> None:
+        if server != LOCAL:
+            self.bridge.forget_server(server)
+            self._show_servers(LOCAL)
+            self.refresh()
+
+    async def _server_run(self, execution_id: str) -> StoredRun:
+        stored = self._server_runs.get(execution_id)
+        if stored is None:
+            stored = await self.bridge.open_server_execution(self.panel.source, execution_id)
+            self._server_runs[execution_id] = stored
+        return stored
 
     def delete_execution(self, execution_id: str) -> None:
         try:
@@ -90,34 +160,67 @@ class ExecutionsController(QObject):
         if self.bridge.running:
             self.runs.show_status("A run is going: stop it before opening another execution")
             return False
+        if self.panel.remote:
+            self._fetch(self._open_server_execution(execution_id))
+            return True
         try:
             stored = self.bridge.open_execution(execution_id)
         except MiniN8nError as exc:
             self.runs.show_status(str(exc))
             self.refresh()
             return False
+        self._show_read_only(stored, execution_id)
+        return True
+
+    async def _open_server_execution(self, execution_id: str) -> None:
+        try:
+            stored = await self._server_run(execution_id)
+        except MiniN8nError as exc:
+            self.panel.show_report(str(exc), problem=True)
+            self.runs.show_status(str(exc))
+            return
+        if not self.bridge.running:
+            self._show_read_only(stored, f"{execution_id} on {self.panel.source_box.currentText()}")
+
+    def _show_read_only(self, stored: StoredRun, shown_as: str) -> None:
         state = stored.state
-        self.window.enter_read_only(state.workflow, execution_id)
+        execution_id = state.id
+        self.window.enter_read_only(state.workflow, shown_as)
         self._viewing = execution_id
         self.runs.show_stored(stored)
         self.debug.draw_breakpoints()
         self.debug.show_stored_pause(state.pause if state.status == "paused" else None)
         self.dock.show()
-        self.panel.show_report(f"Showing execution {execution_id} ({state.status}) of “{state.workflow.name}”, "
+        self.panel.show_report(f"Showing execution {shown_as} ({state.status}) of “{state.workflow.name}”, "
                                "read-only: Copy to editor to change and run it.")
         self.panel.select(execution_id)
-        return True
 
     def copy_to_editor(self, execution_id: str) -> bool:
         """n8n's "debug in editor": the workflow as it ran becomes the editor's document."""
         if self.bridge.running:
             self.runs.show_status("A run is going: stop it first")
             return False
+        if self.panel.remote:
+            self._fetch(self._copy_server_execution(execution_id))
+            return True
         try:
             stored = self.bridge.open_execution(execution_id)
         except MiniN8nError as exc:
             self.runs.show_status(str(exc))
             return False
+        return self._copy(stored, execution_id)
+
+    async def _copy_server_execution(self, execution_id: str) -> None:
+        try:
+            stored = await self._server_run(execution_id)
+        except MiniN8nError as exc:
+            self.panel.show_report(str(exc), problem=True)
+            self.runs.show_status(str(exc))
+            return
+        if not self.bridge.running:
+            self._copy(stored, execution_id)
+
+    def _copy(self, stored: StoredRun, execution_id: str) -> bool:
         self.window.leave_read_only()
         if not self.window.confirm_discard():
             return False
@@ -156,6 +259,9 @@ class ExecutionsController(QObject):
             if not ok:
                 return
         self._rerun_from = (execution_id, iteration)
+        if self.panel.remote:
+            self._fetch(self._rerun_server_execution(execution_id, iteration, False))
+            return
         self.bridge.rerun(execution_id, iteration, self.debug.breakpoints_if_set())
 
     def replay(self, execution_id: str) -> None:
@@ -163,19 +269,40 @@ class ExecutionsController(QObject):
         if self.bridge.running:
             return
         self._replaying = execution_id
+        if self.panel.remote:
+            self._fetch(self._rerun_server_execution(execution_id, None, True))
+            return
         self.bridge.replay(execution_id, self.debug.breakpoints_if_set())
+
+    async def _rerun_server_execution(self, execution_id: str, iteration: int | None, compare: bool) -> None:
+        """A server's execution run again here, on its recorded results: a new local execution."""
+        try:
+            stored = await self._server_run(execution_id)
+        except MiniN8nError as exc:
+            self._rerun_from = self._replaying = None
+            self.panel.show_report(str(exc), problem=True)
+            return
+        if not self.bridge.running:
+            self.panel.set_servers(self.bridge.servers(), LOCAL)  # the new execution is this computer's
+            self.panel.show_rows(self.bridge.executions())
+            self.bridge.rerun_recorded(stored.state, iteration, compare, self.debug.breakpoints_if_set())
 
     # ----- runs ----------------------------------------------------------------------------------
     def _run_started(self, _start: RunStart) -> None:
         self._viewing = None
-        self.refresh()
+        self._refresh_local()
+
+    def _refresh_local(self) -> None:
+        """A local run changed the local list (a server's list is refreshed when asked)."""
+        if not self.panel.remote:
+            self.refresh()
 
     def _run_changed(self, changes: RunChanges) -> None:
         if changes.pause and self.bridge.paused:
-            self.refresh()  # listed as paused: it can be left and resumed later
+            self._refresh_local()  # listed as paused: it can be left and resumed later
 
     def _run_shown(self, outcome: RunOutcome) -> None:
-        self.refresh()
+        self._refresh_local()
         state = outcome.state
         if self._replaying is not None:
             source = self.bridge.replay_source

@@ -113,10 +113,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def delete_queue(name: str) -> None:
+def delete_queue(name: str, url: str = BROKER) -> None:
     from kombu import Connection as Broker
 
-    with Broker(BROKER) as broker:
+    with Broker(url, connect_timeout=5) as broker:
         channel = broker.channel()
         try:
             channel.queue_delete(name)
@@ -129,7 +129,7 @@ class Cluster:
 
     def __init__(self, tmp: Path, store_url: str, *, workers: int = 3, mode: str = "queue", rounds: int = 3,
                  token_delay: float = 0.0, tool_delay: float = 0.0, workflow: dict[str, Any] | None = None,
-                 memory: bool = False) -> None:
+                 memory: bool = False, workflows: list[dict[str, Any]] | None = None, broker: str = BROKER) -> None:
         self.tmp = tmp
         self.rounds = rounds
         self.stack = ExitStack()
@@ -137,8 +137,15 @@ class Cluster:
         self.tool = self.stack.enter_context(ToolPeer(tool_delay))
         self.queue = f"mini-n8n-test-{uuid.uuid4().hex[:10]}"
         self.workflow = tmp / "served.json"
-        self.workflow.write_text(json.dumps(workflow or chat_workflow(self.model.base_url, self.tool.url, rounds, memory)))
-        self.env = {**os.environ, "MINI_N8N_DB": store_url, "MINI_N8N_QUEUE": BROKER, "MINI_N8N_QUEUE_NAME": self.queue,
+        if workflows:  # several workflows: a folder of them is served
+            self.workflow = tmp / "served"
+            self.workflow.mkdir()
+            for i, doc in enumerate(workflows):
+                (self.workflow / f"{i:02d}.json").write_text(json.dumps(doc))
+        else:
+            self.workflow.write_text(json.dumps(workflow or chat_workflow(self.model.base_url, self.tool.url, rounds, memory)))
+        self.broker = broker
+        self.env = {**os.environ, "MINI_N8N_DB": store_url, "MINI_N8N_QUEUE": broker, "MINI_N8N_QUEUE_NAME": self.queue,
                     "MINI_N8N_API_KEY": API_KEY, "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(ROOT)}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -205,7 +212,7 @@ class Cluster:
                 self.kill(process)
         self.stack.close()
         if self.mode == "queue":
-            delete_queue(self.queue)
+            delete_queue(self.queue, self.broker)
 
     def chat(self, client: httpx.Client, tag: str, session: str | None = None) -> httpx.Response:
         body = {"action": "sendMessage", "sessionId": session or f"session-{tag}", "chatInput": tag}

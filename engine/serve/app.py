@@ -2,10 +2,12 @@
 
 - `POST /webhook/<webhookId>/chat`: n8n's Chat Trigger body, `{"action": "sendMessage",
   "sessionId": ..., "chatInput": ...}` answered `{"output": ...}` (the last node's first item, as
-  n8n's "When last node finishes"), or `{"action": "loadPreviousSession", "sessionId": ...}`
+  n8n's "When last node finishes"), or with n8n's streamed chunks, a JSON object a line, as the
+  nodes send them (response mode "Streaming"), or `{"action": "loadPreviousSession", "sessionId": ...}`
   answered `{"data": [messages]}` when the trigger's Load Previous Session option is "From Memory".
 - `GET /api/v1/executions`, `GET|DELETE /api/v1/executions/<id>`, `POST .../<id>/resume`,
-  `POST .../<id>/stop`: with the key of $MINI_N8N_API_KEY in the X-N8N-API-KEY header (the
+  `POST .../<id>/stop`, and our own `GET .../<id>/export` (the stored execution whole, for the
+  editor): with the key of $MINI_N8N_API_KEY in the X-N8N-API-KEY header (the
   server keeps only its SHA-256).
 - `GET /healthz`.
 - `/webhook/<path>` and `/form/<path>`: Webhook and Form triggers (engine/serve/webhooks.py), and
@@ -26,14 +28,16 @@ import uuid
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import MiniN8nError
 from ..raw_output import iso_time, raw_output
 from ..run_data import ExecutionState
 from ..store import ExecutionBusy, ExecutionSummary
+from ..streaming import chunk_line, error_chunk
 from .jobs import Job
 from .runners import Conflict, StillRunning
 from .webhooks import WebhookServer
@@ -42,6 +46,8 @@ from .workflows import ChatEndpoint
 API_KEY_HEADER = "X-N8N-API-KEY"
 MAX_BODY_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 250  # as n8n's public API
+# the head of n8n's streamed reply, as its Chat Trigger writes it (the body is chunked)
+STREAM_HEADERS = {"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-cache", "Connection": "keep-alive"}
 log = logging.getLogger("mini_n8n.serve")
 
 
@@ -87,6 +93,7 @@ class Server:
             Route("/webhook/{webhook_id}/chat", self._handle(self.chat), methods=["POST"]),
             Route(api, self._handle(self.list_executions, api=True), methods=["GET"]),
             Route(api + "/{execution_id}", self._handle(self.get_execution, api=True), methods=["GET"]),
+            Route(api + "/{execution_id}/export", self._handle(self.export_execution, api=True), methods=["GET"]),
             Route(api + "/{execution_id}", self._handle(self.delete_execution, api=True), methods=["DELETE"]),
             Route(api + "/{execution_id}/resume", self._handle(self.resume_execution, api=True), methods=["POST"]),
             Route(api + "/{execution_id}/stop", self._handle(self.stop_execution, api=True), methods=["POST"]),
@@ -95,7 +102,20 @@ class Server:
             every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
             routes += [Route("/webhook/{path:path}", self.webhooks.webhook, methods=every),
                        Route("/form/{path:path}", self.webhooks.form, methods=every)]
-        return Starlette(routes=routes, lifespan=self._lifespan)
+        return Starlette(routes=routes, lifespan=self._lifespan,
+                         exception_handlers={404: self._no_route, 405: self._no_route})
+
+    @staticmethod
+    async def _no_route(request: Request, exc: Exception) -> Response:
+        """An unknown path or method: the same clear JSON error as every other bad request, logged."""
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        if status == 405:
+            message = f"{request.method} is not allowed at {request.url.path}"
+        else:
+            message = f"there is nothing at {request.method} {request.url.path}"
+        log.warning("%d %s %s: %s", status, request.method, request.url.path, message)
+        headers = exc.headers if isinstance(exc, HTTPException) else None  # 405: Allow
+        return JSONResponse({"code": status, "message": message}, status_code=status, headers=headers)
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -179,6 +199,8 @@ class Server:
             raise HttpError(400, '"chatInput" must be a string')
         item = {"json": body}  # the whole body, as n8n's Chat Trigger passes it on
         job = Job.new(endpoint.workflow, endpoint.trigger.name, [item], uuid.uuid4().hex[:12])
+        if endpoint.streaming:
+            return await self._stream_chat(endpoint, job)
         try:
             state = await self.runner.submit(job)
         except StillRunning as exc:
@@ -191,6 +213,39 @@ class Server:
             log.error("execution %s could not be queued: %s", job.execution_id, exc)
             return JSONResponse({"code": 503, "message": f"the job queue is unavailable: {exc}"}, status_code=503)
         return self._chat_answer(state)
+
+    async def _stream_chat(self, endpoint: ChatEndpoint, job: Job) -> Response:
+        """n8n's streamed reply: 200 at once, then each chunk a line as the nodes send it, the end of
+        the body when the execution settled. Only a job the broker refused is a 503 (no head sent yet)."""
+        chunks: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        try:
+            settled = await self.runner.stream(job, chunks.put_nowait)
+        except MiniN8nError as exc:
+            log.error("execution %s of %s could not start: %s", job.execution_id, endpoint.source, exc)
+            return JSONResponse({"code": 500, "message": str(exc), "executionId": job.execution_id}, status_code=500)
+        except Exception as exc:  # the broker refused the job
+            log.error("execution %s could not be queued: %s", job.execution_id, exc)
+            return JSONResponse({"code": 503, "message": f"the job queue is unavailable: {exc}"}, status_code=503)
+        return StreamingResponse(self._chunk_lines(endpoint, job, chunks, settled), status_code=200,
+                                 headers=STREAM_HEADERS)
+
+    @staticmethod
+    async def _chunk_lines(endpoint: ChatEndpoint, job: Job, chunks: "asyncio.Queue[dict[str, Any]]",
+                           settled: "asyncio.Task[ExecutionState]") -> AsyncIterator[bytes]:
+        while True:
+            getter = asyncio.ensure_future(chunks.get())
+            await asyncio.wait({getter, settled}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield chunk_line(getter.result())
+                continue
+            getter.cancel()
+            break
+        while not chunks.empty():
+            yield chunk_line(chunks.get_nowait())
+        problem = settled.exception()
+        if problem is not None:  # no answer is coming on this response: say so in n8n's error chunk
+            log.warning("streamed execution %s: %s", job.execution_id, problem)
+            yield chunk_line(error_chunk(endpoint.trigger, 0, str(problem)))
 
     @staticmethod
     def _chat_answer(state: ExecutionState) -> Response:
@@ -228,6 +283,14 @@ class Server:
         if request.query_params.get("includeData", "false") == "true":
             out["data"] = raw_output(state)["data"]
         return JSONResponse(out)
+
+    async def export_execution(self, request: Request) -> Response:
+        """mini-n8n's own: the execution as the store holds it (its workflow, run data, stack) and the
+        order its runs finished in, for the editor to open it or run it again on a desktop."""
+        execution_id = request.path_params["execution_id"]
+        state = self._load(execution_id)
+        order = [[node, run_index] for node, run_index, _task in self.store.runs(execution_id)]
+        return JSONResponse({"execution": state.to_json(), "order": order})
 
     async def delete_execution(self, request: Request) -> Response:
         execution_id = request.path_params["execution_id"]

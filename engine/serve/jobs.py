@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..abort import AbortSignal
 from ..errors import MiniN8nError
 from ..executor import Engine, Execution
+from ..hooks import ChunkSent, HookEvent
 from ..run_data import ExecutionState, Item, StackEntry
 from ..store import ExecutionBusy
 from ..workflow import Workflow, parse_workflow, workflow_to_data
@@ -34,6 +35,7 @@ class Job:
     items: list[Item] | None = None
     resume: bool = False
     mode: str = MODE  # n8n's execution mode: "webhook" (webhooks, forms, chat), "trigger" (schedules)
+    stream: str | None = None  # queue mode: where the worker sends the chunks of a streamed reply (engine/serve/chunks.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,13 +84,23 @@ def prepare(engine: Engine, job: Job, signal: AbortSignal | None = None) -> Exec
 
 
 async def run_job(engine: Engine, job: Job, signal: AbortSignal | None = None,
-                  stop_requested: Callable[[str], bool] | None = None) -> ExecutionState:
+                  stop_requested: Callable[[str], bool] | None = None,
+                  on_chunk: Callable[[dict[str, Any]], None] | None = None) -> ExecutionState:
     """Run the job's execution to an end or a pause; the stored state when there was nothing to do.
-    `stop_requested(id)`, asked every STOP_POLL_S, stops it as the API's stop asks."""
+    `stop_requested(id)`, asked every STOP_POLL_S, stops it as the API's stop asks. With `on_chunk`
+    the execution streams (its trigger's response mode is Streaming): each chunk goes there."""
     signal = signal or AbortSignal()
     execution = prepare(engine, job, signal)
     if execution is None:
         return engine.store.load(job.execution_id)
+    if on_chunk is not None:
+        execution.streaming = True
+
+        def relay(event: HookEvent) -> None:
+            if isinstance(event, ChunkSent):
+                on_chunk(event.chunk)
+
+        execution.hooks.add(relay)
     if stop_requested is None:
         return await execution.run()
     watcher = asyncio.get_running_loop().create_task(_watch_stop(job.execution_id, signal, stop_requested))

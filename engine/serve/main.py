@@ -47,9 +47,11 @@ def main(targets: list[str], mode: str, host: str, port: int) -> int:
         memory = open_memory(store)
         engine = Engine(builtin_registry(), Services(memory=memory), store=store)
         if mode == "queue":
-            from .queue import make_app
+            from .chunks import ChunkRelay
+            from .queue import broker_url, make_app
 
-            runner: InProcessRunner | QueueRunner = QueueRunner(engine, make_app())
+            relay = ChunkRelay(broker_url()) if any(e.streaming for e in endpoints.values()) else None
+            runner: InProcessRunner | QueueRunner = QueueRunner(engine, make_app(), relay)
         else:
             runner = InProcessRunner(engine)
     except MiniN8nError as exc:

@@ -106,9 +106,14 @@ def run_execution_task(task: Any, job_data: dict[str, Any]) -> str:
     from .jobs import Job, run_job
 
     job = Job.from_json(job_data)
+    stream = job.stream
+    on_chunk = None
+    if stream is not None:
+        publisher = chunk_publisher(task.app)
+        on_chunk = lambda chunk: publisher.chunk(stream, job.execution_id, chunk)  # noqa: E731
     try:
         engine = worker_engine()
-        state = asyncio.run(run_job(engine, job, stop_requested=engine.store.stop_requested))
+        state = asyncio.run(run_job(engine, job, stop_requested=engine.store.stop_requested, on_chunk=on_chunk))
     except ExecutionBusy as busy:
         log.info("execution %s: %s; looking again in %.0f s", job.execution_id, busy, BUSY_RETRY_S)
         raise task.retry(countdown=BUSY_RETRY_S)
@@ -116,5 +121,20 @@ def run_execution_task(task: Any, job_data: dict[str, Any]) -> str:
         log.warning("execution %s: %s; trying again in %.0f s", job.execution_id, exc, STORE_RETRY_S)
         reset_engine()
         raise task.retry(countdown=STORE_RETRY_S, max_retries=STORE_RETRIES)
+    if stream is not None:
+        publisher.done(stream, job.execution_id, state.status)
     log.info("execution %s: %s", job.execution_id, state.status)
     return state.status
+
+
+_publisher: Any = None
+
+
+def chunk_publisher(app: Celery) -> Any:
+    """This worker process's publisher of streamed chunks (engine/serve/chunks.py), on the broker."""
+    global _publisher
+    if _publisher is None:
+        from .chunks import ChunkPublisher
+
+        _publisher = ChunkPublisher(app.connection_for_write)
+    return _publisher

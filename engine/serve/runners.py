@@ -4,9 +4,10 @@ the queue (`--mode queue`). Both give back the stored state once the execution e
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
-from typing import Any
+from typing import Any, Callable
 
 from ..abort import AbortSignal
 from ..errors import MiniN8nError
@@ -19,6 +20,8 @@ POLL_S = 0.02  # how often a queue-mode server looks for executions that ended
 ENV_RESPONSE_TIMEOUT = "MINI_N8N_RESPONSE_TIMEOUT_S"
 RESPONSE_TIMEOUT_S = 300.0  # a chat client waits this long for a queued execution, then gets its id
 SETTLED = (*ENDED, "paused")  # a worker acked the job: the client gets its answer
+DONE_GRACE_S = 2.0  # a settled streamed execution: how long its worker's last chunks may still be on the way
+ChunkSink = Callable[[dict[str, Any]], None]
 log = logging.getLogger("mini_n8n.serve")
 
 
@@ -73,6 +76,21 @@ class InProcessRunner:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def stream(self, job: Job, on_chunk: ChunkSink) -> "asyncio.Task[ExecutionState]":
+        """Start the job's execution streaming its chunks to `on_chunk`; the task that ends with it."""
+        signal = self.running[job.execution_id] = AbortSignal()
+
+        async def run() -> ExecutionState:
+            try:
+                return await run_job(self.engine, job, signal, on_chunk=on_chunk)
+            finally:
+                self.running.pop(job.execution_id, None)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
     async def resume(self, execution_id: str) -> None:
         """Continue a paused or crashed execution here, in the background."""
         signal = AbortSignal()
@@ -124,9 +142,11 @@ async def cancel_stored(engine: Engine, execution_id: str) -> None:
 class QueueRunner:
     """Hands executions to workers through the broker and waits for the store to say they settled."""
 
-    def __init__(self, engine: Engine, app: Any) -> None:
+    def __init__(self, engine: Engine, app: Any, relay: Any = None) -> None:
         self.engine = engine
         self.app = app
+        self.relay = relay  # an engine.serve.chunks.ChunkRelay: streamed chunks from the workers
+        self._relay_started = False
         self.running: dict[str, AbortSignal] = {}  # none run in this process
         self.timeout_s = response_timeout()
         self._waiting: dict[str, list[asyncio.Future[ExecutionState]]] = {}
@@ -142,22 +162,76 @@ class QueueRunner:
         await self._publish(job)
 
     async def submit(self, job: Job) -> ExecutionState:
+        future = await self._queue(job)
+        try:
+            return await self._settled(job.execution_id, future)
+        finally:
+            self._forget(job.execution_id, future)
+
+    async def stream(self, job: Job, on_chunk: ChunkSink) -> "asyncio.Task[ExecutionState]":
+        """Queue the job with this server's chunk key (raises if the broker cannot take it); the task
+        that ends once the execution settled and its worker's last chunk arrived."""
+        relay = self.relay
+        if relay is None:
+            raise MiniN8nError("this server has no chunk relay: streamed replies need one")
+        loop = asyncio.get_running_loop()
+        if not self._relay_started:
+            await asyncio.to_thread(relay.start, loop)
+            self._relay_started = True
+        done = asyncio.Event()
+
+        def deliver(body: dict[str, Any]) -> None:
+            if "chunk" in body:
+                on_chunk(body["chunk"])
+            elif "done" in body:
+                done.set()
+
+        relay.register(job.execution_id, deliver)
+        try:
+            future = await self._queue(dataclasses.replace(job, stream=relay.key))
+        except BaseException:
+            relay.unregister(job.execution_id)
+            raise
+
+        async def settle() -> ExecutionState:
+            try:
+                state = await self._settled(job.execution_id, future)
+                try:
+                    await asyncio.wait_for(done.wait(), DONE_GRACE_S)
+                except asyncio.TimeoutError:
+                    log.warning("execution %s settled without its worker's last chunk message", job.execution_id)
+                return state
+            finally:
+                relay.unregister(job.execution_id)
+                self._forget(job.execution_id, future)
+
+        return loop.create_task(settle())
+
+    async def _queue(self, job: Job) -> "asyncio.Future[ExecutionState]":
+        """Publish the job; the future the store poller settles."""
         future: asyncio.Future[ExecutionState] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(job.execution_id, []).append(future)
         try:
             await self._publish(job)
-            if self._poller is None or self._poller.done():
-                self._poller = asyncio.get_running_loop().create_task(self._poll())
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
-            except asyncio.TimeoutError:
-                raise StillRunning(job.execution_id, self.timeout_s) from None
-        finally:
-            waiters = self._waiting.get(job.execution_id)
-            if waiters is not None and future in waiters:
-                waiters.remove(future)
-                if not waiters:
-                    del self._waiting[job.execution_id]
+        except BaseException:
+            self._forget(job.execution_id, future)
+            raise
+        if self._poller is None or self._poller.done():
+            self._poller = asyncio.get_running_loop().create_task(self._poll())
+        return future
+
+    async def _settled(self, execution_id: str, future: "asyncio.Future[ExecutionState]") -> ExecutionState:
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
+        except asyncio.TimeoutError:
+            raise StillRunning(execution_id, self.timeout_s) from None
+
+    def _forget(self, execution_id: str, future: "asyncio.Future[ExecutionState]") -> None:
+        waiters = self._waiting.get(execution_id)
+        if waiters is not None and future in waiters:
+            waiters.remove(future)
+            if not waiters:
+                del self._waiting[execution_id]
 
     async def _poll(self) -> None:
         """One query for all waiting executions every POLL_S, while any are waiting."""
@@ -199,3 +273,5 @@ class QueueRunner:
     async def close(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
+        if self.relay is not None:
+            await asyncio.to_thread(self.relay.close)

@@ -32,6 +32,11 @@ class ChatEndpoint:
         value = self.trigger.parameters.get("options")
         return value if isinstance(value, dict) else {}
 
+    @property
+    def streaming(self) -> bool:
+        """Response mode "Streaming": the reply is n8n's streamed chunks (engine/streaming.py)."""
+        return self.options.get("responseMode") == "streaming"
+
 
 @dataclass(frozen=True)
 class WebhookEndpoint:
@@ -154,9 +159,10 @@ def _chat(served: Served, path: Path, workflow: Workflow, node: Node) -> None:
                         f'"{node.parameters["authentication"]}", which mini-n8n serve does not support yet; not served')
         return
     response_mode = (node.parameters.get("options") or {}).get("responseMode", "lastNode")
-    if response_mode != "lastNode":
+    if response_mode not in ("lastNode", "streaming"):
         warnings.append(f'{path}: the Chat Trigger "{node.name}" answers with response mode "{response_mode}", '
-                        'which mini-n8n serve does not support yet (only "When Last Node Finishes"); not served')
+                        'which mini-n8n serve does not support yet (only "When Last Node Finishes" and '
+                        '"Streaming"); not served')
         return
     if webhook_id in endpoints:
         other = endpoints[webhook_id]

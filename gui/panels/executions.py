@@ -3,6 +3,8 @@
 Open shows it (statuses on the canvas, run log and steps in the output panel, read-only);
 Copy to editor loads the workflow as it ran; Resume continues a paused or crashed one;
 Re-run from iteration N and Replay start new executions from its recorded results.
+The source above the list is this computer's store or a server (`mini-n8n serve`): a server's
+executions open, copy, re-run and replay here the same way; they are resumed and deleted there.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -23,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.remote import Server
 from engine.store.base import ExecutionSummary
 
 from .columns_model import ColumnsTableModel, Index
@@ -33,7 +37,7 @@ STATUS_COLOURS = {"success": "#1e7b34", "error": "#a1160a", "crashed": "#a1160a"
                   "paused": "#b06000", "running": "#1a6fb5"}
 RESUMABLE = ("paused", "crashed")
 FINISHED = ("success", "error", "cancelled")
-
+LOCAL = ""  # the source id of this computer's store
 
 
 def started_text(started_ms: float) -> str:
@@ -91,9 +95,25 @@ class ExecutionsPanel(QWidget):
     resume_requested = Signal(str)
     rerun_requested = Signal(str)
     replay_requested = Signal(str)
+    source_changed = Signal(str)  # LOCAL or a server's id
+    add_server_requested = Signal()
+    forget_server_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.source_box = QComboBox()
+        self.source_box.setObjectName("executionsSource")
+        self.source_box.setToolTip("Whose executions are listed: this computer's, or a server's (mini-n8n serve)")
+        self.source_box.addItem("This computer", LOCAL)
+        self.source_box.currentIndexChanged.connect(lambda _i: self._source_picked())
+        self.source_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.source_box.setMinimumContentsLength(24)
+        self.add_server_button = QPushButton("Add server…")
+        self.add_server_button.setToolTip("List the executions of a server (mini-n8n serve): its URL and API key")
+        self.forget_server_button = QPushButton("Forget")
+        self.forget_server_button.setToolTip("Remove this server and its API key from your credentials")
+        self.add_server_button.clicked.connect(self.add_server_requested.emit)
+        self.forget_server_button.clicked.connect(lambda: self.forget_server_requested.emit(self.source))
         self.model = ExecutionsModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -149,9 +169,14 @@ class ExecutionsPanel(QWidget):
         for button in (self.resume_button, self.rerun_button, self.replay_button):
             again.addWidget(button)
         again.addStretch(1)
+        source = QHBoxLayout()  # a row of its own, so a server's URL reads whole
+        source.addWidget(self.source_box, 1)
+        source.addWidget(self.add_server_button)
+        source.addWidget(self.forget_server_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
+        layout.addLayout(source)
         layout.addLayout(shown)
         layout.addLayout(again)
         layout.addWidget(self.report)
@@ -159,6 +184,35 @@ class ExecutionsPanel(QWidget):
         self.rerun_iteration: int | None = None
         self.busy = False
         self.update_buttons()
+
+    # ----- source --------------------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """LOCAL, or the id of the server whose executions are listed."""
+        return str(self.source_box.currentData() or LOCAL)
+
+    @property
+    def remote(self) -> bool:
+        return self.source != LOCAL
+
+    def set_servers(self, servers: list[Server], current: str = LOCAL) -> None:
+        """The sources offered: this computer and each saved server (its URL; its key masked in the tip)."""
+        box = self.source_box
+        box.blockSignals(True)
+        box.clear()
+        box.addItem("This computer", LOCAL)
+        for server in servers:
+            box.addItem(server.label, server.id)
+            box.setItemData(box.count() - 1, f"{server.base_url}\nAPI key {server.masked_key}", Qt.ItemDataRole.ToolTipRole)
+        index = box.findData(current)
+        box.setCurrentIndex(index if index >= 0 else 0)
+        box.blockSignals(False)
+        self.update_buttons()
+
+    def _source_picked(self) -> None:
+        self.model.set_rows([])
+        self.update_buttons()
+        self.source_changed.emit(self.source)
 
     # ----- rows ----------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -207,8 +261,10 @@ class ExecutionsPanel(QWidget):
         status = summary.status if summary is not None else None
         self.open_button.setEnabled(summary is not None)
         self.copy_button.setEnabled(summary is not None)
-        self.delete_button.setEnabled(summary is not None and status != "running")
-        self.resume_button.setEnabled(status in RESUMABLE and not self.busy)
+        local = not self.remote
+        self.forget_server_button.setEnabled(not local)
+        self.delete_button.setEnabled(local and summary is not None and status != "running")
+        self.resume_button.setEnabled(local and status in RESUMABLE and not self.busy)
         self.rerun_button.setEnabled(status in FINISHED and not self.busy)
         self.replay_button.setEnabled(status in FINISHED and not self.busy)
 

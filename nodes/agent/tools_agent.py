@@ -21,7 +21,7 @@ from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
-from . import fallback, output_parser
+from . import fallback, output_parser, streaming
 from .memory_context import remember
 from .steps import build_steps, cached_message, intermediate_steps, make_step, n8n_v3_intermediate_steps, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
@@ -33,6 +33,9 @@ class AgentOptions(NodeParams):
     systemMessage: str = Field(DEFAULT_SYSTEM_MESSAGE, title="System Message", json_schema_extra={"multiline": True})
     maxIterations: int = Field(10, ge=1, le=100_000, title="Max Iterations")
     returnIntermediateSteps: bool = Field(False, title="Return Intermediate Steps")
+    enableStreaming: bool = Field(True, title="Enable Streaming", description=(
+        "Stream the answer as it is generated when the Chat Trigger's response mode is Streaming (Agent v2.1+)"),
+        json_schema_extra={"displayOptions": {"hide": {"@version": [{"_cnd": {"lt": 2}}]}}})  # as n8n: from v2
 
 
 FALLBACK_PORT = PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1)
@@ -136,6 +139,7 @@ class ToolsAgent(NodeType):
         v3 = self.runs_tools_as_nodes(ctx)
         meta = response.metadata if response is not None else {}
         finished: dict[str, Any] = dict(meta.get("finishedItems") or {})
+        texts: dict[str, str] = dict(meta.get("streamedText") or {})  # v2 streaming: each item's text so far
         previous: dict[str, Any] = dict(meta.get("previousRequests") or {})
         actions: list[Action] = []
         waiting = False
@@ -163,14 +167,25 @@ class ToolsAgent(NodeType):
                 cached_message(fixed, "user", prompt),
             ]
             messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
-            answer = await model.invoke(messages, tools, ctx.signal)
+            streamed: list[str] | None = None
+            if streaming.streams(ctx, params.options.enableStreaming):
+                streamed = []
+                if v3 or key not in (meta.get("previousRequests") or {}):  # v2: one begin for all rounds
+                    ctx.send_chunk("begin", i)
+            answer = await model.invoke(messages, tools, ctx.signal,
+                                        streaming.token_sender(ctx, i, streamed) if streamed is not None else None)
+            if streamed is not None and not v3:
+                texts[key] = texts.get(key, "") + "".join(streamed)
 
             final = output_parser.final_call(answer, parser)
             calls = [c for c in answer.tool_calls if c.name in by_name] if final is None else []
+            if streamed is not None and (v3 or not calls):
+                ctx.send_chunk("end", i)
             if calls:
                 for call in calls:
                     tool = by_name[call.name]
-                    log = tool_call_log(call.name, call.args, answer.content)
+                    log = (streaming.tool_call_log(call.name, call.args, answer.content) if streamed is not None
+                           else tool_call_log(call.name, call.args, answer.content))
                     problem = self._argument_problem(call.args, tool)
                     if problem is not None:
                         # Never sent to the tool: the model reads the error on its next round.
@@ -195,7 +210,7 @@ class ToolsAgent(NodeType):
                 output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps, v3)
             else:
                 await remember(memory, prompt, answer.content, steps, v3)
-                output = {"output": answer.content}
+                output = {"output": texts.pop(key) if streamed is not None and not v3 else answer.content}
             if params.options.returnIntermediateSteps:
                 if not v3:
                     output["intermediateSteps"] = intermediate_steps(steps)
@@ -210,6 +225,8 @@ class ToolsAgent(NodeType):
                 "iterationCount": int(meta.get("iterationCount", 0)) + 1,
                 "finishedItems": finished,
             }
+            if texts:
+                metadata["streamedText"] = texts
             return EngineRequest(actions=actions, metadata=metadata)
         return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
 

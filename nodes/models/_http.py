@@ -98,11 +98,13 @@ def retry_delay(attempt: int, headers: httpx.Headers) -> float:
 
 
 def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: int) -> NodeOperationError:
+    """The error of a refused call; the server's own message is its description too, as n8n's
+    (what a streamed reply's error chunk carries)."""
     detail = server_message(body)
     said = f": {detail}" if detail else ""
     code = f"{status} {reason}".strip()
     if status in (401, 403):
-        return ep.error(f"the model server at {ep.base_url} refused {ep.credential} ({code}){said}")
+        return ep.error(f"the model server at {ep.base_url} refused {ep.credential} ({code}){said}", detail)
     if status == 404:
         return ep.error(
             f'the model server at {ep.base_url} does not know model "{ep.model}" ({code}){said}',
@@ -111,8 +113,8 @@ def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: i
     if status in RETRYABLE:
         tries = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         what = "is rate limiting requests" if status == 429 else "failed"
-        return ep.error(f"the model server at {ep.base_url} {what} ({code}){tries}{said}")
-    return ep.error(f"the model server at {ep.base_url} rejected the request ({code}){said}")
+        return ep.error(f"the model server at {ep.base_url} {what} ({code}){tries}{said}", detail)
+    return ep.error(f"the model server at {ep.base_url} rejected the request ({code}){said}", detail)
 
 
 def deadline_error(ep: Endpoint) -> NodeOperationError:

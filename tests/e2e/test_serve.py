@@ -137,7 +137,16 @@ def test_bad_requests_get_clear_4xx_and_store_nothing(tmp_path: Path, store_url:
             (httpx.delete(api + "/unknown", headers=key), 404, 'no execution "unknown"'),
             (httpx.post(api + "/unknown/resume", headers=key), 404, 'no execution "unknown"'),
             (httpx.post(api + "/unknown/stop", headers=key), 404, 'no execution "unknown"'),
+            (httpx.get(api + "/unknown/export", headers=key), 404, 'no execution "unknown"'),
+            (httpx.get(f"{cluster.url}/nowhere"), 404, "there is nothing at GET /nowhere"),
+            (httpx.put(api, headers=key), 405, "PUT is not allowed at /api/v1/executions"),
+            (httpx.get(chat), 405, f"GET is not allowed at /webhook/{WEBHOOK_ID}/chat"),
         ]
+        # every API endpoint: no key, a wrong key
+        for method, path in (("GET", ""), ("GET", "/x1"), ("GET", "/x1/export"), ("DELETE", "/x1"),
+                             ("POST", "/x1/resume"), ("POST", "/x1/stop")):
+            for headers, words in (({}, "header is required"), ({"X-N8N-API-KEY": "wrong"}, "not hold a valid API key")):
+                cases.append((httpx.request(method, api + path, headers=headers), 401, words))
         for response, status, message in cases:
             assert response.status_code == status, (response.request.url, response.text)
             assert message in response.json()["message"], response.text
@@ -321,13 +330,13 @@ def test_only_public_chat_triggers_with_a_webhook_id_are_served_and_the_rest_is_
 
     variant("a-served")
     variant("b-private", public=False)
-    variant("c-streaming", options={"responseMode": "streaming"})
+    variant("c-respond-node", options={"responseMode": "responseNode"})
     (tmp_path / "notes.txt").write_text("not a workflow")
     endpoints, warnings = chat_endpoints([str(tmp_path)])
     assert list(endpoints) == [WEBHOOK_ID] and endpoints[WEBHOOK_ID].workflow.name == "a-served"
     assert any('b-private.json: the Chat Trigger "Chat" is not made publicly available' in w and "n8n answers 404" in w
                for w in warnings), warnings
-    assert any('c-streaming.json: the Chat Trigger "Chat" answers with response mode "streaming"' in w for w in warnings)
+    assert any('c-respond-node.json: the Chat Trigger "Chat" answers with response mode "responseNode"' in w for w in warnings)
     variant("d-duplicate")
     with pytest.raises(MiniN8nError, match=f'd-duplicate.json: the Chat Trigger "Chat" has the webhookId {WEBHOOK_ID} of "Chat" in '):
         chat_endpoints([str(tmp_path)])
