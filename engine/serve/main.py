@@ -50,7 +50,7 @@ def main(targets: list[str], mode: str, host: str, port: int) -> int:
             from .chunks import ChunkRelay
             from .queue import broker_url, make_app
 
-            relay = ChunkRelay(broker_url()) if any(e.streaming for e in endpoints.values()) else None
+            relay = ChunkRelay(broker_url()) if any(e.streaming for e in served.chats.values()) else None
             runner: InProcessRunner | QueueRunner = QueueRunner(engine, make_app(), relay)
         else:
             runner = InProcessRunner(engine)
