@@ -26,7 +26,7 @@ from engine.expressions.preview import expression_preview
 from engine.processes import pid_alive
 from engine.node_type import NodeType, UnsupportedNodeType
 from engine.registry import Registry, builtin_registry
-from engine.rules import connection_refusal, node_problems, port_name, workflow_problems
+from engine.rules import connection_refusal, node_problems, port_name, problems_by_node, workflow_problems
 from engine.pin_data import pin, pinned_items, unpin
 from engine.run_data import ExecutionState, TaskData, TaskError
 from engine.run_log import RunLogLine, compact
@@ -52,7 +52,7 @@ __all__ = [
     "parse_workflow", "save_workflow", "workflow_to_data",
     "DocumentEditor", "EditError", "Link", "ParamPath", "copy_connections", "links_of", "unique_name", "new_workflow",
     "credential_store", "credential_types_of", "expression_preview", "is_displayed", "credential_book",
-    "credential_form", "node_warnings",
+    "credential_form", "node_warnings", "warnings_by_node",
     # value types of runs (what panels show), not the things that run them
     "ExecutionState", "TaskData", "TaskError", "RunLogLine", "compact", "FINAL_ANSWER", "StepRow", "rows_to_csv",
     "rows_to_json",
@@ -87,15 +87,28 @@ def credential_form(cred_type: str):  # type: ignore[no-untyped-def]
 
 def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:
     """What the editor warns about before a run: broken connection rules, missing credentials."""
-    problems = node_problems(workflow, registry, name)
-    node = workflow.node(name)
-    node_type = registry.get(node.type)
-    if node_type.credential_types and not node.is_disabled:
-        from engine.credential_book import missing_credentials
+    return warnings_by_node(workflow, registry, [name])[name]
 
-        problems += missing_credentials(node, tuple(node_type.credential_types),
-                                        node_type.needs_credential(node.parameters), credential_store())
-    return problems
+
+def warnings_by_node(workflow: Workflow, registry: Registry, names: list[str] | None = None) -> dict[str, list[str]]:
+    """`node_warnings` of each node named (None: every node), the rules checked in one pass."""
+    found = problems_by_node(workflow, registry, names)
+    nodes: dict[str, Node] = {}
+    for node in reversed(workflow.nodes):
+        nodes[node.name] = node  # the first of a repeated name wins, as Workflow.node finds it
+    store = None
+    for name, problems in found.items():
+        node = nodes[name]
+        node_type = registry.get(node.type)
+        if node_type.credential_types and not node.is_disabled:
+            from engine.credential_book import missing_credentials
+
+            if store is None:
+                store = credential_store()
+            problems += missing_credentials(node, tuple(node_type.credential_types),
+                                            node_type.needs_credential(node.parameters), store)
+    return found
+
 
 # ----- running workflows (RunBridge: engine hook events -> one batched Qt signal) --------------
 

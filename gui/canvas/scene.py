@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 from shiboken6 import isValid
 
-from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, node_warnings, port_name
+from gui.bridge import Link, Node, Registry, Workflow, connection_refusal, links_of, port_name, warnings_by_node
 from gui.commands import Change
 
 from .connection_item import ConnectionItem, DraftLink, InsertHandle
@@ -236,10 +236,11 @@ class WorkflowScene(QGraphicsScene):
 
     def refresh_problems(self) -> None:
         """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...) or whose credential is missing."""
-        for item in self._by_name.values():
-            if isinstance(item, NodeItem):
-                problems = node_warnings(self.workflow, self.registry, item.name)
-                item.set_problem(problems[0] if problems else None)
+        items = [item for item in self._by_name.values() if isinstance(item, NodeItem)]
+        found = warnings_by_node(self.workflow, self.registry, [item.name for item in items])
+        for item in items:
+            problems = found[item.name]
+            item.set_problem(problems[0] if problems else None)
 
     # ----- lookups --------------------------------------------------------------------------
     def node_item(self, name: str) -> NodeItem | StickyItem | None:
