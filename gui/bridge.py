@@ -148,12 +148,15 @@ are held, so a long run never floods the window."""
 
 
 class FullCollectionsHeld:
-    """Keeps Python's full (generation-2) garbage collection from pausing the loop mid-run.
+    """Keeps Python's collections of the older generations from pausing the loop mid-run.
 
     A long run records every message each model call received, so the heap grows by hundreds
-    of thousands of objects; a full collection then stalls the window for hundreds of ms.
-    While any run is going, only the young generations are collected; when the last run ends
-    the surviving objects are frozen (gc.freeze), so later collections do not scan them again.
+    of thousands of objects; a collection of generation 1 or 2 then walks them all and stalls
+    the window for tens to hundreds of ms (the engine's own raised thresholds make such a
+    collection rarer, not shorter, and the first one after its run ends walks everything the
+    run left). While any run is going only the youngest generation is collected; when the last
+    run ends the surviving objects are frozen (gc.freeze), so later collections do not scan
+    them again. Reference counting still frees everything that is not part of a cycle.
     """
 
     def __init__(self) -> None:
@@ -163,14 +166,14 @@ class FullCollectionsHeld:
     def __enter__(self) -> None:
         if self._runs == 0:
             self._saved = gc.get_threshold()
-            gc.set_threshold(self._saved[0], self._saved[1], 1_000_000_000)
+            gc.set_threshold(self._saved[0], 1_000_000_000, 1_000_000_000)
         self._runs += 1
 
     def __exit__(self, *_exc: object) -> None:
         self._runs -= 1
         if self._runs == 0 and self._saved is not None:
+            gc.freeze()  # first: with the older thresholds back, the next allocation would walk them
             gc.set_threshold(*self._saved)
-            gc.freeze()
 
 
 full_collections_held = FullCollectionsHeld()
