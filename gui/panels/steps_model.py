@@ -91,8 +91,9 @@ class StepsModel(ColumnsTableModel):
 
     Qt's row signals speak of the rows shown (filtered, sorted); `book_rows_added`,
     `book_rows_changed` and `book_cleared` speak of every row, in the order they happened.
-    While sorted, rows that arrive or change take their sorted place one by one (a binary
-    search in the shown rows' sort keys), so a batch costs what it holds, not the table's size.
+    While sorted, rows that arrive or change take their sorted place by a binary search in the
+    shown rows' sort keys (a large batch is merged in at once), so a batch costs about what it
+    holds, not a sort of the whole table.
     """
 
     COLUMNS = COLUMNS
