@@ -28,7 +28,7 @@ from engine.node_type import NodeType
 from engine.registry import Registry
 from engine.remote import Server, ServerBook
 from engine.replay import ReplaySource
-from engine.rules import node_problems
+from engine.rules import problems_by_node
 from engine.run_data import ExecutionState, TaskError
 from engine.run_state import RunChanges, RunOutcome, RunState
 from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
@@ -37,7 +37,7 @@ from engine.workflow import Node, Workflow
 
 __all__ = [
     "RunBridge", "RunStart", "StoredRun", "FullCollectionsHeld", "full_collections_held", "new_session_id",
-    "credential_store", "credential_types_of", "credential_book", "credential_form", "node_warnings",
+    "credential_store", "credential_types_of", "credential_book", "credential_form", "node_warnings", "warnings_by_node",
 ]
 
 
@@ -69,15 +69,28 @@ def credential_form(cred_type: str):  # type: ignore[no-untyped-def]
 
 def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:
     """What the editor warns about before a run: broken connection rules, missing credentials."""
-    problems = node_problems(workflow, registry, name)
-    node = workflow.node(name)
-    node_type = registry.get(node.type)
-    if node_type.credential_types and not node.is_disabled:
-        from engine.credential_book import missing_credentials
+    return warnings_by_node(workflow, registry, [name])[name]
 
-        problems += missing_credentials(node, tuple(node_type.credential_types),
-                                        node_type.needs_credential(node.parameters), credential_store())
-    return problems
+
+def warnings_by_node(workflow: Workflow, registry: Registry, names: list[str] | None = None) -> dict[str, list[str]]:
+    """`node_warnings` of each node named (None: every node), the rules checked in one pass."""
+    found = problems_by_node(workflow, registry, names)
+    nodes: dict[str, Node] = {}
+    for node in reversed(workflow.nodes):
+        nodes[node.name] = node  # the first of a repeated name wins, as Workflow.node finds it
+    store = None
+    for name, problems in found.items():
+        node = nodes[name]
+        node_type = registry.get(node.type)
+        if node_type.credential_types and not node.is_disabled:
+            from engine.credential_book import missing_credentials
+
+            if store is None:
+                store = credential_store()
+            problems += missing_credentials(node, tuple(node_type.credential_types),
+                                            node_type.needs_credential(node.parameters), store)
+    return found
+
 
 
 # ----- running workflows (RunBridge: engine hook events -> one batched Qt signal) --------------
@@ -93,12 +106,15 @@ are held, so a long run never floods the window."""
 
 
 class FullCollectionsHeld:
-    """Keeps Python's full (generation-2) garbage collection from pausing the loop mid-run.
+    """Keeps Python's collections of the older generations from pausing the loop mid-run.
 
     A long run records every message each model call received, so the heap grows by hundreds
-    of thousands of objects; a full collection then stalls the window for hundreds of ms.
-    While any run is going, only the young generations are collected; when the last run ends
-    the surviving objects are frozen (gc.freeze), so later collections do not scan them again.
+    of thousands of objects; a collection of generation 1 or 2 then walks them all and stalls
+    the window for tens to hundreds of ms (the engine's own raised thresholds make such a
+    collection rarer, not shorter, and the first one after its run ends walks everything the
+    run left). While any run is going only the youngest generation is collected; when the last
+    run ends the surviving objects are frozen (gc.freeze), so later collections do not scan
+    them again. Reference counting still frees everything that is not part of a cycle.
     """
 
     def __init__(self) -> None:
@@ -108,14 +124,14 @@ class FullCollectionsHeld:
     def __enter__(self) -> None:
         if self._runs == 0:
             self._saved = gc.get_threshold()
-            gc.set_threshold(self._saved[0], self._saved[1], 1_000_000_000)
+            gc.set_threshold(self._saved[0], 1_000_000_000, 1_000_000_000)
         self._runs += 1
 
     def __exit__(self, *_exc: object) -> None:
         self._runs -= 1
         if self._runs == 0 and self._saved is not None:
+            gc.freeze()  # first: with the older thresholds back, the next allocation would walk them
             gc.set_threshold(*self._saved)
-            gc.freeze()
 
 
 full_collections_held = FullCollectionsHeld()

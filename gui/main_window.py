@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QUndoStack
@@ -29,7 +29,6 @@ from gui.canvas.scene import WorkflowScene
 from gui.canvas.view import CanvasView
 from gui.first_frame import after_first_frame
 from gui.commands import Change, CredentialCommand, DisableCommand, WorkflowNameCommand, MoveCommand, ParametersCommand, PinCommand, RenameCommand, SettingCommand, StructureCommand
-from gui.dialogs.credentials import CredentialsDialog
 from gui.inspector.panel import Inspector
 from gui.node_adding import NodeAdder
 from gui.palette import Palette
@@ -39,6 +38,9 @@ from gui.start_from_trigger import StartFromTrigger
 
 from gui.bridge import RunBridge
 from gui.run_controller import RunController
+
+if TYPE_CHECKING:
+    from gui.dialogs.credentials import CredentialsDialog
 
 FILE_FILTER = "n8n workflows (*.json);;All files (*)"
 AUTOSAVE_DELAY_MS = 1500
@@ -440,6 +442,8 @@ class MainWindow(QMainWindow):
 
     def open_credentials(self, select_id: str | None = None, new_type: str | None = None) -> CredentialsDialog:
         """The Credentials dialog; when it closes, warnings and the inspector read the store again."""
+        from gui.dialogs.credentials import CredentialsDialog  # not needed for the first frame
+
         dialog = CredentialsDialog(self, select_id=select_id, new_type=new_type)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda _r: self.credentials_changed())

@@ -18,7 +18,7 @@ from engine.node_settings import ports_of
 from engine.registry import Registry
 from engine.rules import connection_refusal, port_name
 from engine.workflow import Node, Workflow
-from gui.bridge import node_warnings
+from gui.bridge import warnings_by_node
 from gui.commands import Change
 
 from .connection_item import ConnectionItem, DraftLink, InsertHandle
@@ -242,10 +242,11 @@ class WorkflowScene(QGraphicsScene):
 
     def refresh_problems(self) -> None:
         """Mark nodes whose sub-node inputs break a rule (a missing Chat Model, ...) or whose credential is missing."""
-        for item in self._by_name.values():
-            if isinstance(item, NodeItem):
-                problems = node_warnings(self.workflow, self.registry, item.name)
-                item.set_problem(problems[0] if problems else None)
+        items = [item for item in self._by_name.values() if isinstance(item, NodeItem)]
+        found = warnings_by_node(self.workflow, self.registry, [item.name for item in items])
+        for item in items:
+            problems = found[item.name]
+            item.set_problem(problems[0] if problems else None)
 
     # ----- lookups --------------------------------------------------------------------------
     def node_item(self, name: str) -> NodeItem | StickyItem | None:

@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices, QKeyEvent
+from PySide6.QtGui import QColor, QDesktopServices, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -80,6 +80,8 @@ class ChatPanel(QWidget):
         self.busy = False
         self._run_start: int | None = None  # where the current run's turns begin in `entries`
         self._session: tuple[list[ChatEntry], int | None] | None = None  # kept while a stored chat is shown
+        self._shown: list[tuple[str, int]] = []  # each bubble in the view: its HTML, where it starts
+        self._bubbles: dict[tuple[object, ...], str] = {}  # bubble HTML by what it shows
 
         self.session_label = QLabel()
         self.stored_label = QLabel()
@@ -234,30 +236,61 @@ class ChatPanel(QWidget):
         self.session_label.setToolTip(self.session_id)
 
     def _render(self) -> None:
+        """Show `entries`: bubbles already shown as they read now stay; only the ones from the first
+        that differs on (the reply streaming in, as a rule) are put in again, so a flush during a
+        long session costs what changed, not the whole conversation."""
         current = theme.current()
-        muted = current.muted_text.name()
         if not self.entries:
             empty = "No chat messages in this execution." if self._session is not None else "No messages in this session yet."
-            self.view.setHtml(f"<p style='color:{muted}'>{empty}</p>")
+            self.view.setHtml(f"<p style='color:{current.muted_text.name()}'>{empty}</p>")
+            self._shown = []
             return
-        parts = []
-        for entry in self.entries:
-            name, background, text = bubble_colours(entry.role, current)
-            if entry.role == "assistant":
-                body = markdown_html(entry.text, current.link_text, current.node_fill)
-            else:
-                body = html.escape(entry.text).replace("\n", "<br>")
-            if entry.empty:
-                body = f"<i style='color:{muted}'>{html.escape(EMPTY_REPLY)}</i>"
-            if entry.streaming:
-                cursor = f"<span style='color:{muted}'> ▍</span>"
-                body = body[:-4] + cursor + "</p>" if body.endswith("</p>") else body + cursor  # on the last line
-            parts.append(
-                f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
-                f"background:{background.name()}'>"
-                f"<tr><td style='color:{text.name()}'><span style='color:{name.name()}; font-weight:bold'>{WHO[entry.role]}</span>"
-                f"{'' if _BLOCK.match(body) else '<br>'}{body}</td></tr></table>"
-            )
-        self.view.setHtml("".join(parts))
+        bubbles = [self._bubble(entry, current) for entry in self.entries]
+        shown = self._shown
+        kept = 0
+        while kept < min(len(bubbles), len(shown)) and shown[kept][0] == bubbles[kept]:
+            kept += 1
+        if kept == len(bubbles) == len(shown):
+            return
+        cursor = QTextCursor(self.view.document())
+        if kept == 0:
+            self.view.clear()
+            cursor = QTextCursor(self.view.document())
+        else:
+            cursor.setPosition(shown[kept][1] if kept < len(shown) else self.view.document().characterCount() - 1)
+            cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        del shown[kept:]
+        cursor.beginEditBlock()
+        for bubble in bubbles[kept:]:
+            shown.append((bubble, cursor.position()))
+            cursor.insertHtml(bubble)
+        cursor.endEditBlock()
         bar = self.view.verticalScrollBar()
         bar.setValue(bar.maximum())
+
+    def _bubble(self, entry: ChatEntry, current: theme.Theme) -> str:
+        """One entry's bubble as HTML (a reply's Markdown read once per text it had)."""
+        key = (entry.role, entry.text, entry.empty, entry.streaming, current.dark)
+        found = self._bubbles.get(key)
+        if found is not None:
+            return found
+        muted = current.muted_text.name()
+        name, background, text = bubble_colours(entry.role, current)
+        if entry.role == "assistant":
+            body = markdown_html(entry.text, current.link_text, current.node_fill)
+        else:
+            body = html.escape(entry.text).replace("\n", "<br>")
+        if entry.empty:
+            body = f"<i style='color:{muted}'>{html.escape(EMPTY_REPLY)}</i>"
+        if entry.streaming:
+            cursor = f"<span style='color:{muted}'> ▍</span>"
+            body = body[:-4] + cursor + "</p>" if body.endswith("</p>") else body + cursor  # on the last line
+        bubble = (f"<table width='100%' cellspacing='0' cellpadding='6' style='margin-bottom:6px; "
+                  f"background:{background.name()}'>"
+                  f"<tr><td style='color:{text.name()}'><span style='color:{name.name()}; font-weight:bold'>{WHO[entry.role]}</span>"
+                  f"{'' if _BLOCK.match(body) else '<br>'}{body}</td></tr></table>")
+        if len(self._bubbles) > 4 * len(self.entries) + 16:  # texts no entry reads any more
+            self._bubbles.clear()
+        self._bubbles[key] = bubble
+        return bubble

@@ -40,6 +40,33 @@ def readable(connections: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class RunSelector(QComboBox):
+    """The shown node's runs, "Run i of n": runs are added as they come (a long run adds some at
+    every flush) and the titles out of sight are brought up to date when the list opens."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._runs: list[TaskData] = []
+
+    def show_runs(self, runs: list[TaskData]) -> None:
+        listed = self._runs
+        if len(listed) > len(runs) or (listed and (runs[0] is not listed[0] or runs[len(listed) - 1] is not listed[-1])):
+            self.clear()  # other runs: another node, execution or run
+            listed = []
+        for i in range(len(listed), len(runs)):
+            self.addItem(run_title(i, len(runs), runs[i]))
+        self._runs = runs
+
+    def retitle(self, index: int) -> None:
+        if 0 <= index < len(self._runs):
+            self.setItemText(index, run_title(index, len(self._runs), self._runs[index]))
+
+    def showPopup(self) -> None:  # noqa: N802
+        for index in range(self.count()):
+            self.retitle(index)
+        super().showPopup()
+
+
 class NodeDataView(QWidget):
     """Shows the runs of one node from the current execution's run data; pins the shown run's
     output as the node's data (n8n's pinData) or unpins it."""
@@ -53,7 +80,7 @@ class NodeDataView(QWidget):
         self.node: str | None = None
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
-        self.run_selector = QComboBox()
+        self.run_selector = RunSelector()
         self.run_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.run_selector.currentIndexChanged.connect(self._show_run)
         self.error = QLabel()
@@ -144,9 +171,7 @@ class NodeDataView(QWidget):
         keep = self.run_selector.currentIndex()
         at_last = keep == self.run_selector.count() - 1
         self.run_selector.blockSignals(True)
-        self.run_selector.clear()
-        for i, task in enumerate(runs):
-            self.run_selector.addItem(run_title(i, len(runs), task))
+        self.run_selector.show_runs(runs)
         self.run_selector.setEnabled(bool(runs))
         if runs:
             if run_index is not None:
@@ -156,6 +181,7 @@ class NodeDataView(QWidget):
             else:
                 chosen = min(keep, len(runs) - 1)
             self.run_selector.setCurrentIndex(chosen)
+            self.run_selector.retitle(chosen)  # the title in sight says how many runs there are now
         self.run_selector.blockSignals(False)
         self._show_run(self.run_selector.currentIndex())
 

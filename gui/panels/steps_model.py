@@ -10,7 +10,8 @@ the view uses is an identity proxy that hands both to the model.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from bisect import bisect_left
+from operator import attrgetter, itemgetter, neg
 from typing import Any
 
 from PySide6.QtCore import (
@@ -42,6 +43,7 @@ COLUMNS = ["Iteration", "Item", "Tool", "Tool input", "Observation", "Status", "
 COL_ITERATION, COL_ITEM, COL_TOOL, COL_INPUT, COL_OBSERVATION, COL_STATUS, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS = range(10)
 
 NUMERIC_COLUMNS = frozenset({COL_ITEM, COL_TOOL_MS, COL_IN, COL_OUT, COL_MODEL_MS})
+SECOND = itemgetter(1)
 
 
 
@@ -89,6 +91,9 @@ class StepsModel(ColumnsTableModel):
 
     Qt's row signals speak of the rows shown (filtered, sorted); `book_rows_added`,
     `book_rows_changed` and `book_cleared` speak of every row, in the order they happened.
+    While sorted, rows that arrive or change take their sorted place by a binary search in the
+    shown rows' sort keys (a large batch is merged in at once), so a batch costs about what it
+    holds, not a sort of the whole table.
     """
 
     COLUMNS = COLUMNS
@@ -101,23 +106,25 @@ class StepsModel(ColumnsTableModel):
         self._rows: list[StepRow] = []  # the run's rows in the order they happened (the StepBook's)
         self._cells: dict[StepRow, tuple[str, ...]] = {}  # display texts, made when first shown
         self._order: list[int] | None = None  # view row -> book row while sorted or filtered
-        self._view_of: list[int] | None = None  # book row -> view row (-1: filtered out), likewise
+        self._view_of: list[int] | None = None  # book row -> view row (-1: filtered out), filtered and unsorted
+        self._keys: list[Any] = []  # while sorted: book row -> its sort key when it was placed
+        self._entries: list[tuple[Any, int]] = []  # while sorted: the shown rows' (key, ±book row), ascending
         self._sort_spec: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self._tool: str | None = None
         self._status: str | None = None
-        self._resort_due = False
+        self._resort_due = False  # sorted, but rows went in above others: placed again at once
 
     # ----- taking rows ---------------------------------------------------------------------------
     def apply(self, diff: StepsDiff) -> None:
         """Take what the run's StepBook changed: rows put in, rows that read differently now."""
         for pos, rows in diff.inserts:
             self._insert(pos, rows)
+        if self._resort_due:
+            self.sort(*self._sort_spec)
         if diff.changed:
             for row in diff.changed:
                 self._cells.pop(row, None)
             self._rows_changed(sorted(row.index for row in diff.changed))
-        if self._resort_due:
-            self.sort(*self._sort_spec)
 
     def show_rows(self, rows: list[StepRow]) -> None:
         """Show these rows instead (a stored execution opened, a resumed one)."""
@@ -132,8 +139,7 @@ class StepsModel(ColumnsTableModel):
         self._rows = []
         self._cells.clear()
         self._resort_due = False
-        if self._order is not None:
-            self._order, self._view_of = [], []
+        self._install(self._arranged())
         self.endResetModel()
         self.book_cleared.emit()
 
@@ -146,38 +152,48 @@ class StepsModel(ColumnsTableModel):
 
     def _insert(self, pos: int, new_rows: list[StepRow]) -> None:
         count = len(new_rows)
+        rows = self._rows
         if self._order is None:
             self.beginInsertRows(QModelIndex(), pos, pos + count - 1)
-            self._rows[pos:pos] = new_rows
-            self.endInsertRows()
-        else:
-            rows = self._rows
             rows[pos:pos] = new_rows
-            if pos < len(rows) - count:  # a nested agent's row went in above others: they moved down
+            self.endInsertRows()
+            self.book_rows_added.emit(pos, pos + count - 1)
+            return
+        rows[pos:pos] = new_rows
+        new = range(pos, pos + count)
+        shown = [i for i in new if self._accepts(rows[i])] if self.filtered else list(new)
+        moved_down = pos < len(rows) - count  # a nested agent's row went in above others
+        if self.sorted and not moved_down and not self._resort_due:
+            column = self._sort_spec[0]
+            self._keys += [self._sort_key(row, column) for row in new_rows]
+            self._place(shown)
+        else:
+            if moved_down:
                 self._order = [i + count if i >= pos else i for i in self._order]
-            new = range(pos, pos + count)
-            shown = [i for i in new if self._accepts(rows[i])] if self.filtered else list(new)
-            if shown:  # new rows go in at the bottom, then take their sorted place
+            if shown:  # new rows go in at the bottom (and, while sorted, take their place at once)
                 end = len(self._order)
                 self.beginInsertRows(QModelIndex(), end, end + len(shown) - 1)
                 self._order.extend(shown)
                 self.endInsertRows()
-            self._view_of = self._inverse(self._order, len(rows))
-            self._resort_due = self.sorted
+            if self.sorted:
+                self._resort_due = True
+            else:
+                self._view_of = self._inverse(self._order, len(rows))
         self.book_rows_added.emit(pos, pos + count - 1)
 
     def _rows_changed(self, book_rows: list[int]) -> None:
         last_col = len(COLUMNS) - 1
-        if self._view_of is None:
+        if self._order is None:
             self.dataChanged.emit(self.index(book_rows[0], 0), self.index(book_rows[-1], last_col))
         else:
-            if self.filtered:
+            if self.sorted:
+                self._replace(book_rows)
+            elif self.filtered:
                 self._refilter(book_rows)
             for book_row in book_rows:
-                view_row = self._view_of[book_row]
+                view_row = self._view_row(book_row)
                 if view_row >= 0:
                     self.dataChanged.emit(self.index(view_row, 0), self.index(view_row, last_col))
-            self._resort_due = self.sorted
         self.book_rows_changed.emit(book_rows)
 
     def _refilter(self, book_rows: list[int]) -> None:
@@ -199,6 +215,91 @@ class StepsModel(ColumnsTableModel):
             self.endInsertRows()
         self._view_of = self._inverse(self._order, len(rows))
 
+    # ----- keeping sorted rows in place ----------------------------------------------------------
+    PLACED_ONE_BY_ONE = 64
+    """Up to this many new rows go in one by one at their sorted places; more are merged in at
+    once (added at the bottom, then one layout change), which beats that many row signals."""
+
+    @property
+    def _descending(self) -> bool:
+        return self._sort_spec[1] == Qt.SortOrder.DescendingOrder
+
+    def _entry(self, book_row: int) -> tuple[Any, int]:
+        """Where a row sorts among `_entries`: its key, then (ascending or descending alike) the
+        order the rows happened in, as a stable sort of the happened-order puts equal keys."""
+        return (self._keys[book_row], -book_row if self._descending else book_row)
+
+    def _entry_view_row(self, position: int) -> int:
+        return len(self._entries) - 1 - position if self._descending else position
+
+    def _place(self, book_rows: list[int]) -> None:
+        """Put new shown rows at their sorted places."""
+        if not book_rows:
+            return
+        entries, order = self._entries, self._order
+        assert order is not None
+        if len(book_rows) <= self.PLACED_ONE_BY_ONE:
+            for entry in sorted(self._entry(b) for b in book_rows):
+                position = bisect_left(entries, entry)
+                view_row = len(entries) - position if self._descending else position
+                self.beginInsertRows(QModelIndex(), view_row, view_row)
+                entries.insert(position, entry)
+                order.insert(view_row, abs(entry[1]))
+                self.endInsertRows()
+            return
+        end = len(order)
+        self.beginInsertRows(QModelIndex(), end, end + len(book_rows) - 1)
+        order.extend(book_rows)
+        self.endInsertRows()
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        held = [(order[i.row()], i.column()) for i in persistent]
+        entries += [self._entry(b) for b in book_rows]
+        entries.sort()  # two sorted runs: merged in one pass
+        self._order = self._order_of(entries)
+        self.changePersistentIndexList(persistent, [self.index(self._view_row(b), c) for b, c in held])
+        self.layoutChanged.emit()
+
+    def _replace(self, book_rows: list[int]) -> None:
+        """Rows that changed while sorted: each moves to its new sorted place, and (filtered)
+        leaves or joins the view by what it reads now."""
+        rows, entries, order, keys = self._rows, self._entries, self._order, self._keys
+        assert order is not None
+        column = self._sort_spec[0]
+        for book_row in book_rows:
+            view_row = self._view_row(book_row)
+            keys[book_row] = self._sort_key(rows[book_row], column)
+            wanted = not self.filtered or self._accepts(rows[book_row])
+            if view_row >= 0:
+                position = self._entry_view_row(view_row)  # the same mapping both ways
+                if not wanted:
+                    self.beginRemoveRows(QModelIndex(), view_row, view_row)
+                    del entries[position]
+                    del order[view_row]
+                    self.endRemoveRows()
+                    continue
+                entry = self._entry(book_row)
+                if entry == entries[position]:
+                    continue
+                del entries[position]
+                position = bisect_left(entries, entry)
+                entries.insert(position, entry)
+                new_row = self._entry_view_row(position)
+                if new_row != view_row:
+                    self.beginMoveRows(QModelIndex(), view_row, view_row, QModelIndex(),
+                                       new_row if new_row < view_row else new_row + 1)
+                    del order[view_row]
+                    order.insert(new_row, book_row)
+                    self.endMoveRows()
+            elif wanted:
+                self._place([book_row])
+
+    def _order_of(self, entries: list[tuple[Any, int]]) -> list[int]:
+        """View row -> book row, from the sorted entries."""
+        if self._descending:
+            return list(map(neg, map(SECOND, reversed(entries))))
+        return list(map(SECOND, entries))
+
     # ----- filtering -----------------------------------------------------------------------------
     @property
     def filtered(self) -> bool:
@@ -214,8 +315,7 @@ class StepsModel(ColumnsTableModel):
             return
         self._tool, self._status = tool or None, status or None
         self.beginResetModel()
-        self._order = self._shown_order()
-        self._view_of = None if self._order is None else self._inverse(self._order, len(self._rows))
+        self._install(self._arranged())
         self.endResetModel()
 
     @property
@@ -233,11 +333,12 @@ class StepsModel(ColumnsTableModel):
             return row.failed if self._status == "error" else row.status == self._status
         return True
 
-    def _shown_order(self) -> list[int] | None:
-        """Book rows in view order (None: all, as they happened): one pass to filter, one sort."""
+    def _arranged(self) -> tuple[list[int] | None, list[Any], list[tuple[Any, int]]]:
+        """The shown book rows in view order (None: all, as they happened), with the sort keys
+        and entries while sorted: one pass to filter, one sort."""
         rows = self._rows
         if not self.filtered and not self.sorted:
-            return None
+            return None, [], []
         if self.filtered:
             tool, status = self._tool, self._status
             if status == "error":
@@ -246,29 +347,37 @@ class StepsModel(ColumnsTableModel):
                 shown = [i for i, r in enumerate(rows) if (status is None or r.status == status) and (tool is None or r.tool == tool)]
         else:
             shown = list(range(len(rows)))
-        column, order = self._sort_spec
-        if self.sorted:
-            keys = self._sort_keys(rows, column)
-            shown.sort(key=keys.__getitem__, reverse=order == Qt.SortOrder.DescendingOrder)
-        return shown
+        if not self.sorted:
+            return shown, [], []
+        keys = self._sort_keys(rows, self._sort_spec[0])
+        shown.sort(key=keys.__getitem__, reverse=self._descending)  # stable: equal keys as they happened
+        if self._descending:
+            ascending = shown[::-1]
+            entries = list(zip(map(keys.__getitem__, ascending), map(neg, ascending)))
+        else:
+            entries = list(zip(map(keys.__getitem__, shown), shown))
+        return shown, keys, entries
+
+    def _install(self, arranged: tuple[list[int] | None, list[Any], list[tuple[Any, int]]]) -> None:
+        self._order, self._keys, self._entries = arranged
+        sorted_or_all = self._order is None or self.sorted
+        self._view_of = None if sorted_or_all else self._inverse(self._order, len(self._rows))  # type: ignore[arg-type]
 
     # ----- sorting -------------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Order the rows by `column` (-1: the order they happened in), keeping selections."""
         self._resort_due = False
         self._sort_spec = (column, order)
-        new_order = self._shown_order()
-        if (len(new_order) if new_order is not None else len(self._rows)) != self.rowCount():
+        arranged = self._arranged()
+        if (len(arranged[0]) if arranged[0] is not None else len(self._rows)) != self.rowCount():
             self.beginResetModel()  # not expected: the shown rows are kept up to date as they change
-            self._order = new_order
-            self._view_of = None if new_order is None else self._inverse(new_order, len(self._rows))
+            self._install(arranged)
             self.endResetModel()
             return
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         book_rows = [(self._book_row(i.row()), i.column()) for i in persistent]
-        self._order = new_order
-        self._view_of = None if new_order is None else self._inverse(new_order, len(self._rows))
+        self._install(arranged)
         moved = [self.index(self._view_row(b), c) for b, c in book_rows]
         self.changePersistentIndexList(persistent, moved)
         self.layoutChanged.emit()
@@ -284,7 +393,16 @@ class StepsModel(ColumnsTableModel):
         return view_row if self._order is None else self._order[view_row]
 
     def _view_row(self, book_row: int) -> int:
-        return book_row if self._view_of is None else self._view_of[book_row]
+        """The view row showing `book_row`; -1 when it is filtered out."""
+        if self._order is None:
+            return book_row
+        if self.sorted:
+            entry, entries = self._entry(book_row), self._entries
+            position = bisect_left(entries, entry)
+            found = position < len(entries) and entries[position] == entry
+            return self._entry_view_row(position) if found else -1
+        assert self._view_of is not None
+        return self._view_of[book_row]
 
     # ----- access --------------------------------------------------------------------------------
     @property

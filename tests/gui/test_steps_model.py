@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPersistentModelIndex, Qt
 
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
@@ -267,3 +267,55 @@ def test_the_item_column_shows_only_when_a_run_has_several_items(qtbot) -> None:
     assert not view.table.isColumnHidden(COL_ITEM)
     view.model.clear()
     assert view.table.isColumnHidden(COL_ITEM)
+
+
+def _shown_as_a_full_sort_would(model: StepsModel) -> list[StepRow]:
+    """The rows a fresh sort of the whole book by the model's column and order would show."""
+    column, order = model._sort_spec
+    rows = [r for r in model.rows if not model.filtered or model._accepts(r)]
+    return sorted(rows, key=lambda r: StepsModel._sort_key(r, column), reverse=order == Qt.SortOrder.DescendingOrder)
+
+
+@pytest.mark.parametrize("order", [Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder])
+@pytest.mark.parametrize("status", [None, "ok"])
+def test_rows_arriving_and_changing_while_sorted_take_their_places(qtmodeltester, order, status) -> None:
+    """Sorted (and filtered), rows that arrive in small or large batches, change their key or
+    status, or go in above others (a nested agent) end where a full sort puts them, one model
+    signal per change; a selected row stays selected wherever it moves."""
+    model = StepsModel()
+    qtmodeltester.check(model)
+    model.set_filter(None, status)
+    model.sort(7, order)  # tokens in: many equal keys, kept in the order they happened
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    layouts: list[int] = []
+    model.layoutChanged.connect(lambda: layouts.append(1))
+    pending = []
+    for start, size in ((0, 3), (3, 1), (4, StepsModel.PLACED_ONE_BY_ONE + 20), (100, 9)):
+        rows = [_row(i) for i in range(start, start + size)]
+        for row in rows:
+            row.tokens_in = (row.tokens_in or 0) % 17
+        model.append_rows(rows)
+        pending.append(StepRow(iterations=(99,), item=0, agent="A", tool="calc", kind="tool", tool_call_id=f"p{start}"))
+        model.append_rows([pending[-1]])
+        assert [model.row_at(r) for r in range(model.rowCount())] == _shown_as_a_full_sort_would(model)
+    selected = model.index(model.rowCount() // 2, 0)
+    held = model.row_at(selected.row())
+    persistent = QPersistentModelIndex(selected)
+    for n, row in enumerate(pending):  # pending rows finish: new keys, new statuses
+        row.status, row.tokens_in = ("ok", 5 + n) if n % 2 else ("error", 40)
+    held.tokens_in = 0 if order == Qt.SortOrder.DescendingOrder else 1000
+    model.apply(StepsDiff(changed=[*pending, held]))
+    assert [model.row_at(r) for r in range(model.rowCount())] == _shown_as_a_full_sort_would(model)
+    if model._accepts(held) or not model.filtered:
+        assert persistent.isValid() and model.row_at(persistent.row()) is held
+    nested = _row(1000)
+    nested.index = 2
+    rows = model.rows[:2] + [nested] + model.rows[2:]
+    for i, row in enumerate(rows):
+        row.index = i
+    model.apply(StepsDiff(inserts=[(2, [nested])]))  # went in above others: every book row moved down
+    assert [model.row_at(r) for r in range(model.rowCount())] == _shown_as_a_full_sort_would(model)
+    assert not resets
+    assert len(layouts) == 2  # the batch too big to place row by row, and the rows that moved down
+    qtmodeltester.check(model)
