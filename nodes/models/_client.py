@@ -17,7 +17,7 @@ import json
 import urllib.request
 import weakref
 import zlib
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable
 
 import httpcore
 import httpx
@@ -51,7 +51,7 @@ class Reply:
     """A reply whose head has arrived: status, reason, headers (lower-case names); the body is read
     with `chunks()` (decoded from gzip/deflate) and the connection given back with `aclose()`."""
 
-    def __init__(self, status: int, reason: str, headers: dict[str, str], raw: AsyncIterator[bytes],
+    def __init__(self, status: int, reason: str, headers: dict[str, str], raw: AsyncGenerator[bytes, None],
                  close: Callable[[], Awaitable[None]]) -> None:
         self.status_code = status
         self.reason_phrase = reason
@@ -59,14 +59,15 @@ class Reply:
         self._raw = raw
         self._close = close
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    def chunks(self) -> AsyncGenerator[bytes, None]:
         encoding = self.headers.get("content-encoding", "identity").strip().lower()
         if encoding in ("", "identity"):
-            async for chunk in self._raw:
-                yield chunk
-            return
+            return self._raw  # as it arrives: no layer in between
         if encoding not in ("gzip", "deflate"):
             raise UndecodableBody(f"it is encoded as {encoding!r}, which was not asked for")
+        return self._decoded(encoding)
+
+    async def _decoded(self, encoding: str) -> AsyncGenerator[bytes, None]:
         decoder = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS)
         try:
             async for chunk in self._raw:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
@@ -213,9 +213,10 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
     """The body chunk by chunk: once it has begun, a pause longer than the idle limit ends the call
     with an error, as does a body over the size cap; transport failures become the user's errors."""
     size = 0
-    chunks = response.chunks()
+    chunks: AsyncGenerator[bytes, None] | None = None
     watch: IdleWatch | None = None
     try:
+        chunks = response.chunks()
         while True:
             if size:  # the first byte may take as long as the deadline allows (a long prompt to read)
                 watch = watch or IdleWatch(max(ep.idle_ms, 1) / 1000.0)
@@ -247,7 +248,8 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
     finally:
         if watch is not None:
             watch.close()
-        await chunks.aclose()
+        if chunks is not None:
+            await chunks.aclose()
 
 
 async def read_json(ep: Endpoint, response: Reply) -> Any:

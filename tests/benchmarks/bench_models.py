@@ -46,6 +46,7 @@ from tests.peers.openai_peer import OpenAIPeer
 ROOT = Path(__file__).parents[2]
 QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 REPEATS = 3 if QUICK else 7
+HTTP_REPEATS = 5 if QUICK else 7  # the HTTP layer is cheap (a second or two): enough rounds for a steady median
 HTTP_CALLS = 40 if QUICK else 100
 N8N_RUNS = 1 if QUICK else 3
 TARGET_FRACTION = 0.1
@@ -168,7 +169,7 @@ async def http_layer(url: str) -> dict[str, list[float]]:
             for call in calls.values():  # warm up: connections, imports
                 for _ in range(10):
                     await call()
-            for _ in range(REPEATS):
+            for _ in range(HTTP_REPEATS):
                 for key, call in calls.items():
                     gc.collect()
                     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -207,7 +208,7 @@ def print_http_layer() -> None:
         figures = asyncio.run(http_layer(url))
     finally:
         stop_peer(proc)
-    print(f"HTTP layer: one Chat Completions call, CPU ms in this process, min/median/max of {REPEATS} interleaved runs"
+    print(f"HTTP layer: one Chat Completions call, CPU ms in this process, min/median/max of {HTTP_REPEATS} interleaved runs"
           f" of {HTTP_CALLS} calls (load average {load_average()})")
     for mode in ("whole", "streamed"):
         floor, node = figures[f"floor {mode}"], figures[f"node {mode}"]
