@@ -135,9 +135,12 @@ class ModelClient:
                  if name.lower() != "content-length"]
         response = await pool.handle_async_request(httpcore.Request(b"POST", target, headers=head, content=content))
         reason = response.extensions.get("reason_phrase", b"")
+        received: dict[str, str] = {}
+        for raw_name, raw_value in response.headers:  # a repeated header reads as its values joined, as in httpx
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            received[name] = f"{received[name]}, {value}" if name in received else value
         return Reply(response.status, reason.decode("ascii", "replace") if isinstance(reason, bytes) else str(reason),
-                     {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers},
-                     response.aiter_stream(), response.aclose)
+                     received, response.aiter_stream(), response.aclose)
 
     async def _post_proxied(self, url: str, content: bytes, headers: dict[str, str]) -> Reply:
         if self._proxied is None:
