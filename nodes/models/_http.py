@@ -1,4 +1,4 @@
-"""HTTP to model servers: one pooled httpx client per event loop, retries, limits, errors in the user's terms.
+"""HTTP to model servers: retries, limits, errors in the user's terms, over the keep-alive client of nodes/models/_client.py.
 
 Every failure becomes a NodeOperationError that names the server, the model or the credential
 (never the key): unreachable, refused credential, unknown model, rate limit or server error after
@@ -11,35 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import weakref
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
-
-import httpx
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
 from engine.credentials import scrub_secret
 from engine.errors import NodeOperationError
-from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, LazyTLSTransport, failure_reason, max_reply_bytes
+from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
+
+from ._client import CUT_OFF, TIMEOUTS, TRANSPORT_ERRORS, InvalidURL, Reply, UndecodableBody, shared_client
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
-LIMITS = httpx.Limits(max_keepalive_connections=8)
 ERROR_BODY_BYTES = 64 * 1024  # of a refused request's body: enough for the server's message
-
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]" = weakref.WeakKeyDictionary()
-
-
-def shared_client() -> httpx.AsyncClient:
-    """The keep-alive client of the running loop: an agent iteration must not pay a connection setup.
-
-    TLS is set up only for https URLs, with one certificate store per process (see _transport).
-    """
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
-        client = LazyTLSTransport.client(LIMITS)
-        _clients[loop] = client
-    return client
 
 
 @dataclass
@@ -85,7 +68,7 @@ def server_message(body: bytes) -> str:
     return text[:300]
 
 
-def retry_delay(attempt: int, headers: httpx.Headers) -> float:
+def retry_delay(attempt: int, headers: Mapping[str, str]) -> float:
     """Seconds to wait before retry `attempt` (1-based): the server's hint, else exponential backoff."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
@@ -124,10 +107,10 @@ def deadline_error(ep: Endpoint) -> NodeOperationError:
     )
 
 
-def transport_error(ep: Endpoint, exc: httpx.HTTPError) -> NodeOperationError:
-    if isinstance(exc, httpx.TimeoutException):
+def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
+    if isinstance(exc, TIMEOUTS):
         return deadline_error(ep)
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, CUT_OFF):
         return ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
     return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
@@ -142,30 +125,26 @@ async def within_deadline(ep: Endpoint) -> AsyncIterator[None]:
         raise deadline_error(ep) from None
 
 
-async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
-    """POST `body` and return the (streaming) response once its status is OK, retrying 429/5xx.
+async def open_response(ep: Endpoint, body: dict[str, Any]) -> Reply:
+    """POST `body` and return the (streaming) reply once its status is OK, retrying 429/5xx.
 
-    The caller must `aclose()` the response; a cancelled caller closes the connection that way.
-    Run it inside `within_deadline`: httpx's own per-read timeouts are off, the deadline rules.
+    The caller must `aclose()` the reply; a cancelled caller closes the connection that way.
+    Run it inside `within_deadline`: the client sets no timeouts of its own, the deadline rules.
     """
     client = shared_client()
     attempt = 0
     while True:
         try:
-            request = client.build_request("POST", ep.url, json=body, headers=ep.headers, timeout=None)
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+            response = await client.post_json(ep.url, body, ep.headers)
+        except InvalidURL:
             raise ep.error(f"the model server URL {ep.base_url} is not a valid http(s) URL") from None
-        try:
-            response = await client.send(request, stream=True)
-        except httpx.UnsupportedProtocol:
-            raise ep.error(f"the model server URL {ep.base_url} is not a valid http(s) URL") from None
-        except httpx.HTTPError as exc:
+        except TRANSPORT_ERRORS as exc:
             raise transport_error(ep, exc) from None
         if response.status_code < 400:
             return response
         try:
             payload = await read_capped(response, ERROR_BODY_BYTES)
-        except httpx.HTTPError:
+        except (*TRANSPORT_ERRORS, UndecodableBody):
             payload = b""
         finally:
             await response.aclose()
@@ -176,36 +155,87 @@ async def open_response(ep: Endpoint, body: dict[str, Any]) -> httpx.Response:
         raise status_error(ep, response.status_code, response.reason_phrase, payload, attempt)
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
+async def read_capped(response: Reply, limit: int) -> bytes:
     """At most `limit` bytes of a body (an error body is for its message only)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            break
+    async with contextlib.aclosing(response.chunks()) as body:
+        async for chunk in body:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
     return b"".join(chunks)[:limit]
 
 
-async def body_chunks(ep: Endpoint, response: httpx.Response) -> AsyncIterator[bytes]:
+class IdleWatch:
+    """Ends a wait that lasts longer than `limit_s` by cancelling the waiting task, as asyncio.timeout
+    would, with one timer per period instead of one per chunk (a streamed reply is many chunks)."""
+
+    def __init__(self, limit_s: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._limit = limit_s
+        self._since: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self.expired = False
+
+    def waiting(self) -> None:
+        self._since = self._loop.time()
+        if self._timer is None:
+            self._timer = self._loop.call_at(self._since + self._limit, self._check)
+
+    def done(self) -> None:
+        self._since = None
+
+    def _check(self) -> None:
+        self._timer = None
+        if self._since is None:
+            return  # not waiting now: the next wait arms the timer again
+        due = self._since + self._limit
+        if self._loop.time() >= due:
+            self.expired = True
+            self._task.cancel()
+        else:
+            self._timer = self._loop.call_at(due, self._check)
+
+    def owns_cancellation(self) -> bool:
+        """Whether the task's cancellation is this watch's expiry (and no other one is pending)."""
+        return self.expired and self._task.uncancel() <= self._cancelling
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
     """The body chunk by chunk: once it has begun, a pause longer than the idle limit ends the call
     with an error, as does a body over the size cap; transport failures become the user's errors."""
-    idle_s = max(ep.idle_ms, 1) / 1000.0
     size = 0
-    chunks = response.aiter_bytes()
+    chunks: AsyncGenerator[bytes, None] | None = None
+    watch: IdleWatch | None = None
     try:
+        chunks = response.chunks()
         while True:
-            try:  # the first byte may take as long as the deadline allows (a long prompt to read)
-                async with asyncio.timeout(idle_s if size else None):
-                    chunk = await anext(chunks)
+            if size:  # the first byte may take as long as the deadline allows (a long prompt to read)
+                watch = watch or IdleWatch(max(ep.idle_ms, 1) / 1000.0)
+                watch.waiting()
+            try:
+                chunk = await anext(chunks)
             except StopAsyncIteration:
                 return
-            except TimeoutError:
+            except asyncio.CancelledError:
+                if watch is None or not watch.owns_cancellation():
+                    raise
                 raise ep.error(
                     f"the model server at {ep.base_url} sent nothing for {ep.idle_ms:g} ms in the middle of its reply",
                     "The node's Idle Timeout option is how long a reply that has begun may pause",
                 ) from None
+            if watch is not None:
+                watch.done()
             size += len(chunk)
             if size > ep.max_bytes:
                 raise ep.error(
@@ -213,13 +243,18 @@ async def body_chunks(ep: Endpoint, response: httpx.Response) -> AsyncIterator[b
                     f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
                 )
             yield chunk
-    except httpx.HTTPError as exc:
+    except TRANSPORT_ERRORS as exc:
         raise transport_error(ep, exc) from None
+    except UndecodableBody as exc:
+        raise ep.error(f"the model server at {ep.base_url} sent a reply that cannot be read: {exc}") from None
     finally:
-        await chunks.aclose()
+        if watch is not None:
+            watch.close()
+        if chunks is not None:
+            await chunks.aclose()
 
 
-async def read_json(ep: Endpoint, response: httpx.Response) -> Any:
+async def read_json(ep: Endpoint, response: Reply) -> Any:
     """The whole body of a non-streamed reply, parsed."""
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]
@@ -235,7 +270,7 @@ def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
         raise ep.error(f"the model server at {ep.base_url} answered with text that is not JSON: {snippet!r}") from None
 
 
-async def lines(ep: Endpoint, response: httpx.Response) -> AsyncIterator[str]:
+async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
     """The lines of a streamed body (LF or CRLF ends), within the idle limit and the size cap."""
     parts: list[bytes] = []  # of a line not yet ended
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:

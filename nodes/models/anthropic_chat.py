@@ -1,4 +1,4 @@
-"""Anthropic Chat Model (n8n's `lmChatAnthropic`, v1–v1.3): the Messages API over httpx.
+"""Anthropic Chat Model (n8n's `lmChatAnthropic`, v1–v1.3): the Messages API over HTTP.
 
 The request is the one n8n sends through LangChain's ChatAnthropic: `model`, `max_tokens` (the
 node's Maximum Number of Tokens, else LangChain's default for the model), the options the node

@@ -1,4 +1,4 @@
-"""OpenAI Chat Model: the Chat Completions API over httpx, for OpenAI and compatible servers.
+"""OpenAI Chat Model: the Chat Completions API over HTTP, for OpenAI and compatible servers.
 
 Works with llama.cpp's server, vLLM, LM Studio and Ollama's /v1 alike. Streams tokens over
 server-sent events when a token callback is given, assembles tool-call deltas, reads usage

@@ -7,6 +7,7 @@ start-up and the other nodes are left out. mini-n8n and n8n (`n8n execute`, inst
 as tests/parity/record.sh does) run interleaved; min/median/max per node, the ratio of medians
 (ours / n8n) and the load average are printed. Without n8n the last recorded figures
 (n8n_flow_recorded.json, with their date; `--record` writes them) are printed, marked as recorded.
+`--quick` (or $BENCH_QUICK=1): one run each, on 2,000 items when n8n runs beside.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from engine.workflow import parse_workflow
 from tests.benchmarks.n8n_live import n8n_binary, version
 
 ITEMS = 10_000
+QUICK_ITEMS = 2_000  # quick mode, when n8n runs beside (the recorded n8n figures are for ITEMS)
 RECORDED = Path(__file__).with_name("n8n_flow_recorded.json")
 WORKFLOW_ID = "benchFlowNodes01"
 CONDITION = {"options": {"caseSensitive": True, "leftValue": "", "typeValidation": "strict", "version": 2},
@@ -47,8 +49,8 @@ MEASURED = {  # node name -> (type, typeVersion, parameters)
 }
 
 
-def workflow() -> dict[str, Any]:
-    make = f"return Array.from({{ length: {ITEMS} }}, (_, i) => ({{ json: {{ n: i, name: 'user ' + i }} }}));"
+def workflow(items: int) -> dict[str, Any]:
+    make = f"return Array.from({{ length: {items} }}, (_, i) => ({{ json: {{ n: i, name: 'user ' + i }} }}));"
     nodes: list[dict[str, Any]] = [
         {"id": "t", "name": "Start", "type": "n8n-nodes-base.manualTrigger", "typeVersion": 1, "position": [0, 0],
          "parameters": {}},
@@ -67,8 +69,8 @@ def workflow() -> dict[str, Any]:
             "connections": {"Start": {"main": [[{"node": "Items", "type": "main", "index": 0}]]}, "Items": {"main": [links]}}}
 
 
-def ours() -> dict[str, float]:
-    state = asyncio.run(Engine(builtin_registry()).run(parse_workflow(workflow())))
+def ours(items: int) -> dict[str, float]:
+    state = asyncio.run(Engine(builtin_registry()).run(parse_workflow(workflow(items))))
     if state.status != "success":
         raise RuntimeError(f"mini-n8n's run failed: {state.error.message if state.error else state.status}")
     return {name: state.run_data[name][0].execution_time for name in MEASURED}
@@ -77,14 +79,14 @@ def ours() -> dict[str, float]:
 class N8n:
     """An n8n user folder with the workflow imported; each run is one `n8n execute`."""
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path, items: int) -> None:
         self.binary = binary
         self.home = Path(tempfile.mkdtemp(prefix="n8n-flow-bench-"))
         self.env = dict(os.environ, N8N_USER_FOLDER=str(self.home), N8N_DIAGNOSTICS_ENABLED="false",
                         N8N_VERSION_NOTIFICATIONS_ENABLED="false", N8N_TEMPLATES_ENABLED="false",
                         N8N_RUNNERS_ENABLED="false", N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS="false",
                         N8N_EXPRESSION_ENGINE="legacy")
-        (self.home / "workflow.json").write_text(json.dumps(workflow()))
+        (self.home / "workflow.json").write_text(json.dumps(workflow(items)))
         self._n8n("import:workflow", f"--input={self.home / 'workflow.json'}")
 
     def _n8n(self, *args: str) -> str:
@@ -113,13 +115,14 @@ def main() -> None:
     quick = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
     repeats = 1 if quick else 3
     binary = n8n_binary()
+    items = QUICK_ITEMS if quick and binary is not None else ITEMS
     mine: dict[str, list[float]] = {name: [] for name in MEASURED}
     theirs: dict[str, list[float]] = {name: [] for name in MEASURED}
-    peer = N8n(binary) if binary is not None else None
+    peer = N8n(binary, items) if binary is not None else None
     try:
-        ours()  # warm-up: imports, the JavaScript engine, compiled templates
+        ours(items)  # warm-up: imports, the JavaScript engine, compiled templates
         for _ in range(repeats):  # interleaved, so both see the same load
-            for name, ms in ours().items():
+            for name, ms in ours(items).items():
                 mine[name].append(ms)
             if peer is not None:
                 for name, ms in peer.run().items():
@@ -132,13 +135,13 @@ def main() -> None:
         saved = json.loads(RECORDED.read_text())
         theirs = {name: [float(ms)] for name, ms in saved["ms"].items()}
         label = f"n8n {saved['n8n']} (recorded {saved['recorded']}, not measured now)"
-    print(f"per-node time on {ITEMS:,} items, {repeats} run(s) each; peer: {label}")
+    print(f"per-node time on {items:,} items{' (quick)' if items != ITEMS else ''}, {repeats} run(s) each; peer: {label}")
     for name in MEASURED:
         ratio = statistics.median(mine[name]) / statistics.median(theirs[name]) if theirs[name] else float("nan")
         print(f"  {name:18s} mini-n8n {spread(mine[name])}")
         print(f"  {'':18s} n8n      {spread(theirs[name])}   ratio {ratio:5.2f}x")
     print(f"load average {os.getloadavg()[0]:.2f}")
-    if peer is not None and "--record" in sys.argv:
+    if peer is not None and "--record" in sys.argv and items == ITEMS:
         RECORDED.write_text(json.dumps({"n8n": version(), "recorded": time.strftime("%Y-%m-%d"),
                                         "what": f"per-node executionTime (ms, median) on {ITEMS} items",
                                         "ms": {n: statistics.median(v) for n, v in theirs.items()}}, indent=2) + "\n")

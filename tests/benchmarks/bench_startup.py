@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -54,16 +55,27 @@ else:
 """
 
 
+CPU: list[float] = []  # CPU seconds of the last measured process, appended by each measurement
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed_process(command: list[str], env: dict[str, str]) -> float:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu()
     subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120)
+    CPU.append(children_cpu() - cpu)
     return time.perf_counter() - started
 
 
 def first_frame(kind: str, *args: str, env: dict[str, str]) -> float:
-    started = time.time()
+    """Seconds to the first frame (the CPU recorded is the whole process's: it quits right after)."""
+    started, cpu = time.time(), children_cpu()
     done = subprocess.run([sys.executable, "-c", FIRST_FRAME, kind, *args], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
+    CPU.append(children_cpu() - cpu)
     stamp = next((line.split()[1] for line in done.stdout.splitlines() if line.startswith("FRAME")), None)
     if stamp is None:
         raise RuntimeError(f"no first frame: {done.stderr[-2000:]}")
@@ -119,14 +131,16 @@ def main() -> None:
                 for _name, _target, _peer, measure in cases:
                     measure(env)
             times: dict[str, list[float]] = {name: [] for name, *_ in cases}
+            cpus: dict[str, list[float]] = {name: [] for name, *_ in cases}
             for _ in range(REPEATS):  # interleaved: each case once per round
                 for name, _target, _peer, measure in cases:
                     times[name].append(measure(env))
+                    cpus[name].append(CPU[-1])
             print(f"\n{label}: min / median / max of {REPEATS} runs, load average now {os.getloadavg()[0]:.1f} "
                   f"on {os.cpu_count()} cores")
             for name, target, peer, _measure in cases:
                 median = statistics.median(times[name])
-                line = f"  {name:36s} {spread(times[name])}"
+                line = f"  {name:36s} {spread(times[name])}  CPU {statistics.median(cpus[name]) * 1000:4.0f} ms"
                 if target is not None:
                     line += f"   target {target * 1000:4.0f} ms, ratio {median / target:4.2f}"
                 if peer is not None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import time
+import zlib
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -247,6 +250,59 @@ async def test_loopback_servers_bypass_a_proxy_from_the_environment(engine: Engi
     with OpenAIPeer([Step(text="direct")]) as peer:
         state = await chat(engine, with_model(OPENAI, openai_params(peer), tools=[]), "hi")
     assert state.status == "success", state.error
+
+
+COMPLETION = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": "peer-model",
+              "choices": [{"index": 0, "message": {"role": "assistant", "content": "packed"}, "finish_reason": "stop"}],
+              "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_compressed_reply_is_read(engine: Engine, no_env_key: None, encoding: str) -> None:
+    raw = json.dumps(COMPLETION).encode()
+    packed = gzip.compress(raw) if encoding == "gzip" else zlib.compress(raw)
+    with OpenAIPeer([Step("status", status=200, body=packed, headers={"Content-Encoding": encoding})]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, streaming=False), tools=[]), "hi")
+        asked = peer.requests[0].headers["accept-encoding"]
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "packed"
+    assert asked == "gzip, deflate"
+
+
+async def test_a_reply_in_an_encoding_not_asked_for_is_an_error(engine: Engine, no_env_key: None) -> None:
+    body = json.dumps(COMPLETION).encode()
+    with OpenAIPeer([Step("status", status=200, body=body, headers={"Content-Encoding": "br"})]) as peer:
+        state = await chat(engine, with_model(OPENAI, openai_params(peer, streaming=False), tools=[]), "hi")
+    assert state.status == "error"
+    assert state.error.message == (f"the model server at {peer.base_url} sent a reply that cannot be read: "
+                                   "it is encoded as 'br', which was not asked for")
+
+
+class ForwardProxy(OpenAIPeer):
+    """An HTTP forward proxy that answers for the origin itself: it records the absolute-form
+    targets it is asked for and serves them as the Chat Completions peer would."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.targets: list[str] = []
+
+    def respond(self, conn, request, step) -> bool:
+        self.targets.append(request.path)
+        request.path = urlsplit(request.path).path
+        return super().respond(conn, request, step)
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_other_hosts_go_through_the_proxy_from_the_environment(engine: Engine, no_env_key: None, monkeypatch,
+                                                                     streaming: bool) -> None:
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with ForwardProxy([Step(text="via the proxy")]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        params = {"model": proxy.model, "options": {"baseURL": "http://models.example/v1", "streaming": streaming}}
+        state = await chat(engine, with_model(OPENAI, params, tools=[]), "hi")
+    assert state.status == "success", state.error
+    assert proxy.targets == ["http://models.example/v1/chat/completions"]
 
 
 async def run_bounded(engine: Engine, wf, message: str = "hi", within_s: float = 15.0):
