@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gui.bridge import TaskData
+from engine.run_data import TaskData
 from gui.panels.json_tree import OPEN_LEVELS, JsonTree
 from gui.panels.node_data import RunSelector
 
