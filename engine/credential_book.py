@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import httpx
-
 from .credentials import (
     SECRET_FIELDS, ChainedCredentialStore, CredentialError, CredentialInfo, credential_ref, describe_credential,
     scrub_secret,
@@ -148,6 +146,8 @@ class CredentialBook:
             headers["Authorization"] = f"Bearer {key}"
         if values.get("organizationId"):
             headers["OpenAI-Organization"] = values["organizationId"]
+        import httpx  # only for a connection test: listing credentials does without it
+
         try:
             async with httpx.AsyncClient(timeout=CHECK_TIMEOUT_S, follow_redirects=False, trust_env=False) as client:
                 reply = await client.get(url, headers=headers)

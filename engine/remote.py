@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import httpx
-
 from .credential_book import masked
 from .credentials import ChainedCredentialStore, CredentialError
 from .errors import MiniN8nError
@@ -110,6 +108,8 @@ class ServerClient:
         self.timeout_s = timeout_s
 
     async def _get(self, path: str, params: dict[str, str] | None = None) -> Any:
+        import httpx  # only when a server is read: the editor's first frame does without it
+
         url = self.base_url + path
         try:
             async with httpx.AsyncClient(timeout=self.timeout_s) as client:

@@ -14,7 +14,7 @@ import logging
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -26,7 +26,6 @@ from engine.executor import Engine, Execution
 from engine.hooks import HookEvent, Hooks
 from engine.node_type import NodeType
 from engine.registry import Registry
-from engine.remote import Server, ServerBook
 from engine.replay import ReplaySource
 from engine.rules import problems_by_node
 from engine.run_data import ExecutionState, TaskError
@@ -34,6 +33,9 @@ from engine.run_state import RunChanges, RunOutcome, RunState
 from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
 from engine.store import ExecutionSummary
 from engine.workflow import Node, Workflow
+
+if TYPE_CHECKING:
+    from engine.remote import Server, ServerBook
 
 __all__ = [
     "RunBridge", "RunStart", "StoredRun", "FullCollectionsHeld", "full_collections_held", "new_session_id",
@@ -65,6 +67,13 @@ def credential_form(cred_type: str):  # type: ignore[no-untyped-def]
     from engine.credential_book import form_for
 
     return form_for(cred_type)
+
+
+def server_book() -> "ServerBook":
+    """The servers the Executions panel reads (kept as n8nApi credentials); httpx loads with it."""
+    from engine.remote import ServerBook
+
+    return ServerBook(credential_store())
 
 
 def node_warnings(workflow: Workflow, registry: Registry, name: str) -> list[str]:
@@ -432,19 +441,19 @@ class RunBridge(QObject):
     # ----- a server's executions (engine/remote.py: its REST API) ---------------------------------
     def servers(self) -> list[Server]:
         """The servers saved in the credential store (keys masked)."""
-        return ServerBook(credential_store()).servers()
+        return server_book().servers()
 
     def save_server(self, name: str, url: str, api_key: str) -> Server:
-        return ServerBook(credential_store()).save(name, url, api_key)
+        return server_book().save(name, url, api_key)
 
     def forget_server(self, server_id: str) -> None:
-        ServerBook(credential_store()).forget(server_id)
+        server_book().forget(server_id)
 
     async def server_executions(self, server_id: str) -> list[ExecutionSummary]:
         """The server's executions, newest first (raises MiniN8nError saying why not)."""
-        return await ServerBook(credential_store()).client(server_id).executions()
+        return await server_book().client(server_id).executions()
 
     async def open_server_execution(self, server_id: str, execution_id: str) -> StoredRun:
         """One of the server's executions and its run as it was shown, to look at here."""
-        state, events = await ServerBook(credential_store()).client(server_id).execution(execution_id)
+        state, events = await server_book().client(server_id).execution(execution_id)
         return StoredRun(state, RunState.of_stored(state, events))
