@@ -85,7 +85,7 @@ TOOL_RESPONSE = ("optimizeResponse", "responseType", "dataField", "fieldsToInclu
 
 class HttpRequestNode(NodeType):
     type = "n8n-nodes-base.httpRequest"
-    version = 4.2
+    version = 4.3  # n8n 1.123 gives new nodes 4.3
     versions = (1, 2, 3, 4, 4.1, 4.2, 4.3)
     display_name = "HTTP Request"
     description = HTTP_DESCRIPTION
