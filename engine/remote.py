@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .credential_book import masked
 from .credentials import ChainedCredentialStore, CredentialError
 from .errors import MiniN8nError
 from .hooks import NodeAfter
@@ -59,6 +58,8 @@ class ServerBook:
         self.store = store
 
     def servers(self) -> list[Server]:
+        from .credential_book import masked
+
         found = []
         for info in self.store.list(CREDENTIAL_TYPE):
             data = self.store.get(CREDENTIAL_TYPE, {"id": info.id}) or {}
@@ -71,6 +72,8 @@ class ServerBook:
             raise CredentialError("a server needs a name")
         if not api_key.strip():
             raise CredentialError("a server needs its API key (the MINI_N8N_API_KEY it was started with)")
+        from .credential_book import masked
+
         base = api_url(url)
         info = self.store.save(CREDENTIAL_TYPE, name.strip(), {"baseUrl": base, "apiKey": api_key.strip()})
         return Server(info.id, info.name, base, masked(api_key.strip()))
@@ -108,7 +111,7 @@ class ServerClient:
         self.timeout_s = timeout_s
 
     async def _get(self, path: str, params: dict[str, str] | None = None) -> Any:
-        import httpx  # only when a server is read: the editor's first frame does without it
+        import httpx  # not before the editor's first frame: only a server's list needs it
 
         url = self.base_url + path
         try:

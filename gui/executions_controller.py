@@ -54,6 +54,7 @@ class ExecutionsController(QObject):
         panel.delete_requested.connect(self.delete_execution)
         panel.refresh_requested.connect(self.refresh)
         panel.source_changed.connect(self._source_changed)
+        panel.sources_requested.connect(lambda: self._show_servers(self.panel.source))
         panel.add_server_requested.connect(self.add_server)
         panel.forget_server_requested.connect(self.forget_server)
         runs.output.steps.row_selected.connect(
@@ -64,7 +65,6 @@ class ExecutionsController(QObject):
         bridge.busy_changed.connect(panel.set_busy)
         window.read_only_changed.connect(self._read_only_changed)
         window.act_copy_to_editor.triggered.connect(self._copy_viewed)
-        self._show_servers()
         self.refresh()
 
     def _install_dock(self) -> None:

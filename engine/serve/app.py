@@ -232,14 +232,17 @@ class Server:
     @staticmethod
     async def _chunk_lines(endpoint: ChatEndpoint, job: Job, chunks: "asyncio.Queue[dict[str, Any]]",
                            settled: "asyncio.Task[ExecutionState]") -> AsyncIterator[bytes]:
-        while True:
-            getter = asyncio.ensure_future(chunks.get())
-            await asyncio.wait({getter, settled}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
+        getter: asyncio.Future[dict[str, Any]] | None = None
+        try:
+            while True:
+                getter = asyncio.ensure_future(chunks.get())
+                await asyncio.wait({getter, settled}, return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    break
                 yield chunk_line(getter.result())
-                continue
-            getter.cancel()
-            break
+        finally:  # the end, or the client went away (the execution goes on, as n8n's)
+            if getter is not None and not getter.done():
+                getter.cancel()
         while not chunks.empty():
             yield chunk_line(chunks.get_nowait())
         problem = settled.exception()

@@ -7,7 +7,7 @@ import asyncio
 import dataclasses
 import logging
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..abort import AbortSignal
 from ..errors import MiniN8nError
@@ -15,6 +15,9 @@ from ..executor import Engine
 from ..run_data import ExecutionState
 from ..store import ExecutionBusy
 from .jobs import ENDED, Job, prepare, run_job
+
+if TYPE_CHECKING:
+    from .chunks import ChunkRelay
 
 POLL_S = 0.02  # how often a queue-mode server looks for executions that ended
 ENV_RESPONSE_TIMEOUT = "MINI_N8N_RESPONSE_TIMEOUT_S"
@@ -142,11 +145,12 @@ async def cancel_stored(engine: Engine, execution_id: str) -> None:
 class QueueRunner:
     """Hands executions to workers through the broker and waits for the store to say they settled."""
 
-    def __init__(self, engine: Engine, app: Any, relay: Any = None) -> None:
+    def __init__(self, engine: Engine, app: Any, relay: ChunkRelay | None = None) -> None:
         self.engine = engine
         self.app = app
-        self.relay = relay  # an engine.serve.chunks.ChunkRelay: streamed chunks from the workers
+        self.relay = relay  # streamed chunks from the workers (a server with a streaming Chat Trigger)
         self._relay_started = False
+        self._streams: set[asyncio.Task[ExecutionState]] = set()  # held here: a client may go away
         self.running: dict[str, AbortSignal] = {}  # none run in this process
         self.timeout_s = response_timeout()
         self._waiting: dict[str, list[asyncio.Future[ExecutionState]]] = {}
@@ -205,7 +209,10 @@ class QueueRunner:
                 relay.unregister(job.execution_id)
                 self._forget(job.execution_id, future)
 
-        return loop.create_task(settle())
+        task = loop.create_task(settle())
+        self._streams.add(task)
+        task.add_done_callback(self._streams.discard)
+        return task
 
     async def _queue(self, job: Job) -> "asyncio.Future[ExecutionState]":
         """Publish the job; the future the store poller settles."""

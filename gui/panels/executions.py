@@ -85,6 +85,17 @@ class ExecutionsModel(ColumnsTableModel):
         return None
 
 
+class SourceBox(QComboBox):
+    """The source picker; says when its list is about to open, so the saved servers are read then
+    (not while the editor starts)."""
+
+    about_to_open = Signal()
+
+    def showPopup(self) -> None:
+        self.about_to_open.emit()
+        super().showPopup()
+
+
 class ExecutionsPanel(QWidget):
     """Lists the stored executions it is given; its buttons ask the owner to act on the selected one."""
 
@@ -96,12 +107,14 @@ class ExecutionsPanel(QWidget):
     rerun_requested = Signal(str)
     replay_requested = Signal(str)
     source_changed = Signal(str)  # LOCAL or a server's id
+    sources_requested = Signal()  # the source list opens: the owner offers the saved servers
     add_server_requested = Signal()
     forget_server_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.source_box = QComboBox()
+        self.source_box = SourceBox()
+        self.source_box.about_to_open.connect(self.sources_requested.emit)
         self.source_box.setObjectName("executionsSource")
         self.source_box.setToolTip("Whose executions are listed: this computer's, or a server's (mini-n8n serve)")
         self.source_box.addItem("This computer", LOCAL)

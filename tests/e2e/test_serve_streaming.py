@@ -101,6 +101,30 @@ def assert_tokens_arrive_while_the_model_answers(url: str, peer: GatedPeer) -> N
     assert "".join(c.get("content", "") for c in lines if c["type"] == "item") == "Echo: GATE please"
 
 
+def assert_a_client_that_leaves_leaves_the_execution_going(url: str, peer: GatedPeer) -> None:
+    """A client closing its connection mid-reply does not stop the execution (as n8n's): it ends
+    and is stored with its whole answer."""
+    import time
+
+    peer.gate.clear()
+    body = {"action": "sendMessage", "sessionId": "leaving", "chatInput": "GATE bye"}
+    with httpx.stream("POST", f"{url}/webhook/{webhook_id('v3-echo')}/chat", json=body, timeout=60) as reply:
+        for line in reply.iter_lines():
+            if json.loads(line)["type"] == "item":
+                break  # the client leaves after the first token
+    peer.gate.set()
+    key = {"X-N8N-API-KEY": API_KEY}
+    deadline = time.monotonic() + 60
+    while True:
+        newest = httpx.get(f"{url}/api/v1/executions?limit=1", headers=key).json()["data"][0]
+        if newest["status"] == "success":
+            break
+        assert time.monotonic() < deadline, newest
+        time.sleep(0.05)
+    data = httpx.get(f"{url}/api/v1/executions/{newest['id']}?includeData=true", headers=key).json()["data"]
+    assert data["resultData"]["runData"]["AI Agent"][0]["data"]["main"][0][0]["json"] == {"output": "Echo: GATE bye"}
+
+
 @pytest.fixture
 def peer() -> Iterator[GatedPeer]:
     with GatedPeer() as model:
@@ -126,6 +150,7 @@ def test_streamed_replies_match_n8n_in_regular_mode(tmp_path: Path, peer: GatedP
             assert reply.headers["content-type"] == "application/json"
         again = httpx.get(f"{cluster.url}/api/v1/executions", headers={"X-N8N-API-KEY": API_KEY}).json()["data"]
         assert len(again) == len(listed)
+        assert_a_client_that_leaves_leaves_the_execution_going(cluster.url, peer)
     finally:
         cluster.close()
 

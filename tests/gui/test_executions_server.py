@@ -132,3 +132,23 @@ def test_a_wrong_key_or_a_gone_server_is_said_in_the_panel(run_window, qtbot, se
     served.kill(served.server)  # type: ignore[arg-type]
     assert add_server(qtbot, controller, monkeypatch, served.url, API_KEY)
     qtbot.waitUntil(lambda: "cannot reach the server" in panel.report.text(), timeout=20_000)
+
+
+def test_servers_are_read_when_the_source_list_opens_not_at_start(run_window, qtbot, served) -> None:
+    """The credential file is not read while the editor starts; a server saved meanwhile (another
+    window) is offered when the list opens."""
+    from engine.credentials import default_credential_store
+    from engine.remote import ServerBook
+    from tests.builders import agent_workflow
+
+    window, controller = run_window(agent_workflow([{"text": "local"}], tools=[]))
+    panel = controller.executions.panel
+    assert panel.source_box.count() == 1 and not panel.remote
+    ServerBook(default_credential_store()).save("Staging", served.url, API_KEY)
+    panel.source_box.showPopup()
+    try:
+        assert [panel.source_box.itemText(i) for i in range(panel.source_box.count())] == [
+            "This computer", f"Staging — {served.url}"]
+        assert not panel.remote  # offered, not chosen
+    finally:
+        panel.source_box.hidePopup()
