@@ -128,22 +128,36 @@ class SetFields(NodeType):
             return [[_set_v1(ctx, i, item, version) for i, item in enumerate(items)]]
         out = []
         for i, item in enumerate(ctx.items):
-            params = ctx.params(i).model_dump(by_alias=True)
-            options = dict(params.get("options") or {})
-            if version >= 3.3:
-                options["include"] = params.get("include", "all") if params.get("includeOtherFields") else "none"
-            else:
-                options["include"] = params.get("include", "all")
-            if params.get("mode") == "raw":
-                fields = _raw_fields(ctx, i, params)
-            else:
-                fields = _manual_fields(ctx, i, params, options, version)
-            new = _compose(ctx, i, item, fields, options, params, version)
+            try:
+                params = ctx.params(i).model_dump(by_alias=True)
+                options = dict(params.get("options") or {})
+                if version >= 3.3:
+                    options["include"] = params.get("include", "all") if params.get("includeOtherFields") else "none"
+                else:
+                    options["include"] = params.get("include", "all")
+                if params.get("mode") == "raw":
+                    fields = _raw_fields(ctx, i, params)
+                else:
+                    fields = _manual_fields(ctx, i, params, options, version)
+                new = _compose(ctx, i, item, fields, options, params, version)
+            except NodeOperationError as exc:
+                if not ctx.continue_on_fail():
+                    raise
+                new = _error_item(ctx, i, exc.message)
+                params = {"duplicateItem": ctx.node.parameters.get("duplicateItem")}
             copies = 1
             if params.get("duplicateItem") and ctx.execution_mode in EDITOR_MODES:
                 copies += max(0, int(js_number(ctx.params(0).model_dump().get("duplicateCount", 0)) or 0))
             out.extend(copy.deepcopy(new) for _ in range(copies))
         return [out]
+
+
+def _error_item(ctx: NodeContext, i: int, message: str) -> Item:
+    """n8n's item for an item that failed under continueOnFail: raw mode pairs it with the item;
+    manual mode puts the pairing inside `json` (as n8n's Edit Fields does)."""
+    if ctx.node.parameters.get("mode") == "raw":
+        return {"json": {"error": message}, "pairedItem": {"item": i}}
+    return {"json": {"error": message, "pairedItem": {"item": i}}}
 
 
 def _set_v1(ctx: NodeContext, i: int, item: Item, version: float) -> Item:
@@ -261,10 +275,11 @@ def _parse_object(data: Any, node: str, i: int, entry: str | None = None) -> dic
 
 def _compose(ctx: NodeContext, i: int, item: Item, fields: dict[str, Any], options: dict[str, Any],
              params: dict[str, Any], version: float) -> Item:
-    """n8n's composeReturnItem: the kept input fields, then the new fields written into them."""
+    """n8n's composeReturnItem: the kept input fields, then the new fields written into them,
+    paired with the input item."""
     include = options.get("include", "all")
     dots = options.get("dotNotation") is not False
-    new: Item = {"json": {}}
+    new: Item = {"json": {}, "pairedItem": {"item": i}}
     keep_binary = (not options.get("stripBinary", True) and include != "none") if version >= 3.4 \
         else bool(options.get("includeBinary", False))
     if keep_binary and item.get("binary") is not None:

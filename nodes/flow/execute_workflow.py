@@ -140,6 +140,12 @@ class ExecuteWorkflowNode(NodeType):
                     state = await ctx.run_sub_workflow(workflow, start_of(workflow, node), [item])
                     result = self._result(state, node)
                 except NodeOperationError as exc:
+                    if ctx.continue_on_fail():  # n8n: an error item; before v1.3 on the output of the item's index
+                        branch = 0 if float(ctx.node.typeVersion) >= 1.3 else index
+                        while len(out) <= branch:
+                            out.append([])
+                        out[branch].append({"json": {"error": exc.message}, "pairedItem": {"item": index}})
+                        continue
                     raise NodeOperationError(f"Error executing workflow with item at index {index}", node=node,
                                              description=exc.message) from None
                 if not self._waits(ctx, index):
@@ -151,9 +157,14 @@ class ExecuteWorkflowNode(NodeType):
                         out.append([])
                     out[branch].extend({**i, "pairedItem": {"item": index}} for i in output)
             return out
-        workflow = self._workflow(ctx, source, 0)
-        state = await ctx.run_sub_workflow(workflow, start_of(workflow, node), items)
-        result = self._result(state, node)
+        try:
+            workflow = self._workflow(ctx, source, 0)
+            state = await ctx.run_sub_workflow(workflow, start_of(workflow, node), items)
+            result = self._result(state, node)
+        except NodeOperationError as exc:
+            if not ctx.continue_on_fail():
+                raise
+            return [[{"json": {"error": exc.message}, "pairedItem": [{"item": i} for i in range(len(items))]}]]
         if not self._waits(ctx, 0):
             return [items]
         every = [{"item": i} for i in range(len(items))]

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from engine.errors import NodeOperationError
 from engine.context import NodeContext
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
@@ -52,7 +53,12 @@ class FilterNode(NodeType):
             if v1:
                 passed = _v1_passes(ctx, index, comparer)
             else:
-                passed = run_filter(ctx, index, js, loose_since=2.1)
+                try:
+                    passed = run_filter(ctx, index, js, loose_since=2.1)
+                except NodeOperationError:
+                    if not ctx.continue_on_fail():
+                        raise
+                    passed = False  # n8n's continueOnFail: an item that fails is discarded
             (kept if passed else discarded).append(paired(item, index))
         return [kept, discarded]
 

@@ -85,7 +85,12 @@ class IfNode(NodeType):
                 passed = _v1_passes(ctx, index, comparer)
                 (true_items if passed else false_items).append(paired(item, index))
                 continue
-            passed = run_filter(ctx, index, js, loose_since=2.1)
+            try:
+                passed = run_filter(ctx, index, js, loose_since=2.1)
+            except NodeOperationError:
+                if not ctx.continue_on_fail():
+                    raise
+                passed = False  # n8n's continueOnFail: an item that fails goes to the false output
             (true_items if passed else false_items).append(paired(item, index))
         return [true_items, false_items]
 

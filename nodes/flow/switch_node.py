@@ -109,48 +109,53 @@ class SwitchNode(NodeType):
         js = JsValues(ctx.expression_scope().state)
         outputs: list[list[Item]] = []
         for index, item in enumerate(ctx.items):
-            item = paired(item, index)
-            if mode == "expression":
+            try:
+                item = paired(item, index)
+                if mode == "expression":
+                    if index == 0:
+                        count = js_number(plain(parameter(ctx, "numberOutputs", index, 4)))
+                        outputs = [[] for _ in range(int(count) if not is_nan(count) and count > 0 else 0)]
+                    target = self._output_index(ctx, index)
+                    check_index(len(outputs), target, node)
+                    _slot(outputs, target, node).append(item)
+                    continue
+                rules = parameter(ctx, "rules", index, DEFAULT_RULES)
+                values = (rules.get("values") if isinstance(rules, dict) else None) or []
+                if not values:
+                    continue
+                options = plain(parameter(ctx, "options", index, {})) or {}
+                fallback = options.get("fallbackOutput")
                 if index == 0:
-                    count = js_number(plain(parameter(ctx, "numberOutputs", index, 4)))
-                    outputs = [[] for _ in range(int(count) if not is_nan(count) and count > 0 else 0)]
-                target = self._output_index(ctx, index)
-                check_index(len(outputs), target, node)
-                _slot(outputs, target, node).append(item)
-                continue
-            rules = parameter(ctx, "rules", index, DEFAULT_RULES)
-            values = (rules.get("values") if isinstance(rules, dict) else None) or []
-            if not values:
-                continue
-            options = plain(parameter(ctx, "options", index, {})) or {}
-            fallback = options.get("fallbackOutput")
-            if index == 0:
-                outputs = [[] for _ in values]
+                    outputs = [[] for _ in values]
+                    if fallback == "extra":
+                        outputs.append([])
+                matched = False
+                for rule_index, rule in enumerate(values):
+                    rule = rule if isinstance(rule, dict) else {}
+                    try:
+                        passed = execute_filter(rule.get("conditions", {}), index, js, node)
+                    except NodeOperationError as exc:
+                        if not loose_validation(ctx, index, options, 3.1) and not exc.description:
+                            exc.description = ENABLE_LESS_STRICT
+                        exc.node = node
+                        raise
+                    if passed:
+                        matched = True
+                        check_index(len(outputs), rule.get("output"), node)
+                        _slot(outputs, rule_index, node).append(item)
+                        if not options.get("allMatchingOutputs"):
+                            break
+                if matched or fallback is None or fallback == "none":
+                    continue
                 if fallback == "extra":
-                    outputs.append([])
-            matched = False
-            for rule_index, rule in enumerate(values):
-                rule = rule if isinstance(rule, dict) else {}
-                try:
-                    passed = execute_filter(rule.get("conditions", {}), index, js, node)
-                except NodeOperationError as exc:
-                    if not loose_validation(ctx, index, options, 3.1) and not exc.description:
-                        exc.description = ENABLE_LESS_STRICT
-                    exc.node = node
+                    outputs[-1].append(item)
+                    continue
+                check_index(len(outputs), fallback, node)
+                _slot(outputs, fallback, node).append(item)
+            except NodeOperationError as exc:  # n8n's continueOnFail: the error as an item of the first output
+                if not outputs or not ctx.continue_on_fail():
                     raise
-                if passed:
-                    matched = True
-                    check_index(len(outputs), rule.get("output"), node)
-                    _slot(outputs, rule_index, node).append(item)
-                    if not options.get("allMatchingOutputs"):
-                        break
-            if matched or fallback is None or fallback == "none":
-                continue
-            if fallback == "extra":
-                outputs[-1].append(item)
-                continue
-            check_index(len(outputs), fallback, node)
-            _slot(outputs, fallback, node).append(item)
+                outputs[0].append({"json": {"error": exc.message}})
         return outputs or [[]]
 
     @staticmethod
