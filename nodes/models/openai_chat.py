@@ -106,11 +106,13 @@ class OpenAIChat:
     """The model object the node supplies: one Chat Completions (or Responses API) request per `invoke`."""
 
     def __init__(self, params: OpenAIParams, endpoint: Endpoint, responses_api: bool = False,
-                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None) -> None:
+                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None,
+                 always_stream: bool = False) -> None:
         self.params = params
         self.endpoint = endpoint
         self.responses_api = responses_api
-        self.build_body = build_body  # another node's body for the same API (Groq's)
+        self.build_body = build_body  # another node's body for the same API (Groq's, Mistral's)
+        self.always_stream = always_stream  # streamed whether or not tokens are shown (as n8n asks Mistral)
 
     async def invoke(
         self,
@@ -120,7 +122,7 @@ class OpenAIChat:
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ep = self.endpoint
-        stream = on_token is not None and self.params.options.streaming
+        stream = self.always_stream or (on_token is not None and self.params.options.streaming)
         try:
             body = (self.build_body(messages, tools, stream) if self.build_body is not None
                     else request_body(self.params, messages, tools, stream, self.responses_api))
