@@ -153,4 +153,12 @@ class GeminiPeer(PeerServer):
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
         models = self.model if isinstance(self.model, tuple) else (self.model,)
+        if request.method == "GET" and urlsplit(request.path).path == "/v1beta/models":
+            if self.api_key is not None and request.headers.get("x-goog-api-key") != self.api_key:
+                conn.whole(400, "application/json; charset=UTF-8", indented(bad_key()))
+                return True
+            listing = {"models": [{"name": f"models/{m}", "displayName": m, "supportedGenerationMethods":
+                                   ["generateContent", "countTokens"]} for m in models]}
+            conn.whole(200, "application/json; charset=UTF-8", indented(listing))
+            return True
         return respond_generate_content(conn, request, step, models, self.api_key, self.answering)

@@ -77,6 +77,14 @@ class MistralPeer(PeerServer):
         return self.url + "/v1"
 
     def respond(self, conn: Connection, request: Request, step: Step) -> bool:
+        if request.method == "GET" and request.path == "/v1/models":
+            if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+                conn.whole(401, _JSON, _bytes({"message": "Unauthorized", "request_id": REQUEST_ID}))
+                return True
+            models = self.model if isinstance(self.model, tuple) else (self.model,)
+            conn.whole(200, _JSON, _bytes({"object": "list", "data": [
+                {"id": m, "object": "model", "created": CREATED, "owned_by": "mistralai"} for m in models]}))
+            return True
         if request.path != "/v1/chat/completions":
             conn.whole(404, _JSON, _bytes({"detail": "Not Found"}))
             return True
