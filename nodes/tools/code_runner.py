@@ -49,7 +49,7 @@ def run_items(request: dict[str, Any]) -> dict[str, Any]:
     try:
         compiled = compile(f"async def __main():\n{body}\n", "<exec>", "exec")
     except SyntaxError as exc:
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc.msg}"}
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc.msg}\n"}
     namespace: dict[str, Any] = {"__name__": "__main__", **python_items.globals_for(request.get("context") or {})}
     logs: list[str] = []
 
@@ -71,9 +71,10 @@ def run_items(request: dict[str, Any]) -> dict[str, Any]:
     except MemoryError:
         memory = int(request.get("memoryLimitBytes", 0))
         return {"ok": False, "error": f"MemoryError: the code needed more than the memory limit of {memory // (1024 * 1024)} MB"}
-    except BaseException as exc:  # the code's error, as n8n's Python sandbox words it
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
-                "logs": "".join(logs).splitlines()}
+    except BaseException as exc:  # the code's error, as n8n's Python sandbox words it (Pyodide's ends in a line break)
+        said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        native = bool((request.get("context") or {}).get("native"))
+        return {"ok": False, "error": said if native else said + "\n", "logs": "".join(logs).splitlines()}
     finally:
         sys.stdout = real_stdout
     return {"ok": True, "value": converted, "logs": "".join(logs).splitlines()}

