@@ -94,7 +94,9 @@ def _pairs(steps: Iterable[dict[str, Any]]) -> list[ChatMessage]:
     for step in steps:
         key = step["toolCallId"]
         args = step.get("args", step["toolInput"])
-        out.append(ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=args)]))
+        # n8n's v3 agent replays a call as an AIMessage whose text is `Calling <node> with input: …`
+        out.append(ChatMessage(role="assistant", content=step.get("content", ""),
+                               toolCalls=[ToolCall(id=key, name=step["tool"], args=args)]))
         out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=key))
     return out
 

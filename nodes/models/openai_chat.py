@@ -59,6 +59,10 @@ class OpenAIOptions(NodeParams):
     timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included")
     idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
+    toolChoiceAuto: bool = Field(
+        False, title="Send tool_choice auto",
+        description="Not in n8n: for servers that call tools only when told (llama-cpp-python's chatml-function-calling)",
+    )
     streaming: bool = Field(
         True, title="Stream Tokens",
         description="Off for servers that cannot stream tool calls (llama-cpp-python's chatml-function-calling)",

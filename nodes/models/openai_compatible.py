@@ -146,7 +146,7 @@ def groq_body(params: GroqParams, messages: list[ChatMessage], tools: list[ToolS
         body["stream_options"] = {"include_usage": True}
     if tools:
         body["tools"] = to_wire_tools(tools)
-    body["messages"] = to_wire_messages(messages)
+    body["messages"] = to_wire_messages(messages, call_text=True)
     return body
 
 

@@ -66,17 +66,10 @@ KNOWN_GAPS: dict[str, str] = {
                    "model and the server's text (the fallback itself matches: test_sub_node_parity)",
     "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
     "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3)",
-    "oai-v12-calc": "the request body the model echoes: we add tool_choice auto (llama.cpp's server calls no tool "
-                    "without it, nodes/models/_openai_request.py) and write a call's arguments with spaces where n8n "
-                    "writes them compactly",
-    "oai-v13-calc": "as oai-v12-calc, and n8n replays the assistant turn with its log text ('Calling Calculator with "
-                    "input: ...') as the message content",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
-    "anthropic-v12-calc": "the replayed call in the request body the model echoes (see oai-v13-calc)",
     "memory-v13-tool-context": "n8n's V3 agent calls the model again for an item that already answered while another "
                                "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
                                "each item once",
-    "groq-calc": "the request body the model echoes (see oai-v12-calc)",
 }
 
 

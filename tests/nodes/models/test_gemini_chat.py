@@ -55,7 +55,9 @@ async def test_streamed_function_call_then_answer(registry: Registry, tmp_path: 
     assert declaration["name"] == "Calculator" and "additionalProperties" not in json.dumps(declaration)
     assert body["contents"] == [{"role": "user", "parts": [{"text": "17*25?"}]}]
     call_turn, result_turn = second.json["contents"][1:]
-    assert call_turn["role"] == "model" and call_turn["parts"][0]["functionCall"]["name"] == "Calculator"
+    assert call_turn["role"] == "model" and call_turn["parts"][1]["functionCall"]["name"] == "Calculator"
+    assert call_turn["parts"][0] == {"text": 'Calling Calculator with input: {"input":"17 * 25","id":"' +
+                                     call_turn["parts"][1]["functionCall"]["args"]["id"] + '"}'}
     assert result_turn == {"role": "user", "parts": [
         {"functionResponse": {"name": "Calculator", "response": {"result": '[{"response":"425"}]'}}}]}
     usage = [r.metadata["tokenUsage"] for r in model_runs(state)]

@@ -67,7 +67,7 @@ async def test_v13_talks_to_the_responses_api_with_tools_streamed(engine: Engine
     assert [i["role"] for i in first["input"]] == ["system", "user"]
     assert second["input"][-2:] == [
         # the v3 Agent replays a call with its id among the arguments and hands over the tool's items, as n8n
-        {"type": "function_call", "name": "Calculator", "arguments": '{"input": "17 * 25", "id": "call_abc"}', "call_id": "call_abc"},
+        {"type": "function_call", "name": "Calculator", "arguments": '{"input":"17 * 25","id":"call_abc"}', "call_id": "call_abc"},
         {"type": "function_call_output", "call_id": "call_abc", "output": '[{"response":"425"}]'},
     ]
     usage = [r.metadata["tokenUsage"] for r in model_runs(state)]

@@ -56,9 +56,12 @@ def test_message_shapes() -> None:
     ]
     openai = to_wire_messages(messages)
     assert openai[1] == {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "Calculator", "arguments": '{"expression": "1"}'}},
+        {"id": "c", "type": "function", "function": {"name": "Calculator", "arguments": '{"expression":"1"}'}},
         {"id": "d", "type": "function", "function": {"name": "Calculator", "arguments": "{broken"}}]}
     assert openai[2] == {"role": "tool", "tool_call_id": "c", "content": "1"}
+    said = [ChatMessage(role="assistant", content="Calling Calculator", toolCalls=[ToolCall(id="c", name="Calculator")])]
+    assert to_wire_messages(said)[0]["content"] == ""  # LangChain's ChatOpenAI drops it
+    assert to_wire_messages(said, call_text=True)[0]["content"] == "Calling Calculator"  # ChatGroq keeps it
     ollama = ollama_messages(messages)
     assert ollama[1]["tool_calls"][0] == {"function": {"name": "Calculator", "arguments": {"expression": "1"}}}
     assert ollama[2] == {"role": "tool", "content": "1", "tool_name": "Calculator"}
