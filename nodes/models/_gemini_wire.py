@@ -69,6 +69,8 @@ def contents_of(messages: Sequence[ChatMessage], model: str) -> tuple[dict[str, 
         if m.role == "tool":
             result = {"functionResponse": {"name": names.get(m.tool_call_id or "", ""), "response": {"result": m.content}}}
             parts, role = [result], "user"
+        elif m.parts is not None:
+            parts, role = [_part(p, model) for p in m.parts], "user"
         else:
             parts = [{"text": m.content}] if m.content else []
             if m.role == "assistant":
@@ -85,6 +87,24 @@ def contents_of(messages: Sequence[ChatMessage], model: str) -> tuple[dict[str, 
     if contents and contents[0]["role"] == "system":
         return contents[0], contents[1:]
     return None, contents
+
+
+def _multimodal(model: str) -> bool:
+    """LangChain's _isMultimodalModel: the models it sends images to."""
+    return ("vision" in model or model.startswith(("gemini-1.5", "gemini-2", "gemini-3"))
+            or (model.startswith("gemma-3-") and not model.startswith("gemma-3-1b")))
+
+
+def _part(part: dict[str, Any], model: str) -> dict[str, Any]:
+    if part.get("type") != "image_url":
+        return {"text": part.get("text", "")}
+    if not _multimodal(model):
+        raise ValueError("This model does not support images")
+    head, _, data = str((part.get("image_url") or {}).get("url", "")).partition(",")
+    mime, _, encoding = head.removeprefix("data:").partition(";")
+    if not head.startswith("data:") or encoding != "base64":
+        raise ValueError("Please provide image as base64 encoded data URL")
+    return {"inlineData": {"data": data, "mimeType": mime}}
 
 
 def _gemini_schema(value: Any) -> Any:

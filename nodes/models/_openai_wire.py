@@ -49,6 +49,8 @@ def wire_message_with_text(m: ChatMessage) -> dict[str, Any]:
 
 
 def wire_message(m: ChatMessage, call_text: bool = False) -> dict[str, Any]:
+    if m.parts is not None:  # text and image_url parts, as LangChain passes them on
+        return {"role": m.role, "content": m.parts}
     if m.role == "assistant" and m.tool_calls:
         return {
             "role": "assistant",

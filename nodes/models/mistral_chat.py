@@ -93,7 +93,11 @@ def to_mistral_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]
     answered = {mistral_tool_call_id(m.tool_call_id) for m in messages if m.role == "tool" and m.tool_call_id is not None}
     out: list[dict[str, Any]] = []
     for m in messages:
-        if m.role == "tool":
+        if m.parts is not None:  # the SDK's text and image_url chunks
+            out.append({"role": m.role, "content": [
+                {"type": "image_url", "image_url": p.get("image_url")} if p.get("type") == "image_url"
+                else {"type": "text", "text": p.get("text", "")} for p in m.parts]})
+        elif m.role == "tool":
             out.append({"role": "tool", "content": m.content, "tool_call_id": mistral_tool_call_id(m.tool_call_id or "")})
         elif m.role == "assistant" and m.tool_calls:
             calls = [{"id": mistral_tool_call_id(c.id), "type": "function",

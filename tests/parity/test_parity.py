@@ -67,9 +67,6 @@ KNOWN_GAPS: dict[str, str] = {
     "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
     "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3)",
     "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
-    "memory-v13-tool-context": "n8n's V3 agent calls the model again for an item that already answered while another "
-                               "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
-                               "each item once",
 }
 
 
