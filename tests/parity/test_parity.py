@@ -61,12 +61,6 @@ KEPT_DIFFERENCES = {
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
 KNOWN_GAPS: dict[str, str] = {
-    "fallback-v3": "a model server's refusal: n8n's message is NodeApiError's wording for the status ('The resource you "
-                   "are requesting could not be found', the server's text as description); ours names the server, the "
-                   "model and the server's text (the fallback itself matches: test_sub_node_parity)",
-    "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
-    "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3)",
-    "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
 }
 
 

@@ -80,5 +80,5 @@ async def test_errors_in_the_users_terms_without_the_key(registry: Registry, tmp
         engine, ref = _engine(registry, tmp_path, peer.url)
         state = await chat(engine, with_model(ANTHROPIC, _params(maxRetries=0), credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert words in state.error.message
+    assert words in f"{state.error.message} {state.error.description}"
     assert KEY not in json.dumps(state.model_dump(mode="json"))

@@ -123,7 +123,7 @@ async def test_errors_in_the_users_terms_without_the_key(registry: Registry, tmp
         engine, ref = _engine(registry, tmp_path, peer.url)
         state = await chat(engine, with_model(GEMINI, _params(maxRetries=0), credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert words in state.error.message
+    assert words in f"{state.error.message} {state.error.description}"
     assert KEY not in json.dumps(state.model_dump(mode="json"))
 
 
@@ -132,12 +132,13 @@ async def test_a_wrong_key_and_an_unknown_model_say_so(registry: Registry, tmp_p
         engine, ref = _engine(registry, tmp_path, peer.url)
         state = await chat(engine, with_model(GEMINI, _params(maxRetries=0), credentials=ref, tools=[]), "hi")
         assert state.status == "error"
-        assert bad_key()["error"]["message"] in state.error.message and "(400 Bad Request)" in state.error.message
+        assert state.error.message == "Bad request - please check your parameters"
+        assert bad_key()["error"]["message"] in state.error.description and "(400 Bad Request)" in state.error.description
         engine, ref = _engine(registry, tmp_path, peer.url, key="the-right-key")
         params = {"modelName": "models/gemini-nope", "options": {"maxRetries": 0}}
         state = await chat(engine, with_model(GEMINI, params, credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert 'does not know model "gemini-nope" (404 Not Found): models/gemini-nope is not found' in state.error.message
+    assert 'does not know model "gemini-nope" (404 Not Found): models/gemini-nope is not found' in state.error.description
 
 
 async def test_repeated_safety_categories_are_refused_before_any_request(registry: Registry, tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ async def test_errors_in_the_users_terms_without_the_key(registry: Registry, tmp
         engine, ref = _engine(registry, tmp_path, peer.base_url)
         state = await chat(engine, with_model(MISTRAL, _params(maxRetries=0), credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert words in state.error.message
+    assert words in f"{state.error.message} {state.error.description}"
     assert KEY not in json.dumps(state.model_dump(mode="json"))
 
 
@@ -114,8 +114,8 @@ async def test_a_wrong_key_and_an_unknown_model_say_so(registry: Registry, tmp_p
         engine, ref = _engine(registry, tmp_path, peer.base_url)
         state = await chat(engine, with_model(MISTRAL, _params(), credentials=ref, tools=[]), "hi")
         assert state.status == "error"
-        assert 'refused credential "Mistral" (mistralCloudApi) (401 Unauthorized): Unauthorized' in state.error.message
+        assert 'refused credential "Mistral" (mistralCloudApi) (401 Unauthorized): Unauthorized' in state.error.description
         engine, ref = _engine(registry, tmp_path, peer.base_url, key="the-right-key")
         state = await chat(engine, with_model(MISTRAL, {"model": "nope"}, credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert "rejected the request (400 Bad Request): Invalid model: nope" in state.error.message
+    assert "rejected the request (400 Bad Request): Invalid model: nope" in state.error.description

@@ -102,7 +102,8 @@ async def test_a_responses_api_error_body_names_the_server_and_its_message(engin
     with OpenAIPeer([Step("status", status=400, body=error)]) as peer:
         state = await chat(engine, model_node(peer, 1.3, tools=[]), "hi")
     assert state.status == "error"
-    assert "rejected the request (400 Bad Request): Invalid schema for response_format 'a'" in state.error.message
+    assert state.error.message == "Bad request - please check your parameters"
+    assert "rejected the request (400 Bad Request): Invalid schema for response_format 'a'" in state.error.description
 
 
 async def test_a_responses_stream_cut_mid_reply_is_an_error(engine: Engine) -> None:

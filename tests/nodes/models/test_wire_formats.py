@@ -72,11 +72,15 @@ def test_error_texts_name_the_thing_and_hide_the_key() -> None:
                   credential='credential "Work" (openAiApi)', secret="sk-secret-123")
     body = b'{"error": {"message": "Incorrect API key provided: sk-secret-123."}}'
     assert server_message(body) == "Incorrect API key provided: sk-secret-123."
-    refused = status_error(ep, 401, "Unauthorized", body, 0).message
-    assert refused == ('the model server at http://h/v1 refused credential "Work" (openAiApi) '
-                       "(401 Unauthorized): Incorrect API key provided: ***.")
-    limited = status_error(ep, 429, "Too Many Requests", b'{"error": {"message": "slow down"}}', 2).message
-    assert limited == "the model server at http://h/v1 is rate limiting requests (429 Too Many Requests) after 2 retries: slow down"
+    refused = status_error(ep, 401, "Unauthorized", body, 0)
+    assert refused.message == "Authorization failed - please check your credentials"  # NodeApiError's, as in n8n
+    assert refused.description == ('the model server at http://h/v1 refused credential "Work" (openAiApi) '
+                                   "(401 Unauthorized): Incorrect API key provided: ***.")
+    limited = status_error(ep, 429, "Too Many Requests", b'{"error": {"message": "slow down"}}', 2)
+    assert limited.message == "The service is receiving too many requests from you"
+    assert limited.description == ("the model server at http://h/v1 is rate limiting requests (429 Too Many Requests) "
+                                   "after 2 retries: slow down")
+    assert status_error(ep, 418, "Teapot", b"", 0).message == "Your request is invalid or could not be processed by the service"
 
 
 def test_retry_delay_honours_the_server_then_backs_off() -> None:
