@@ -43,8 +43,9 @@ printf '[{"id":"cred0000000001","name":"OpenAi account","type":"openAiApi","data
 {"id":"cred0000000002","name":"OpenRouter account","type":"openRouterApi","data":{"apiKey":"sk-parity","url":"%s"}},
 {"id":"cred0000000003","name":"DeepSeek account","type":"deepSeekApi","data":{"apiKey":"sk-parity","url":"%s"}},
 {"id":"cred0000000004","name":"Anthropic account","type":"anthropicApi","data":{"apiKey":"sk-parity","url":"%s"}},
-{"id":"cred0000000005","name":"Groq account","type":"groqApi","data":{"apiKey":"sk-parity"}}]\n' \
-  "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" > "$WORK/creds.json"
+{"id":"cred0000000005","name":"Groq account","type":"groqApi","data":{"apiKey":"sk-parity"}},
+{"id":"cred0000000006","name":"Google Gemini(PaLM) Api account","type":"googlePalmApi","data":{"apiKey":"sk-parity","host":"%s"}}]\n' \
+  "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" "${PEER_URL%/v1}" > "$WORK/creds.json"
 export GROQ_BASE_URL="${PEER_URL%/v1}"  # the Groq SDK's own setting: its requests go to the scripted model
 "$N8N" import:credentials --input="$WORK/creds.json" > /dev/null
 

@@ -66,7 +66,7 @@ KNOWN_GAPS: dict[str, str] = {
 
 
 class _Credentials:
-    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq), pointed at the
+    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq, Gemini), pointed at the
     scripted model (Groq's `url` stands for the GROQ_BASE_URL its SDK reads)."""
 
     def __init__(self, url: str) -> None:
@@ -75,6 +75,7 @@ class _Credentials:
     def get(self, cred_type: str, ref: dict | None) -> dict[str, str] | None:
         return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") \
             else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type in ("anthropicApi", "groqApi") \
+            else {"apiKey": "sk-parity", "host": self.url.removesuffix("/v1")} if cred_type == "googlePalmApi" \
             else None
 
     def list(self, cred_type: str | None = None) -> list[Any]:

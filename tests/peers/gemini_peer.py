@@ -52,29 +52,35 @@ def usage(body: dict[str, Any], step: Step) -> dict[str, Any]:
             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}]}
 
 
-def parts(step: Step) -> list[dict[str, Any]]:
+def parts(step: Step, call_ids: bool = False) -> list[dict[str, Any]]:
+    """The reply's parts; `call_ids`: each functionCall carries the call's id (the API's optional
+    field, which LangChain uses when given: recordings then have no random ids)."""
     out: list[dict[str, Any]] = [{"text": step.text}] if step.text or not step.tool_calls else []
-    out += [{"functionCall": {"name": call["name"], "args": _args(call)}} for call in step.tool_calls]
+    for call in step.tool_calls:
+        function = {"name": call["name"], "args": _args(call)}
+        if call_ids and call.get("id"):
+            function["id"] = call["id"]
+        out.append({"functionCall": function})
     return out
 
 
-def response(model: str, body: dict[str, Any], step: Step) -> dict[str, Any]:
+def response(model: str, body: dict[str, Any], step: Step, call_ids: bool = False) -> dict[str, Any]:
     return {
-        "candidates": [{"content": {"parts": parts(step), "role": "model"}, "finishReason": "STOP", "index": 0}],
+        "candidates": [{"content": {"parts": parts(step, call_ids), "role": "model"}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": usage(body, step),
         "modelVersion": model.removeprefix("models/"),
         "responseId": "peer-response",
     }
 
 
-def chunks(model: str, body: dict[str, Any], step: Step) -> list[dict[str, Any]]:
+def chunks(model: str, body: dict[str, Any], step: Step, call_ids: bool = False) -> list[dict[str, Any]]:
     """The stream: the text in pieces of 4 characters, the calls whole with the last piece."""
     pieces = [step.text[i:i + 4] for i in range(0, len(step.text), 4)] or [""]
     out = []
     for index, piece in enumerate(pieces):
         last = index == len(pieces) - 1
         chunk_parts = ([{"text": piece}] if piece or not step.tool_calls else []) + \
-            (parts(Step(tool_calls=step.tool_calls))[-len(step.tool_calls):] if last and step.tool_calls else [])
+            (parts(Step(tool_calls=step.tool_calls), call_ids)[-len(step.tool_calls):] if last and step.tool_calls else [])
         candidate: dict[str, Any] = {"content": {"parts": chunk_parts, "role": "model"}}
         if last:
             candidate["finishReason"] = "STOP"
@@ -94,7 +100,7 @@ def sse(chunk: dict[str, Any]) -> bytes:
 
 
 def respond_generate_content(conn: Connection, request: Request, step: Step, models: tuple[str, ...],
-                             api_key: str | None, answering: Any) -> bool:
+                             api_key: str | None, answering: Any, call_ids: bool = False) -> bool:
     """One generateContent answer (used by GeminiPeer and by the parity peer)."""
     url = urlsplit(request.path)
     match = _PATH.match(url.path)
@@ -119,16 +125,16 @@ def respond_generate_content(conn: Connection, request: Request, step: Step, mod
     body = request.json
     streamed = match.group("task") == "streamGenerateContent"
     if not streamed:
-        conn.whole(200, json_type, indented(response(model, body, step)))
+        conn.whole(200, json_type, indented(response(model, body, step, call_ids)))
         return True
     sse_mode = parse_qs(url.query).get("alt") == ["sse"]
     if not sse_mode:  # without alt=sse the stream is one JSON array
-        conn.whole(200, json_type, indented(chunks(model, body, step)))
+        conn.whole(200, json_type, indented(chunks(model, body, step, call_ids)))
         return True
     conn.head(200, {"Content-Type": "text/event-stream", "Transfer-Encoding": "chunked",
                     "Content-Disposition": "attachment"})
     answering.set()
-    stream = chunks(model, body, step)
+    stream = chunks(model, body, step, call_ids)
     if step.kind == "cut":
         stream = [{**c, "candidates": [{k: v for k, v in c["candidates"][0].items() if k != "finishReason"}]}
                   for c in stream[: max(1, len(stream) // 2)]]
