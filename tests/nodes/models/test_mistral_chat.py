@@ -119,3 +119,33 @@ async def test_a_wrong_key_and_an_unknown_model_say_so(registry: Registry, tmp_p
         state = await chat(engine, with_model(MISTRAL, {"model": "nope"}, credentials=ref, tools=[]), "hi")
     assert state.status == "error"
     assert "rejected the request (400 Bad Request): Invalid model: nope" in state.error.description
+
+
+def test_bodies_are_byte_for_byte_what_langchain_and_mistrals_sdk_send() -> None:
+    """Recorded from ChatMistralAI with Mistral's SDK as n8n 1.123 installs them
+    (tests/fixtures/mistral/record_body.js), compared as bytes: keys in the SDK's order."""
+    from pathlib import Path
+
+    from engine.chat import ToolSpec
+    from nodes.models.mistral_chat import MistralParams, mistral_body
+
+    recorded = json.loads((Path(__file__).parents[2] / "fixtures" / "mistral" / "bodies.json").read_text())
+    tool = ToolSpec(name="Calculator", description="Does math", parameters={
+        "type": "object", "properties": {"input": {"type": "string"}}, "additionalProperties": False,
+        "$schema": "http://json-schema.org/draft-07/schema#"})
+    messages = [
+        ChatMessage(role="system", content="You are a helpful assistant"),
+        ChatMessage(role="user", content="What is 6 * 7?"),
+        ChatMessage(role="assistant", content='Calling Calculator with input: {"input":"6 * 7","id":"call_abc123"}',
+                    toolCalls=[ToolCall(id="call_abc123", name="Calculator", args={"input": "6 * 7", "id": "call_abc123"}),
+                               ToolCall(id="D681PevKs", name="Calculator", args={"input": "1"})]),
+        ChatMessage(role="tool", content='[{"response":"42"}]', toolCallId="call_abc123"),
+    ]
+
+    def wire(body: dict) -> str:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+    assert wire(mistral_body(MistralParams(model="mistral-small"), messages, [tool])) == recorded["defaultsWithTools"]
+    options = MistralParams.model_validate({"model": "mistral-small", "options": {
+        "temperature": 0.2, "topP": 0.5, "maxTokens": 64, "randomSeed": 7, "safeMode": True, "maxRetries": 2}})
+    assert wire(mistral_body(options, [ChatMessage(role="user", content="hi")], [])) == recorded["options"]
