@@ -150,3 +150,32 @@ async def test_repeated_safety_categories_are_refused_before_any_request(registr
     assert state.status == "error"
     assert "The categories in `safetySettings` array must be unique" in json.dumps(state.model_dump(mode="json"))
     assert peer.requests == []
+
+
+def test_bodies_are_byte_for_byte_what_langchain_and_googles_sdk_send() -> None:
+    """Recorded from ChatGoogleGenerativeAI with Google's JS SDK as n8n 1.123 installs them
+    (tests/fixtures/gemini/record_body.js), compared as bytes: keys in the SDK's order."""
+    from engine.chat import ToolSpec
+    from nodes.models.gemini_chat import GeminiParams, request_body
+
+    recorded = json.loads((Path(__file__).parents[2] / "fixtures" / "gemini" / "bodies.json").read_text())
+    tool = ToolSpec(name="Calculator", description="Does math", parameters={
+        "type": "object", "properties": {"input": {"type": "string"}}, "additionalProperties": False,
+        "$schema": "http://json-schema.org/draft-07/schema#"})
+    call = ToolCall(id="call_abc123", name="Calculator", args={"input": "6 * 7", "id": "call_abc123"})
+    messages = [
+        ChatMessage(role="system", content="You are a helpful assistant"),
+        ChatMessage(role="user", content="What is 6 * 7?"),
+        ChatMessage(role="assistant", content='Calling Calculator with input: {"input":"6 * 7","id":"call_abc123"}',
+                    toolCalls=[call]),
+        ChatMessage(role="tool", content='[{"response":"42"}]', toolCallId="call_abc123"),
+    ]
+
+    def wire(body: dict) -> str:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+    assert wire(request_body(GeminiParams(), messages, [tool])) == recorded["defaultsWithTools"]["body"]
+    options = GeminiParams.model_validate({"options": {
+        "temperature": 0.2, "maxOutputTokens": 100, "topK": 20, "topP": 0.9,
+        "safetySettings": {"values": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_ONLY_HIGH"}]}}})
+    assert wire(request_body(options, [ChatMessage(role="user", content="hi")], [])) == recorded["options"]["body"]
