@@ -76,6 +76,25 @@ class NodeData:
         return self._paired
 
 
+class Unavailable:
+    """A global of n8n's Python sandbox mini-n8n does not give: any use of it says so."""
+
+    def __init__(self, name: str, what: str) -> None:
+        object.__setattr__(self, "_message", f"{name} ({what}) is not available in mini-n8n's Python Code node")
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise NotImplementedError(object.__getattribute__(self, "_message"))
+
+    __call__ = __getitem__ = __str__ = __repr__ = __iter__ = __bool__ = _refuse
+
+    def __getattr__(self, _name: str) -> Any:
+        self._refuse()
+
+
+UNAVAILABLE = {"_now": "Luxon's DateTime", "_today": "Luxon's DateTime", "_jmespath": "JMESPath",
+               "_getWorkflowStaticData": "workflow static data"}
+
+
 def globals_for(context: dict[str, Any]) -> dict[str, Any]:
     """The code's globals from the request's `context`."""
     index = int(context.get("itemIndex") or 0)
@@ -105,6 +124,7 @@ def globals_for(context: dict[str, Any]) -> dict[str, Any]:
         "_workflow": from_json(context.get("workflow") or {}),
         "_execution": from_json(context.get("execution") or {}),
     }
+    scope.update({name: Unavailable(name, what) for name, what in UNAVAILABLE.items()})
     if per_item:
         scope["item"] = current
     else:

@@ -78,6 +78,12 @@ def test_errors_are_worded_as_n8n_words_them() -> None:
     assert task.error.description == "Please return a dictionary representing the output item. ('undefined' was returned instead.)"
 
 
+def test_globals_mini_n8n_does_not_give_say_so() -> None:
+    task = run("return [{'when': str(_now)}]")
+    assert task.error is not None
+    assert task.error.message == "NotImplementedError: _now (Luxon's DateTime) is not available in mini-n8n's Python Code node\n"
+
+
 def test_the_code_runs_without_network_or_the_users_files() -> None:
     task = run("import os\nreturn [{'home': os.environ.get('HOME', ''), 'keys': [k for k in os.environ if 'KEY' in k]}]")
     [result] = out(task)
