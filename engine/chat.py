@@ -44,6 +44,9 @@ class ChatMessage(_CamelModel):
     content: str = ""
     tool_calls: list[ToolCall] | None = Field(None, alias="toolCalls")
     tool_call_id: str | None = Field(None, alias="toolCallId")
+    # a user message of content parts instead of text (an Agent's input files): LangChain's
+    # {"type": "text", "text"} and {"type": "image_url", "image_url": {"url"}}
+    parts: list[dict[str, Any]] | None = None
 
     _json: dict[str, Any] | None = PrivateAttr(None)
 
@@ -58,6 +61,8 @@ class ChatMessage(_CamelModel):
                 cached["toolCalls"] = [{"id": c.id, "name": c.name, "args": c.args} for c in self.tool_calls]
             if self.tool_call_id is not None:
                 cached["toolCallId"] = self.tool_call_id
+            if self.parts is not None:
+                cached["parts"] = self.parts
             self._json = cached
         return cached
 

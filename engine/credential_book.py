@@ -34,6 +34,9 @@ class CredentialForm:
     fields: tuple[CredentialField, ...]
     base_field: str  # the field holding the server's URL
     models_path: str  # the server's model list, requested by the connection test
+    key_header: str = "Authorization"  # how the connection test sends the key
+    key_prefix: str = "Bearer "
+    models_key: str = "data"  # the list in the model list's answer
 
 
 FORMS: dict[str, CredentialForm] = {
@@ -47,7 +50,17 @@ FORMS: dict[str, CredentialForm] = {
         "ollamaApi", "Ollama",
         (CredentialField("baseUrl", "Base URL", "http://127.0.0.1:11434"),
          CredentialField("apiKey", "API Key (optional)", secret=True)),
-        "baseUrl", "api/tags"),
+        "baseUrl", "api/tags", models_key="models"),
+    "googlePalmApi": CredentialForm(
+        "googlePalmApi", "Google Gemini(PaLM) API",
+        (CredentialField("host", "Host", "https://generativelanguage.googleapis.com"),
+         CredentialField("apiKey", "API Key", secret=True)),
+        "host", "v1beta/models", key_header="x-goog-api-key", key_prefix="", models_key="models"),
+    "mistralCloudApi": CredentialForm(
+        "mistralCloudApi", "Mistral Cloud API",
+        (CredentialField("apiKey", "API Key", secret=True),
+         CredentialField("url", "Base URL (not in n8n: another server with Mistral's API)", "https://api.mistral.ai/v1")),
+        "url", "models"),
 }
 
 
@@ -143,7 +156,7 @@ class CredentialBook:
         key = values.get("apiKey", "")
         headers = {"Accept": "application/json"}
         if key:
-            headers["Authorization"] = f"Bearer {key}"
+            headers[form.key_header] = f"{form.key_prefix}{key}"
         if values.get("organizationId"):
             headers["OpenAI-Organization"] = values["organizationId"]
         import httpx  # only for a connection test: listing credentials does without it
@@ -165,7 +178,7 @@ class CredentialBook:
             body = reply.json()
         except ValueError:
             return CheckResult(False, f"{url} answered, but not with JSON: is this the model server?")
-        models = body.get("data" if cred_type == "openAiApi" else "models") if isinstance(body, dict) else None
+        models = body.get(form.models_key) if isinstance(body, dict) else None
         if not isinstance(models, list):
             return CheckResult(False, f"{url} answered without a model list: is this the model server?")
         return CheckResult(True, f"Connection tested: {len(models)} model{'s' if len(models) != 1 else ''} at {base}")

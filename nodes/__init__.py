@@ -30,6 +30,8 @@ BUILTIN_NODE_CLASSES: dict[str, str] = {
     "@n8n/n8n-nodes-langchain.lmChatOpenRouter": "nodes.models.openai_compatible:OpenRouterChatModel",
     "@n8n/n8n-nodes-langchain.lmChatDeepSeek": "nodes.models.openai_compatible:DeepSeekChatModel",
     "@n8n/n8n-nodes-langchain.lmChatGroq": "nodes.models.openai_compatible:GroqChatModel",
+    "@n8n/n8n-nodes-langchain.lmChatGoogleGemini": "nodes.models.gemini_chat:GoogleGeminiChatModel",
+    "@n8n/n8n-nodes-langchain.lmChatMistralCloud": "nodes.models.mistral_chat:MistralCloudChatModel",
     "mini-n8n.lmChatLocal": "nodes.models.local_model:LocalChatModel",
     "@n8n/n8n-nodes-langchain.memoryBufferWindow": "nodes.memory.buffer_window:BufferWindowMemory",
     "@n8n/n8n-nodes-langchain.memoryPostgresChat": "nodes.memory.postgres_chat:PostgresChatMemory",

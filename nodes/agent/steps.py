@@ -43,10 +43,12 @@ def _has_call(steps: LogWindow, tool_call_id: str) -> bool:
 
 
 def earlier_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
-    """The steps of earlier rounds as the last request carried them (a window, or a stored list)."""
+    """The steps of earlier rounds as the last request carried them (a window, or a stored list):
+    per item (keyed by its index), or, as n8n's v3 agent carries them, one list every item reads."""
     if response is None:
         return LogWindow.of(())
-    found = (response.metadata.get("previousRequests") or {}).get(str(item_index), ())
+    carried = response.metadata.get("previousRequests")
+    found = carried.get(str(item_index), ()) if isinstance(carried, dict) else carried if carried is not None else ()
     return found if isinstance(found, LogWindow) else LogWindow.of(found)
 
 
@@ -94,7 +96,9 @@ def _pairs(steps: Iterable[dict[str, Any]]) -> list[ChatMessage]:
     for step in steps:
         key = step["toolCallId"]
         args = step.get("args", step["toolInput"])
-        out.append(ChatMessage(role="assistant", content="", toolCalls=[ToolCall(id=key, name=step["tool"], args=args)]))
+        # n8n's v3 agent replays a call as an AIMessage whose text is `Calling <node> with input: …`
+        out.append(ChatMessage(role="assistant", content=step.get("content", ""),
+                               toolCalls=[ToolCall(id=key, name=step["tool"], args=args)]))
         out.append(ChatMessage(role="tool", content=step["observation"], toolCallId=key))
     return out
 

@@ -7,6 +7,7 @@ between rounds is in the request metadata: previousRequests, iterationCount, fin
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Literal
 
@@ -22,11 +23,18 @@ from engine.run_data import Item
 from engine.tool_schema import schema_problems
 
 from . import fallback, output_parser, streaming
+from .batching import batching
+from .binary_input import binary_messages
 from .memory_context import remember
 from .steps import build_steps, cached_message, intermediate_steps, make_step, n8n_v3_intermediate_steps, scratchpad_messages
 from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
+
+
+class BatchingOptions(NodeParams):
+    batchSize: int = Field(1, ge=1, title="Batch Size", description="How many items run before the next pause")
+    delayBetweenBatches: int = Field(0, ge=0, title="Delay Between Batches", description="Milliseconds")
 
 
 class AgentOptions(NodeParams):
@@ -36,6 +44,11 @@ class AgentOptions(NodeParams):
     enableStreaming: bool = Field(True, title="Enable Streaming", description=(
         "Stream the answer as it is generated when the Chat Trigger's response mode is Streaming (Agent v2.1+)"),
         json_schema_extra={"displayOptions": {"hide": {"@version": [{"_cnd": {"lt": 2}}]}}})  # as n8n: from v2
+    passthroughBinaryImages: bool = Field(
+        True, title="Automatically Passthrough Binary Images",
+        description="Images and text files of the input item go to the model after the prompt")
+    batching: BatchingOptions = Field(default_factory=BatchingOptions, title="Batch Processing", json_schema_extra={
+        "displayOptions": {"show": {"@version": [{"_cnd": {"gte": 2}}]}}})
 
 
 FALLBACK_PORT = PortSpec(AI_LANGUAGE_MODEL, "Fallback Model", max_connections=1)
@@ -135,88 +148,40 @@ class ToolsAgent(NodeType):
         if model is None:
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)
         memory: ChatMemory | None = await ctx.get_input_connection_data(AI_MEMORY, 0)
+        batch_size, delay_ms = batching(ctx)
+        if self.runs_tools_as_nodes(ctx):
+            return await self._execute_v3(ctx, response, model, memory, batch_size, delay_ms)
 
-        v3 = self.runs_tools_as_nodes(ctx)
         meta = response.metadata if response is not None else {}
         finished: dict[str, Any] = dict(meta.get("finishedItems") or {})
-        texts: dict[str, str] = dict(meta.get("streamedText") or {})  # v2 streaming: each item's text so far
+        texts: dict[str, str] = dict(meta.get("streamedText") or {})  # streaming: each item's text so far
         previous: dict[str, Any] = dict(meta.get("previousRequests") or {})
         actions: list[Action] = []
         waiting = False
-
-        for i, item in enumerate(ctx.items):
-            key = str(i)
-            if key in finished:
+        # n8n's v1/v2 agents run each item to its end before the next batch starts (after the delay)
+        batches = [range(start, min(start + batch_size, len(ctx.items))) for start in range(0, len(ctx.items), batch_size)]
+        for number, batch in enumerate(batches):
+            if all(str(i) in finished for i in batch):
                 continue
-            params: AgentParams = ctx.params(i)
-            prompt = self.prompt(ctx, params, item)
-            tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
-            check_unique_tool_names(tools, name)
-            by_name = {t.name: t for t in tools}
-            parser = await output_parser.connected_parser(ctx, i)
-            if parser is not None:
-                tools = [*tools, output_parser.format_tool(parser)]
-            steps = build_steps(response, i, n8n_v3=v3)
-            history = await memory.load_messages() if memory is not None else []
-            fixed = ctx.memo(f"messages:{i}")
-            system = output_parser.with_instructions(
-                system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE), parser)
-            head = [
-                *([cached_message(fixed, "system", system)] if system else []),
-                *history,
-                cached_message(fixed, "user", prompt),
-            ]
-            messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
-            streamed: list[str] | None = None
-            if streaming.streams(ctx, params.options.enableStreaming):
-                streamed = []
-                if v3 or key not in (meta.get("previousRequests") or {}):  # v2: one begin for all rounds
-                    ctx.send_chunk("begin", i)
-            answer = await model.invoke(messages, tools, ctx.signal,
-                                        streaming.token_sender(ctx, i, streamed) if streamed is not None else None)
-            if streamed is not None and not v3:
-                texts[key] = texts.get(key, "") + "".join(streamed)
-
-            final = output_parser.final_call(answer, parser)
-            calls = [c for c in answer.tool_calls if c.name in by_name] if final is None else []
-            if streamed is not None and (v3 or not calls):
-                ctx.send_chunk("end", i)
-            if calls:
-                for call in calls:
-                    tool = by_name[call.name]
-                    log = (streaming.tool_call_log(call.name, call.args, answer.content) if streamed is not None
-                           else tool_call_log(call.name, call.args, answer.content))
-                    problem = self._argument_problem(call.args, tool)
-                    if problem is not None:
-                        # Never sent to the tool: the model reads the error on its next round.
-                        steps = steps.extended([make_step(call.id, call.name, call.args, f"Error: {problem}", log, True)])
-                        continue
-                    args = dict(call.args)  # type: ignore[arg-type]
-                    actions.append(
-                        Action(
-                            nodeName=tool.source_node_name,
-                            input={**args, "tool": call.name} if tool.is_from_toolkit else args,
-                            type=AI_TOOL,
-                            id=call.id,
-                            metadata={"itemIndex": i, "toolName": call.name, "log": log, "isFromToolkit": tool.is_from_toolkit},
-                        )
-                    )
+            for i in batch:
+                key = str(i)
+                if key in finished:
+                    continue
+                # v2 streams one begin for all of an item's rounds
+                begin = key not in (meta.get("previousRequests") or {})
+                turn = await self._item_turn(ctx, i, build_steps(response, i), model, memory, v3=False,
+                                             texts=texts, begin=begin)
+                if isinstance(turn, dict):
+                    finished[key] = turn
+                    continue
+                steps, item_actions = turn
+                actions += item_actions
                 previous[key] = steps
                 waiting = True
-                continue
-
-            output: dict[str, Any]
-            if parser is not None:
-                output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps, v3)
-            else:
-                await remember(memory, prompt, answer.content, steps, v3)
-                output = {"output": texts.pop(key) if streamed is not None and not v3 else answer.content}
-            if params.options.returnIntermediateSteps:
-                if not v3:
-                    output["intermediateSteps"] = intermediate_steps(steps)
-                elif steps:
-                    output["intermediateSteps"] = n8n_v3_intermediate_steps(steps)
-            finished[key] = output
+            if waiting:
+                break
+            if number + 1 < len(batches) and delay_ms > 0:
+                await asyncio.sleep(delay_ms / 1000)
 
         if waiting:
             metadata = {
@@ -229,6 +194,114 @@ class ToolsAgent(NodeType):
                 metadata["streamedText"] = texts
             return EngineRequest(actions=actions, metadata=metadata)
         return [[{"json": finished[str(i)]} for i in range(len(ctx.items))]]
+
+    async def _execute_v3(self, ctx: NodeContext, response: EngineResponse | None, model: ChatModel,
+                          memory: ChatMemory | None, batch_size: int, delay_ms: float) -> list[list[Item]] | EngineRequest:
+        """n8n's Agent V3: every round runs every item again, in batches (the delay between them);
+        an item's steps are the steps the last request carried (those of the item that asked
+        first) plus its own tool results; answers of a round that also asks for tools are
+        remembered, then dropped, and given again next round."""
+        meta = response.metadata if response is not None else {}
+        outputs: list[dict[str, Any]] = []
+        actions: list[Action] = []
+        metadata: dict[str, Any] | None = None
+        count = len(ctx.items)
+        for start in range(0, count, batch_size):
+            for i in range(start, min(start + batch_size, count)):
+                turn = await self._item_turn(ctx, i, build_steps(response, i, n8n_v3=True), model, memory, v3=True)
+                if isinstance(turn, dict):
+                    outputs.append(turn)
+                    continue
+                steps, item_actions = turn
+                actions += item_actions
+                if metadata is None:
+                    metadata = {"previousRequests": steps, "itemIndex": i,
+                                "iterationCount": int(meta.get("iterationCount", 0)) + 1}
+            if start + batch_size < count and delay_ms > 0:
+                await asyncio.sleep(delay_ms / 1000)
+        if metadata is not None:
+            return EngineRequest(actions=actions, metadata=metadata)
+        return [[{"json": output} for output in outputs]]
+
+    async def _item_turn(self, ctx: NodeContext, i: int, steps: Any, model: ChatModel, memory: ChatMemory | None,
+                         v3: bool, texts: dict[str, str] | None = None,
+                         begin: bool = True) -> dict[str, Any] | tuple[Any, list[Action]]:
+        """One model call for item `i`: its output item when the model answered, else its steps
+        (with refused calls added) and the tool runs it asks for. When the execution streams, the
+        answer's tokens go out as they come (v3: begin/end per call; v2: per item, its text
+        gathered in `texts` across rounds)."""
+        name = ctx.node.name
+        item = ctx.items[i]
+        params: AgentParams = ctx.params(i)
+        prompt = self.prompt(ctx, params, item)
+        tools: list[ToolSpec] = await ctx.get_input_connection_data(AI_TOOL, i)
+        check_unique_tool_names(tools, name)
+        by_name = {t.name: t for t in tools}
+        parser = await output_parser.connected_parser(ctx, i)
+        if parser is not None:
+            tools = [*tools, output_parser.format_tool(parser)]
+        history = await memory.load_messages() if memory is not None else []
+        fixed = ctx.memo(f"messages:{i}")
+        system = output_parser.with_instructions(
+            system_message(ctx, params.options.systemMessage, DEFAULT_SYSTEM_MESSAGE), parser)
+        head = [
+            *([cached_message(fixed, "system", system)] if system else []),
+            *history,
+            cached_message(fixed, "user", prompt),
+            *binary_messages(ctx, item, params),
+        ]
+        messages = scratchpad_messages(head, steps, ctx.memo(f"scratchpad:{i}"))
+        key = str(i)
+        streamed: list[str] | None = None
+        if streaming.streams(ctx, params.options.enableStreaming):
+            streamed = []
+            if v3 or begin:
+                ctx.send_chunk("begin", i)
+        answer = await model.invoke(messages, tools, ctx.signal,
+                                    streaming.token_sender(ctx, i, streamed) if streamed is not None else None)
+        if streamed is not None and not v3 and texts is not None:
+            texts[key] = texts.get(key, "") + "".join(streamed)
+
+        final = output_parser.final_call(answer, parser)
+        calls = [c for c in answer.tool_calls if c.name in by_name] if final is None else []
+        if streamed is not None and (v3 or not calls):
+            ctx.send_chunk("end", i)
+        if calls:
+            actions: list[Action] = []
+            for call in calls:
+                tool = by_name[call.name]
+                log = (streaming.tool_call_log(call.name, call.args, answer.content) if streamed is not None
+                       else tool_call_log(call.name, call.args, answer.content))
+                problem = self._argument_problem(call.args, tool)
+                if problem is not None:
+                    # Never sent to the tool: the model reads the error on its next round.
+                    steps = steps.extended([make_step(call.id, call.name, call.args, f"Error: {problem}", log, True)])
+                    continue
+                args = dict(call.args)  # type: ignore[arg-type]
+                actions.append(
+                    Action(
+                        nodeName=tool.source_node_name,
+                        input={**args, "tool": call.name} if tool.is_from_toolkit else args,
+                        type=AI_TOOL,
+                        id=call.id,
+                        metadata={"itemIndex": i, "toolName": call.name, "log": log, "isFromToolkit": tool.is_from_toolkit},
+                    )
+                )
+            return steps, actions
+
+        output: dict[str, Any]
+        if parser is not None:
+            output = await output_parser.structured_output(parser, answer, final, memory, prompt, steps, v3)
+        else:
+            await remember(memory, prompt, answer.content, steps, v3)
+            streamed_text = texts.pop(key, None) if streamed is not None and not v3 and texts is not None else None
+            output = {"output": streamed_text if streamed_text is not None else answer.content}
+        if params.options.returnIntermediateSteps:
+            if not v3:
+                output["intermediateSteps"] = intermediate_steps(steps)
+            elif steps:
+                output["intermediateSteps"] = n8n_v3_intermediate_steps(steps)
+        return output
 
     @staticmethod
     def runs_tools_as_nodes(ctx: NodeContext) -> bool:

@@ -2,8 +2,8 @@
 expressions use: `$input.all()`, `items`, `$json`, `$('Node')`, Luxon..., the code a function body
 whose `return` gives the output, run once for all items or once for each item. n8n's rules for
 what may be returned (and its messages) apply; the code has a time limit
-(MINI_N8N_CODE_TIMEOUT_MS, default 60 s) and the engine's memory limit. Python is refused with a
-clear error.
+(MINI_N8N_CODE_TIMEOUT_MS, default 60 s) and the engine's memory limit. Python runs in the Code
+Tool's sandboxed process (python_code.py).
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ DEFAULT_EACH = """// Add a new field called 'myNewField' to the JSON of the item
 $input.item.json.myNewField = 1;
 
 return $input.item;"""
+DEFAULT_PYTHON = """# Loop over input items and add a new field called 'myNewField' to the JSON of each one
+for item in _input.all():
+  item.json.myNewField = 1
+return _input.all()"""
 ITEM_KEYS = ("json", "binary", "pairedItem", "error", "index")
 _QUICKJS_READ = re.compile(r"^cannot read property '(?P<key>[^']*)' of (?P<what>undefined|null)$")
 
@@ -46,7 +50,10 @@ class CodeParams(NodeParams):
 
     mode: Literal["runOnceForAllItems", "runOnceForEachItem"] = Field("runOnceForAllItems", title="Mode")
     language: Literal["javaScript", "python", "pythonNative"] = Field("javaScript", title="Language")
-    jsCode: str = Field(DEFAULT_ALL, title="JavaScript", json_schema_extra={"multiline": True})
+    jsCode: str = Field(DEFAULT_ALL, title="JavaScript", json_schema_extra={
+        "multiline": True, "displayOptions": {"show": {"language": ["javaScript"]}}})
+    pythonCode: str = Field(DEFAULT_PYTHON, title="Python", json_schema_extra={
+        "multiline": True, "code": "python", "displayOptions": {"show": {"language": ["python", "pythonNative"]}}})
 
 
 class ValidationFailed(NodeOperationError):
@@ -98,31 +105,46 @@ def normalize_items(node: str, data: Any) -> list[dict[str, Any]]:
     return [{"json": i} for i in data]
 
 
-def _check_item(node: str, item: dict[str, Any], index: int) -> None:
+@dataclasses.dataclass(frozen=True)
+class Noun:
+    """What n8n's messages call an item's object: "object" (JavaScript) or "dictionary" (Python)."""
+
+    singular: str = "object"
+    plural: str = "objects"
+
+    @property
+    def article(self) -> str:
+        return f"{'an' if self.singular[0] in 'aeiou' else 'a'} {self.singular}"
+
+
+OBJECT = Noun()
+DICTIONARY = Noun("dictionary", "dictionaries")
+
+
+def _check_item(node: str, item: dict[str, Any], index: int, noun: Noun = OBJECT) -> None:
     """n8n's validateItem: `json` (and `binary`, when given) are objects."""
     if not _is_object(item.get("json")):
-        raise _validation(node, "A 'json' property isn't an object",
-                          "In the returned data, every key named 'json' must point to an object.", index)
+        raise _validation(node, f"A 'json' property isn't {noun.article}",
+                          f"In the returned data, every key named 'json' must point to {noun.article}.", index)
     if "binary" in item and not _is_object(item["binary"]):
-        raise _validation(node, "A 'binary' property isn't an object",
-                          "In the returned data, every key named 'binary' must point to an object.", index)
+        raise _validation(node, f"A 'binary' property isn't {noun.article}",
+                          f"In the returned data, every key named 'binary' must point to {noun.article}.", index)
 
 
-def validate_all(node: str, result: Any) -> list[Item]:
+def validate_all(node: str, result: Any, noun: Noun = OBJECT) -> list[Item]:
     """n8n's validateRunCodeAllItems."""
+    improper = f"Please return an array of {noun.plural}, one for each item you would like to output."
     if not isinstance(result, (dict, list)):
-        raise _validation(node, "Code doesn't return items properly",
-                          "Please return an array of objects, one for each item you would like to output.")
+        raise _validation(node, "Code doesn't return items properly", improper)
     if isinstance(result, list):
         if not all(_is_object(item) for item in result):
-            raise _validation(node, "Code doesn't return items properly",
-                              "Please return an array of objects, one for each item you would like to output.")
+            raise _validation(node, "Code doesn't return items properly", improper)
         if any(any(k in ITEM_KEYS for k in item) for item in result):
             for index, item in enumerate(result):
                 _top_level_keys(node, item, index)
     items = normalize_items(node, result)
     for index, item in enumerate(items):
-        _check_item(node, item, index)
+        _check_item(node, item, index, noun)
     return items
 
 
@@ -133,19 +155,19 @@ def _js_text(value: Any) -> str:
     return "undefined" if value is _UNDEFINED else js_to_string(value)
 
 
-def validate_each(node: str, result: Any, index: int) -> dict[str, Any]:
+def validate_each(node: str, result: Any, index: int, noun: Noun = OBJECT) -> dict[str, Any]:
     """n8n's validateRunCodeEachItem."""
     if result is _UNDEFINED or not isinstance(result, (dict, list)):
-        raise _validation(node, "Code doesn't return an object",
-                          f"Please return an object representing the output item. ('{_js_text(result)}' was returned "
-                          "instead.)", index)
+        raise _validation(node, f"Code doesn't return {noun.article}",
+                          f"Please return {noun.article} representing the output item. ('{_js_text(result)}' was "
+                          "returned instead.)", index)
     if isinstance(result, list):
         first = (f"An array of {_typeof(result[0])}s was returned." if result else "An empty array was returned.")
-        raise _validation(node, "Code doesn't return a single object",
+        raise _validation(node, f"Code doesn't return a single {noun.singular}",
                           f"{first} If you need to output multiple items, please use the 'Run Once for All Items' "
                           "mode instead.", index)
     [item] = normalize_items(node, result)
-    _check_item(node, item, index)
+    _check_item(node, item, index, noun)
     _top_level_keys(node, item, index)
     return item
 
@@ -197,21 +219,23 @@ class CodeNode(NodeType):
     version = 2
     versions = (1, 2)
     display_name = "Code"
-    description = "Runs JavaScript over the items"
+    description = "Runs JavaScript or Python over the items"
     group = "Core"
     icon = "code"
     Params = CodeParams
-    implemented_parameters = frozenset({"mode", "language", "jsCode"})
-    unsupported_parameters = {"pythonCode": "Python code (language python or pythonNative) is refused with an error naming it"}
+    implemented_parameters = frozenset({"mode", "language", "jsCode", "pythonCode"})
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
         language = plain(parameter(ctx, "language", 0, "javaScript")) if float(ctx.node.typeVersion) >= 2 else "javaScript"
-        if language != "javaScript":
-            raise NodeOperationError(f'Node "{node}" runs {language} code, which mini-n8n does not support yet',
-                                     node=node, description="Only JavaScript Code nodes run here")
         mode = plain(parameter(ctx, "mode", 0, "runOnceForAllItems"))
         per_item = mode == "runOnceForEachItem"
+        if language in ("python", "pythonNative"):
+            from .python_code import run_python  # the sandbox's modules only for Python nodes
+            return await run_python(ctx, language, per_item, lambda i: plain(parameter(ctx, "pythonCode", i, "")))
+        if language != "javaScript":
+            raise NodeOperationError(f'Node "{node}" is set to the language "{language}", which n8n does not have',
+                                     node=node)
         if not per_item:
             try:
                 code = plain(parameter(ctx, "jsCode", 0, DEFAULT_ALL))

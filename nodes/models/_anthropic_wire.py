@@ -24,6 +24,8 @@ def split_messages(messages: Sequence[ChatMessage]) -> tuple[str | None, list[di
     for m in messages:
         if m.role == "system":
             system.append(m.content)
+        elif m.parts is not None:
+            out.append({"role": m.role, "content": [_block(p) for p in m.parts]})
         elif m.role == "tool":
             block = {"type": "tool_result", "content": m.content, "tool_use_id": m.tool_call_id or ""}
             last = out[-1] if out else None
@@ -40,6 +42,20 @@ def split_messages(messages: Sequence[ChatMessage]) -> tuple[str | None, list[di
         else:
             out.append({"role": m.role, "content": m.content})
     return ("\n\n".join(system) if system else None), out
+
+
+def data_url(url: str) -> tuple[str, str]:
+    """(media type, base64 data) of a `data:<type>;base64,<data>` URL."""
+    head, _, data = url.partition(",")
+    return head.removeprefix("data:").split(";")[0], data
+
+
+def _block(part: dict[str, Any]) -> dict[str, Any]:
+    """A text or image_url part as LangChain's ChatAnthropic writes it."""
+    if part.get("type") == "image_url":
+        media_type, data = data_url(str((part.get("image_url") or {}).get("url", "")))
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "text", "text": part.get("text", "")}
 
 
 def tools_of(tools: list[ToolSpec]) -> list[dict[str, Any]]:

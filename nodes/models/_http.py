@@ -80,24 +80,48 @@ def retry_delay(attempt: int, headers: Mapping[str, str]) -> float:
     return min(0.5 * 2 ** (attempt - 1), MAX_BACKOFF_S)
 
 
+# n8n's NodeApiError messages by status: what a model node's refused request reads as in n8n
+N8N_STATUS_MESSAGES = {
+    400: "Bad request - please check your parameters",
+    401: "Authorization failed - please check your credentials",
+    402: "Payment required - perhaps check your payment details?",
+    403: "Forbidden - perhaps check your credentials?",
+    404: "The resource you are requesting could not be found",
+    405: "Method not allowed - please check you are using the right HTTP method",
+    429: "The service is receiving too many requests from you",
+    500: "The service was not able to process your request",
+    502: "Bad gateway - the service failed to handle your request",
+    503: "Service unavailable - try again later or consider setting this node to retry automatically (in the node settings)",
+    504: "Gateway timed out - perhaps try again later?",
+}
+
+
+def n8n_status_message(status: int) -> str:
+    if status in N8N_STATUS_MESSAGES:
+        return N8N_STATUS_MESSAGES[status]
+    if 400 <= status < 500:
+        return "Your request is invalid or could not be processed by the service"
+    return "The service failed to process your request"
+
+
 def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: int) -> NodeOperationError:
-    """The error of a refused call; the server's own message is its description too, as n8n's
-    (what a streamed reply's error chunk carries)."""
+    """n8n's message for the status; the description says which server, model or credential and
+    what the server said."""
     detail = server_message(body)
     said = f": {detail}" if detail else ""
     code = f"{status} {reason}".strip()
     if status in (401, 403):
-        return ep.error(f"the model server at {ep.base_url} refused {ep.credential} ({code}){said}", detail)
-    if status == 404:
-        return ep.error(
-            f'the model server at {ep.base_url} does not know model "{ep.model}" ({code}){said}',
-            "If the model exists there, check the base URL: OpenAI-compatible servers answer under /v1",
-        )
-    if status in RETRYABLE:
+        explained = f"the model server at {ep.base_url} refused {ep.credential} ({code}){said}"
+    elif status == 404:
+        explained = (f'the model server at {ep.base_url} does not know model "{ep.model}" ({code}){said}. '
+                     "If the model exists there, check the base URL: OpenAI-compatible servers answer under /v1")
+    elif status in RETRYABLE:
         tries = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         what = "is rate limiting requests" if status == 429 else "failed"
-        return ep.error(f"the model server at {ep.base_url} {what} ({code}){tries}{said}", detail)
-    return ep.error(f"the model server at {ep.base_url} rejected the request ({code}){said}", detail)
+        explained = f"the model server at {ep.base_url} {what} ({code}){tries}{said}"
+    else:
+        explained = f"the model server at {ep.base_url} rejected the request ({code}){said}"
+    return ep.error(n8n_status_message(status), explained)
 
 
 def deadline_error(ep: Endpoint) -> NodeOperationError:

@@ -1,8 +1,9 @@
 """The request body n8n's OpenAI Chat Model sends, for Chat Completions and the Responses API.
 
 Only options the user set are sent (n8n picks them from the node's options; LangChain leaves the
-rest out): no default temperature. One addition to n8n's Chat Completions body: `tool_choice:
-"auto"` with tools (the API's default; some compatible servers call tools only when told). `maxTokens` goes as `max_completion_tokens` to reasoning models
+rest out): no default temperature. `tool_choice: "auto"` (the API's default, which n8n leaves
+out) only with the option *Send tool_choice auto* (ours), for servers that call tools only when
+told (llama-cpp-python's chatml-function-calling). `maxTokens` goes as `max_completion_tokens` to reasoning models
 (o1, o3…, gpt-5 but not gpt-5-chat; LangChain's rule) and `max_tokens` to others, as
 `max_output_tokens` to the Responses API. `reasoningEffort` exists only for the models n8n shows it
 for (`^o1([-\\d]+)?$`, `^o[3-9]`, `^gpt-5`); for another model n8n drops it, and so do we. The
@@ -66,8 +67,8 @@ def chat_completions_body(model: str, options: dict[str, Any], messages: Sequenc
         body["stream_options"] = {"include_usage": True}
     if tools:
         body["tools"] = to_wire_tools(tools)
-        # OpenAI's default, which n8n leaves implicit; sent because llama-cpp-python's server calls tools only when told
-        body["tool_choice"] = "auto"
+        if options.get("toolChoiceAuto"):
+            body["tool_choice"] = "auto"
     body["messages"] = to_wire_messages(messages)
     return body
 

@@ -28,6 +28,10 @@ def input_items(messages: Sequence[ChatMessage], reasoning_model: bool) -> list[
             out.append({"type": "message", "role": "assistant", "content": m.content})
             for call in m.tool_calls or []:
                 out.append({"type": "function_call", "name": call.name, "arguments": encode_args(call.args), "call_id": call.id})
+        elif m.parts is not None:  # LangChain's input_text / input_image parts
+            content = [{"type": "input_text", "text": p.get("text", "")} if p.get("type") == "text"
+                       else {"type": "input_image", "image_url": (p.get("image_url") or {}).get("url")} for p in m.parts]
+            out.append({"type": "message", "role": m.role, "content": content})
         else:
             role = "developer" if m.role == "system" and reasoning_model else m.role
             out.append({"type": "message", "role": role, "content": m.content})

@@ -16,7 +16,8 @@ from engine.shared_log import LogWindow
 
 
 def encode_args(args: dict[str, Any] | str) -> str:
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    """Arguments as LangChain writes them (JSON.stringify: no spaces)."""
+    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
@@ -32,19 +33,28 @@ def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
     return parsed if isinstance(parsed, dict) else raw
 
 
-def to_wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def to_wire_messages(messages: Sequence[ChatMessage], call_text: bool = False) -> list[dict[str, Any]]:
     """The messages in the wire format. An agent passes a window on its append-only message log:
-    each message's wire form (its tool calls' JSON arguments) is then made once for all requests."""
+    each message's wire form (its tool calls' JSON arguments) is then made once for all requests.
+    An assistant turn with tool calls has no text, as LangChain's ChatOpenAI writes it, unless
+    `call_text` (ChatGroq keeps it)."""
+    convert = wire_message_with_text if call_text else wire_message
     if isinstance(messages, LogWindow):
-        return messages.mapped("openai-wire", wire_message).to_list()
-    return [wire_message(m) for m in messages]
+        return messages.mapped("openai-wire-text" if call_text else "openai-wire", convert).to_list()
+    return [convert(m) for m in messages]
 
 
-def wire_message(m: ChatMessage) -> dict[str, Any]:
+def wire_message_with_text(m: ChatMessage) -> dict[str, Any]:
+    return wire_message(m, call_text=True)
+
+
+def wire_message(m: ChatMessage, call_text: bool = False) -> dict[str, Any]:
+    if m.parts is not None:  # text and image_url parts, as LangChain passes them on
+        return {"role": m.role, "content": m.parts}
     if m.role == "assistant" and m.tool_calls:
         return {
             "role": "assistant",
-            "content": m.content,  # a string even when empty: some servers reject null
+            "content": m.content if call_text else "",  # a string even when empty: some servers reject null
             "tool_calls": [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_args(c.args)}}
                 for c in m.tool_calls

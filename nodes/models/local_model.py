@@ -129,6 +129,10 @@ class LocalChat:
         signal: AbortSignal,
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
+        if any(m.parts is not None for m in messages):
+            raise NodeOperationError(
+                "The Local Model takes no files: the Agent's input item has images or text files",
+                node=self.node, description="Turn off the Agent's Automatically Passthrough Binary Images option")
         opts = self.params.options
         model = await self._model()
         loop = asyncio.get_running_loop()

@@ -57,6 +57,10 @@ def ollama_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     names = {c.id: c.name for m in messages for c in (m.tool_calls or [])}
     out: list[dict[str, Any]] = []
     for m in messages:
+        if m.parts is not None:  # one message per part, as LangChain's ChatOllama writes them
+            out += [{"role": m.role, "content": "", "images": [str((p.get("image_url") or {}).get("url", "")).partition(",")[2]]}
+                    if p.get("type") == "image_url" else {"role": m.role, "content": p.get("text", "")} for p in m.parts]
+            continue
         entry: dict[str, Any] = {"role": m.role, "content": m.content}
         if m.role == "assistant" and m.tool_calls:
             entry["tool_calls"] = [

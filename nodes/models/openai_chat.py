@@ -59,6 +59,10 @@ class OpenAIOptions(NodeParams):
     timeout: int = Field(60000, ge=1, title="Timeout (ms)", description="Deadline of the whole call, retries included")
     idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
+    toolChoiceAuto: bool = Field(
+        False, title="Send tool_choice auto",
+        description="Not in n8n: for servers that call tools only when told (llama-cpp-python's chatml-function-calling)",
+    )
     streaming: bool = Field(
         True, title="Stream Tokens",
         description="Off for servers that cannot stream tool calls (llama-cpp-python's chatml-function-calling)",
@@ -106,11 +110,13 @@ class OpenAIChat:
     """The model object the node supplies: one Chat Completions (or Responses API) request per `invoke`."""
 
     def __init__(self, params: OpenAIParams, endpoint: Endpoint, responses_api: bool = False,
-                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None) -> None:
+                 build_body: Callable[[list[ChatMessage], list[ToolSpec], bool], dict[str, Any]] | None = None,
+                 always_stream: bool = False) -> None:
         self.params = params
         self.endpoint = endpoint
         self.responses_api = responses_api
-        self.build_body = build_body  # another node's body for the same API (Groq's)
+        self.build_body = build_body  # another node's body for the same API (Groq's, Mistral's)
+        self.always_stream = always_stream  # streamed whether or not tokens are shown (as n8n asks Mistral)
 
     async def invoke(
         self,
@@ -120,7 +126,7 @@ class OpenAIChat:
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ep = self.endpoint
-        stream = on_token is not None and self.params.options.streaming
+        stream = self.always_stream or (on_token is not None and self.params.options.streaming)
         try:
             body = (self.build_body(messages, tools, stream) if self.build_body is not None
                     else request_body(self.params, messages, tools, stream, self.responses_api))

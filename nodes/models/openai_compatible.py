@@ -5,8 +5,7 @@ with the options the node sets; so do we, through the OpenAI Chat Model's reques
 Groq runs through its own SDK in n8n (LangChain's ChatGroq) on the same API at
 https://api.groq.com/openai/v1 (or $GROQ_BASE_URL, which the SDK reads): its body always has a
 temperature (0.7 unless set) and `stop: []`, and `max_completion_tokens` when set. Mistral Cloud
-is not here: n8n reaches it through Mistral's SDK on a fixed URL, so its requests cannot be
-recorded against a loopback peer; its node stays unsupported.
+has a module of its own (mistral_chat.py): its SDK writes the body differently.
 """
 
 from __future__ import annotations
@@ -147,7 +146,7 @@ def groq_body(params: GroqParams, messages: list[ChatMessage], tools: list[ToolS
         body["stream_options"] = {"include_usage": True}
     if tools:
         body["tools"] = to_wire_tools(tools)
-    body["messages"] = to_wire_messages(messages)
+    body["messages"] = to_wire_messages(messages, call_text=True)
     return body
 
 

@@ -5,6 +5,9 @@ one JSON request on stdin (`code`, `query`, `memoryLimitBytes`, `cpuSeconds`, `m
 `maxResultChars`), enters the sandbox (isolation.py), forks the process that runs the code as
 the body of a function, and writes one JSON line (`{"ok": true, "result": "..."}` or
 `{"ok": false, "error": "..."}`, with `missing`: protections this machine could not give).
+A request of `kind` "items" is a Python Code node's: the code gets n8n's globals built from
+`context` (python_items.py) and the answer is its returned value as JSON (`value`), what it
+printed (`logs`), or the error as n8n's Python sandbox words it (`TypeName: message`).
 Imports nothing from mini-n8n: it must start fast and carry no state of the editor.
 """
 
@@ -21,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import isolation  # noqa: E402 - a sibling module, found through the line above
+import python_items  # noqa: E402
 
 WORKDIR = "."  # the work folder, by the handle we hold: a mount may cover its path, as nobody we may not walk it
 
@@ -39,7 +43,59 @@ def user_line(exc: BaseException) -> str:
     return ""
 
 
+def run_items(request: dict[str, Any]) -> dict[str, Any]:
+    """A Code node's code, as the body of a function over n8n's globals; its value and prints."""
+    body = textwrap.indent(request["code"] if request["code"].strip() else "pass", "  ")
+    try:
+        compiled = compile(f"async def __main():\n{body}\n", "<exec>", "exec")
+    except SyntaxError as exc:
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc.msg}\n"}
+    namespace: dict[str, Any] = {"__name__": "__main__", **python_items.globals_for(request.get("context") or {})}
+    logs: list[str] = []
+
+    class Printed:
+        def write(self, text: str) -> int:
+            logs.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    real_stdout = sys.stdout
+    sys.stdout = Printed()  # type: ignore[assignment]
+    try:
+        exec(compiled, namespace)
+        value = _finish(namespace["__main"](), "await" in request["code"])
+        native = bool((request.get("context") or {}).get("native"))
+        converted = python_items.UNDEFINED if value is None else python_items.to_json(value, native=native)
+    except MemoryError:
+        memory = int(request.get("memoryLimitBytes", 0))
+        return {"ok": False, "error": f"MemoryError: the code needed more than the memory limit of {memory // (1024 * 1024)} MB"}
+    except BaseException as exc:  # the code's error, as n8n's Python sandbox words it (Pyodide's ends in a line break)
+        said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        native = bool((request.get("context") or {}).get("native"))
+        return {"ok": False, "error": said if native else said + "\n", "logs": "".join(logs).splitlines()}
+    finally:
+        sys.stdout = real_stdout
+    return {"ok": True, "value": converted, "logs": "".join(logs).splitlines()}
+
+
+def _finish(coroutine: Any, awaits: bool) -> Any:
+    """The value of the code's coroutine: driven by hand unless it awaits (asyncio costs a start)."""
+    if awaits:
+        import asyncio
+        return asyncio.run(coroutine)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("the code awaited outside an event loop")
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
+    if request.get("kind") == "items":
+        return run_items(request)
     memory = int(request.get("memoryLimitBytes", 0))
     try:
         compiled = compile(as_function(request["code"]), "<code>", "exec")

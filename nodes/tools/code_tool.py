@@ -149,13 +149,22 @@ async def _read_capped(stream: asyncio.StreamReader, limit: int) -> bytes:
 async def run_code(code: str, query: Any, time_limit: float, memory_mb: int, max_processes: int = 16) -> tuple[str, list[str]]:
     """Run `code` in a fresh sandboxed process: its result text and the protections the machine
     could not give, or a CodeToolError saying why there is no result."""
-    request = json.dumps({
+    answer, missing = await run_request({
         "code": code, "query": query, "memoryLimitBytes": memory_mb * 1024 * 1024,
         "cpuSeconds": int(time_limit) + 2, "maxProcesses": max_processes, "maxResultChars": MAX_RESULT_CHARS,
-    }).encode()
+    }, time_limit)
+    if not answer.get("ok"):
+        raise CodeToolError(str(answer.get("error", "unknown error")), missing)
+    return str(answer["result"]), missing
+
+
+async def run_request(request: dict[str, Any], time_limit: float, max_answer_bytes: int = MAX_RESULT_CHARS * 4 + 4096
+                      ) -> tuple[dict[str, Any], list[str]]:
+    """One request to the runner in a fresh sandboxed process and a fresh work folder: its answer
+    and the protections the machine could not give; a CodeToolError when there is no answer."""
     workdir = tempfile.mkdtemp(prefix="mini-n8n-code-")
     try:
-        out, returncode = await _exchange(request, workdir, time_limit)
+        out, returncode = await _exchange(json.dumps(request).encode(), workdir, time_limit, max_answer_bytes)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     try:
@@ -164,13 +173,10 @@ async def run_code(code: str, query: Any, time_limit: float, memory_mb: int, max
         if returncode in (-signal.SIGXCPU, -signal.SIGKILL):
             raise CodeToolError("the code used more CPU time than its limit and was stopped") from None
         raise CodeToolError(f"the code process ended without an answer (exit code {returncode})") from None
-    missing = [str(m) for m in answer.get("missing", [])]
-    if not answer.get("ok"):
-        raise CodeToolError(str(answer.get("error", "unknown error")), missing)
-    return str(answer["result"]), missing
+    return answer, [str(m) for m in answer.get("missing", [])]
 
 
-async def _exchange(request: bytes, workdir: str, time_limit: float) -> tuple[bytes, int | None]:
+async def _exchange(request: bytes, workdir: str, time_limit: float, max_answer_bytes: int) -> tuple[bytes, int | None]:
     """Start the runner in `workdir`, send the request, read its answer: (stdout, exit code)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-I", RUNNER, cwd=workdir, env=sandbox_environment(workdir),
@@ -183,7 +189,7 @@ async def _exchange(request: bytes, workdir: str, time_limit: float) -> tuple[by
         process.stdin.write(request)  # type: ignore[union-attr]
         await process.stdin.drain()  # type: ignore[union-attr]
         process.stdin.close()  # type: ignore[union-attr]
-        out = await _read_capped(process.stdout, MAX_RESULT_CHARS * 4 + 4096)  # type: ignore[arg-type]
+        out = await _read_capped(process.stdout, max_answer_bytes)  # type: ignore[arg-type]
         await process.wait()
         return out
 

@@ -42,5 +42,5 @@ class ChatTrigger(NodeType):
             data.setdefault("sessionId", uuid.uuid4().hex)
             data.setdefault("action", "sendMessage")
             data.setdefault("chatInput", "")
-            items.append({"json": data})
+            items.append({"json": data, "binary": item["binary"]} if item.get("binary") else {"json": data})  # uploaded files
         return [items]

@@ -106,7 +106,8 @@ def test_tool_calls_made_and_executed_over_http(llama_server: str, tmp_path: Pat
     back (the next request is longer), and the run
     ends with an answer or at the Agent's iteration limit."""
     params = {"model": {"__rl": True, "value": ALIAS, "mode": "list"},
-              "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 64, "streaming": False}}
+              "options": {"baseURL": llama_server, "temperature": 0, "maxTokens": 64, "streaming": False,
+                          "toolChoiceAuto": True}}
     wf = with_model(OPENAI, params, tools=THINK, agent_options={"maxIterations": 2})
     result = run_cli(tmp_path, wf, "What is 17 * 25? Think it through with the thinking tool.")
     log = log_lines(result.stdout)
@@ -158,7 +159,7 @@ async def test_tokens_stream_over_sse(llama_server: str, engine: Engine) -> None
 
 async def test_streamed_tool_decision_is_reported_not_hung(llama_server: str, engine: Engine) -> None:
     """With streaming on, the server breaks off the stream when the model picks a function."""
-    params = {"model": ALIAS, "options": {"baseURL": llama_server, "temperature": 0, "maxRetries": 0}}
+    params = {"model": ALIAS, "options": {"baseURL": llama_server, "temperature": 0, "maxRetries": 0, "toolChoiceAuto": True}}
     state = await chat(engine, with_model(OPENAI, params, tools=THINK), "What is 17 * 25? Think it through with the thinking tool.")
     assert state.status == "error"
     assert state.error.node == "Model"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from typing import Any
 
 import pytest
 
@@ -263,10 +265,55 @@ async def test_invalid_tool_arguments_become_an_error_observation(engine: Engine
     assert raw == '{"input": "2+'
 
 
-async def test_several_items_each_run_their_own_loop_and_finished_items_are_skipped(engine: Engine) -> None:
+def _two_items(version: float, replies: list[dict]) -> Any:
     nodes = [
         node("Start", MANUAL_TRIGGER),
-        node("AI Agent", AGENT, {"promptType": "define", "text": "={{ $json.q }}"}),
+        node("AI Agent", AGENT, {"promptType": "define", "text": "={{ $json.q }}"}, typeVersion=version),
+        node("Model", SCRIPTED, {"replies": replies}),
+        node("Calculator", CALCULATOR),
+    ]
+    connections: dict = {}
+    link(connections, "Start", "AI Agent")
+    link(connections, "Model", "AI Agent", "ai_languageModel")
+    link(connections, "Calculator", "AI Agent", "ai_tool")
+    return parse_workflow({"name": "items", "nodes": nodes, "connections": connections})
+
+
+async def test_a_v3_agent_asks_again_for_every_item_each_round_as_n8n_does(engine: Engine) -> None:
+    replies = [
+        {"text": "first is easy"},                                   # item 0, round 1
+        {"toolCalls": [tool_call("Calculator", {"input": "3*3"})]},  # item 1, round 1
+        {"text": "first again"},                                     # item 0, round 2
+        {"text": "nine"},                                            # item 1, round 2
+    ]
+    items = [{"json": {"q": "one"}}, {"json": {"q": "three squared"}}]
+    state = await engine.run(_two_items(3, replies), start="Start", items=items)
+    assert state.status == "success"
+    assert [i["json"]["output"] for i in state.result] == ["first again", "nine"]
+    users = [[m["content"] for m in run.input["ai_languageModel"][0][0]["json"]["messages"] if m["role"] == "user"]
+             for run in state.run_data["Model"]]
+    assert users == [["one"], ["three squared"], ["one"], ["three squared"]]
+    roles = [[m["role"] for m in run.input["ai_languageModel"][0][0]["json"]["messages"]] for run in state.run_data["Model"]]
+    assert roles[2:] == [["user"], ["user", "assistant", "tool"]]  # the tool result reaches the item that asked
+
+
+async def test_batches_of_a_v3_agent_wait_the_delay_between_them(engine: Engine) -> None:
+    replies = [{"text": f"answer {i}"} for i in range(3)]
+    wf = _two_items(3, replies)
+    wf.node("AI Agent").parameters["options"] = {"batching": {"batchSize": 2, "delayBetweenBatches": 300}}
+    items = [{"json": {"q": "a"}}, {"json": {"q": "b"}}, {"json": {"q": "c"}}]
+    started = time.monotonic()
+    state = await engine.run(wf, start="Start", items=items)
+    assert state.status == "success"
+    assert [i["json"]["output"] for i in state.result] == ["answer 0", "answer 1", "answer 2"]
+    assert time.monotonic() - started >= 0.3  # one pause: after the first batch of two
+
+
+async def test_several_items_each_run_their_own_loop_and_finished_items_are_skipped(engine: Engine) -> None:
+    """v1/v2 agents run each item's loop to its end (n8n's LangChain AgentExecutor per item)."""
+    nodes = [
+        node("Start", MANUAL_TRIGGER),
+        node("AI Agent", AGENT, {"promptType": "define", "text": "={{ $json.q }}"}, typeVersion=2),
         node("Model", SCRIPTED, {"replies": [
             {"text": "first is easy"},                                        # item 0, round 1: done
             {"toolCalls": [tool_call("Calculator", {"input": "3*3"})]},  # item 1, round 1

@@ -64,3 +64,20 @@ def test_the_run_error_names_the_missing_credential(monkeypatch) -> None:  # typ
         chat_model(OpenAIParams(), {}, {"id": "gone", "name": "Old key"}, "OpenAI")
     assert failed.value.node == "OpenAI"
     assert 'credential "Old key" (openAiApi) is not in your credential store' in str(failed.value)
+
+
+async def test_gemini_and_mistral_credentials_are_tested_against_their_model_lists(book: CredentialBook) -> None:
+    from tests.peers.gemini_peer import GeminiPeer
+    from tests.peers.mistral_peer import MistralPeer
+
+    with GeminiPeer(api_key="gem-key-123456", model=("gemini-a", "gemini-b")) as gemini:
+        ok = await book.check("googlePalmApi", {"host": gemini.url, "apiKey": "gem-key-123456"})
+        refused = await book.check("googlePalmApi", {"host": gemini.url, "apiKey": "wrong-key-1234"})
+    assert ok.ok and ok.message == f"Connection tested: 2 models at {gemini.url}"
+    assert gemini.requests[0].headers["x-goog-api-key"] == "gem-key-123456"
+    assert not refused.ok and "400" in refused.message
+    with MistralPeer(api_key="mis-key-123456") as mistral:
+        ok = await book.check("mistralCloudApi", {"url": mistral.base_url, "apiKey": "mis-key-123456"})
+        refused = await book.check("mistralCloudApi", {"url": mistral.base_url, "apiKey": "wrong-key-1234"})
+    assert ok.ok and ok.message == f"Connection tested: 1 model at {mistral.base_url}"
+    assert not refused.ok and refused.message.endswith("refused the API key (401)")

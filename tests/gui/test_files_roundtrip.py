@@ -23,9 +23,9 @@ N8N_EXPORT = {
          "webhookId": "0f0e"},
         {"parameters": {"options": {"systemMessage": "Be brief."}}, "id": "a2", "name": "AI Agent",
          "type": "@n8n/n8n-nodes-langchain.agent", "typeVersion": 3, "position": [60, 0]},
-        {"parameters": {"model": "mistral-small", "options": {"temperature": 0.2}}, "id": "a3",
-         "name": "Mistral Cloud Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatMistralCloud", "typeVersion": 1,
-         "position": [0, 220], "credentials": {"mistralCloudApi": {"id": "k1", "name": "Mistral account"}}},
+        {"parameters": {"model": "anthropic.claude-v2", "options": {"temperature": 0.2}}, "id": "a3",
+         "name": "AWS Bedrock Chat Model", "type": "@n8n/n8n-nodes-langchain.lmChatAwsBedrock", "typeVersion": 1,
+         "position": [0, 220], "credentials": {"aws": {"id": "k1", "name": "AWS account"}}},
         {"parameters": {"channel": "#support", "text": "={{ $json.output }}", "otherOptions": {}}, "id": "a4",
          "name": "Slack", "type": "n8n-nodes-base.slack", "typeVersion": 2.2, "position": [380, 0],
          "notesInFlow": True, "notes": "posts the answer", "onError": "continueRegularOutput",
@@ -33,7 +33,7 @@ N8N_EXPORT = {
     ],
     "connections": {
         "When chat message received": {"main": [[{"node": "AI Agent", "type": "main", "index": 0}]]},
-        "Mistral Cloud Chat Model": {"ai_languageModel": [[{"node": "AI Agent", "type": "ai_languageModel", "index": 0}]]},
+        "AWS Bedrock Chat Model": {"ai_languageModel": [[{"node": "AI Agent", "type": "ai_languageModel", "index": 0}]]},
         "AI Agent": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]},
     },
     "settings": {"executionOrder": "v1", "saveManualExecutions": True},
@@ -49,9 +49,9 @@ def test_unsupported_nodes_round_trip_unchanged(qtbot, make_window, tmp_path: Pa
     source.write_text(json.dumps(N8N_EXPORT, indent=2))
     window = make_window(source)
     slack = window.canvas.node_item("Slack")
-    mistral = window.canvas.node_item("Mistral Cloud Chat Model")
-    assert not slack.node_type.supported and not mistral.node_type.supported
-    assert mistral.kind == "sub"  # drawn from its ai_languageModel link, connected upward
+    bedrock = window.canvas.node_item("AWS Bedrock Chat Model")
+    assert not slack.node_type.supported and not bedrock.node_type.supported
+    assert bedrock.kind == "sub"  # drawn from its ai_languageModel link, connected upward
     assert len(window.scene.connection_items()) == 3
     assert "unsupported node type" in window.statusBar().currentMessage()
     window.scene.select_names(["Slack"])
@@ -67,7 +67,7 @@ def test_unsupported_nodes_round_trip_unchanged(qtbot, make_window, tmp_path: Pa
     assert window.save_to(target)
     saved = {n["name"]: n for n in json.loads(target.read_text())["nodes"]}
     assert saved["Slack"] == N8N_EXPORT["nodes"][3]
-    assert saved["Mistral Cloud Chat Model"] == N8N_EXPORT["nodes"][2]
+    assert saved["AWS Bedrock Chat Model"] == N8N_EXPORT["nodes"][2]
 
 
 def test_title_shows_the_file_and_a_star_when_modified(qtbot, make_window) -> None:
@@ -109,11 +109,11 @@ def test_paste_an_n8n_workflow_from_the_clipboard(qtbot, make_window) -> None:
     QGuiApplication.clipboard().setText(json.dumps(N8N_EXPORT))
     window.act_paste.trigger()
     names = {n.name for n in window.document.nodes}
-    assert {"When chat message received1", "AI Agent1", "Mistral Cloud Chat Model", "Slack"} <= names
+    assert {"When chat message received1", "AI Agent1", "AWS Bedrock Chat Model", "Slack"} <= names
     links = {(s, t.node) for s, _c, _i, t in window.document.links()}
     assert ("When chat message received1", "AI Agent1") in links and ("AI Agent1", "Slack") in links
     assert set(window.scene.selected_names()) == {"When chat message received1", "AI Agent1",
-                                                   "Mistral Cloud Chat Model", "Slack"}
+                                                   "AWS Bedrock Chat Model", "Slack"}
     window.undo_stack.undo()
     assert not window.document.has_node("Slack")
     QGuiApplication.clipboard().setText("not json at all")

@@ -27,7 +27,8 @@ def test_the_agent_form_has_the_schema_fields(qtbot, make_window) -> None:
     # only the options that are set are shown; the others are offered by "Add option"
     assert ("options", "returnIntermediateSteps") not in editors
     offered = [a.text() for a in editors[("options", "+")].menu().actions()]
-    assert offered == ["Return Intermediate Steps", "Enable Streaming"]
+    assert offered == ["Return Intermediate Steps", "Enable Streaming", "Automatically Passthrough Binary Images",
+                       "Batch Processing"]
 
 
 def test_each_change_is_one_undo_step(qtbot, make_window) -> None:

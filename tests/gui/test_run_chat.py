@@ -124,7 +124,8 @@ def test_detail_of_iteration_two(finished_run) -> None:
     assert "Messages the model received (6)" in text
     # system, the user's question, then the scratchpad of iteration 1: both calls and both results
     order = [text.index(s) for s in ("system\nYou are a helpful assistant", f"user\n{QUESTION}",
-                                     'scratchpad (assistant)\n→ Calculator({"input":"17 * 25","id":"call_1_1"})  [call_1_1]',
+                                     'scratchpad (assistant)\nCalling Calculator with input: {"input":"17 * 25","id":"call_1_1"}\n'
+                                     '→ Calculator({"input":"17 * 25","id":"call_1_1"})  [call_1_1]',
                                      'scratchpad (tool) for call_1_1\n[{"response":"425"}]',
                                      'scratchpad (tool) for call_1_2\n{"error":"division by zero"')]
     assert order == sorted(order)

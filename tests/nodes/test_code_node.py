@@ -47,11 +47,6 @@ def test_a_syntax_error_is_the_nodes_error() -> None:
     assert task.error is not None and task.error.description == "SyntaxError"
 
 
-def test_python_is_refused_by_name() -> None:
-    task = run("", language="python", pythonCode="return []")
-    assert task.error is not None and "python code, which mini-n8n does not support" in task.error.message
-
-
 def test_code_sees_the_javascript_globals_of_n8ns_sandbox() -> None:
     task = run("const p = await Promise.all([1, 2].map(async (x) => x * 2));\nreturn [{ json: { p } }];")
     assert task.data["main"][0][0]["json"] == {"p": [2, 4]}

@@ -40,6 +40,7 @@ from typing import Any
 
 from tests.peers.anthropic_peer import respond_messages
 from tests.peers import rest_api
+from tests.peers.gemini_peer import respond_generate_content
 from tests.peers.http_peer import Connection, Request, Step
 from tests.peers.openai_peer import OpenAIPeer
 
@@ -47,6 +48,7 @@ PEER_ORIGIN = "http://parity-peer.invalid"  # what corpus workflows call the pee
 
 MODEL = "gpt-4o-mini"
 ANTHROPIC_MODELS = ("claude-3-5-sonnet-20240620", "claude-sonnet-4-20250514")
+GEMINI_MODELS = ("gemini-2.5-flash", "gemini-pro")
 MODELS = (MODEL, "o3-mini", "gpt-5-mini", "llama3-8b-8192", "llama-3.3-70b-versatile", "openai/gpt-4.1-mini", "openai/o3-mini", "deepseek-chat", "deepseek-reasoner")
 _CALC = re.compile(r"CALC\((.*?)\)")
 _STRUCT = re.compile(r"STRUCT\((.*)\)", re.S)
@@ -79,6 +81,26 @@ def _anthropic_as_chat(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "messages": messages, "tools": tools}
 
 
+def _gemini_as_chat(body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body as chat messages (function responses as tool messages) and chat tools."""
+    system = body.get("systemInstruction") or {}
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": "".join(p.get("text", "") for p in system.get("parts", []))})
+    for content in body.get("contents", []):
+        parts = content.get("parts", [])
+        results = [p["functionResponse"] for p in parts if "functionResponse" in p]
+        if results:
+            messages.extend({"role": "tool", "content": _text(r.get("response", {}).get("result"))} for r in results)
+        else:
+            role = "assistant" if content.get("role") == "model" else "user"
+            messages.append({"role": role, "content": "".join(p.get("text", "") for p in parts if "text" in p)})
+    tools = [{"type": "function", "function": {"name": d.get("name"), "description": d.get("description"),
+                                               "parameters": d.get("parameters") or {}}}
+             for t in body.get("tools") or [] for d in t.get("functionDeclarations", [])]
+    return {**body, "messages": messages, "tools": tools}
+
+
 def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
     """A Responses API body with its input items as chat messages and its tools in chat form."""
     if "input" not in body:
@@ -100,7 +122,8 @@ def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
 
 def reply(request: Request) -> Step:
     original = request.json
-    body = _anthropic_as_chat(original) if request.path == "/v1/messages" else _as_chat(original)
+    body = (_anthropic_as_chat(original) if request.path == "/v1/messages"
+            else _gemini_as_chat(original) if request.path.startswith("/v1beta/") else _as_chat(original))
     messages = body.get("messages", [])
     last = messages[-1] if messages else {}
     final = _final_answer(body)
@@ -157,7 +180,8 @@ def _final_answer(body: dict[str, Any]) -> Step | None:
 
 class ParityPeer(OpenAIPeer):
     """The OpenAI peer, which also answers Anthropic's /v1/messages (for the Anthropic Chat Model),
-    Groq's /openai/v1/chat/completions and the REST API under /api/."""
+    Groq's /openai/v1/chat/completions, the Gemini API's /v1beta/models/<model>:generateContent and
+    the REST API under /api/."""
 
     def next_step(self, request: Request) -> Step:
         if request.path.startswith("/api/"):
@@ -169,6 +193,8 @@ class ParityPeer(OpenAIPeer):
             return rest_api.respond(conn, request)
         if request.path == "/v1/messages":
             return respond_messages(conn, request, step, ANTHROPIC_MODELS, None, self.answering)
+        if request.path.startswith("/v1beta/"):  # the Gemini API (Google Gemini Chat Model)
+            return respond_generate_content(conn, request, step, GEMINI_MODELS, None, self.answering, call_ids=True)
         if request.path == "/openai/v1/chat/completions":  # Groq's path for the same API
             request = dataclasses.replace(request, path="/v1/chat/completions")
         return super().respond(conn, request, step)

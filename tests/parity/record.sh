@@ -47,8 +47,9 @@ printf '[{"id":"cred0000000001","name":"OpenAi account","type":"openAiApi","data
 {"id":"cred0000000011","name":"Header Auth account","type":"httpHeaderAuth","data":{"name":"X-Api-Key","value":"key-parity"}},
 {"id":"cred0000000012","name":"Bearer Auth account","type":"httpBearerAuth","data":{"token":"token-parity"}},
 {"id":"cred0000000013","name":"Query Auth account","type":"httpQueryAuth","data":{"name":"api_key","value":"key parity"}},
-{"id":"cred0000000014","name":"Basic Auth account","type":"httpBasicAuth","data":{"user":"ada","password":"pass parity"}}]\n' \
-  "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" > "$WORK/creds.json"
+{"id":"cred0000000014","name":"Basic Auth account","type":"httpBasicAuth","data":{"user":"ada","password":"pass parity"}},
+{"id":"cred0000000006","name":"Google Gemini(PaLM) Api account","type":"googlePalmApi","data":{"apiKey":"sk-parity","host":"%s"}}]\n' \
+  "$PEER_URL" "$PEER_URL" "$PEER_URL" "${PEER_URL%/v1}" "${PEER_URL%/v1}" > "$WORK/creds.json"
 export GROQ_BASE_URL="${PEER_URL%/v1}"  # the Groq SDK's own setting: its requests go to the scripted model
 "$N8N" import:credentials --input="$WORK/creds.json" > /dev/null
 

@@ -61,22 +61,6 @@ KEPT_DIFFERENCES = {
 
 # ----- other gaps, found by this corpus, outside expressions (owned elsewhere) ------------------
 KNOWN_GAPS: dict[str, str] = {
-    "fallback-v3": "a model server's refusal: n8n's message is NodeApiError's wording for the status ('The resource you "
-                   "are requesting could not be found', the server's text as description); ours names the server, the "
-                   "model and the server's text (the fallback itself matches: test_sub_node_parity)",
-    "fallback-v3-both-fail": "the model server's refusal worded differently (see fallback-v3)",
-    "fallback-v3-tools": "the model server's refusal worded differently (see fallback-v3)",
-    "oai-v12-calc": "the request body the model echoes: we add tool_choice auto (llama.cpp's server calls no tool "
-                    "without it, nodes/models/_openai_request.py) and write a call's arguments with spaces where n8n "
-                    "writes them compactly",
-    "oai-v13-calc": "as oai-v12-calc, and n8n replays the assistant turn with its log text ('Calling Calculator with "
-                    "input: ...') as the message content",
-    "chain-v17-fallback": "the model server's refusal worded differently (see fallback-v3)",
-    "anthropic-v12-calc": "the replayed call in the request body the model echoes (see oai-v13-calc)",
-    "memory-v13-tool-context": "n8n's V3 agent calls the model again for an item that already answered while another "
-                               "item waits for a tool (so item 1 answers twice and reads memory item 0 saved); we answer "
-                               "each item once",
-    "groq-calc": "the request body the model echoes (see oai-v12-calc)",
 }
 
 
@@ -91,7 +75,7 @@ HTTP_CREDENTIALS = {
 
 
 class _Credentials:
-    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq), pointed at the
+    """The credentials the corpus uses (OpenAI, OpenRouter, DeepSeek, Anthropic, Groq, Gemini), pointed at the
     scripted model (Groq's `url` stands for the GROQ_BASE_URL its SDK reads)."""
 
     def __init__(self, url: str) -> None:
@@ -102,6 +86,7 @@ class _Credentials:
             return HTTP_CREDENTIALS[cred_type]
         return {"apiKey": "sk-parity", "url": self.url} if cred_type in ("openAiApi", "openRouterApi", "deepSeekApi") \
             else {"apiKey": "sk-parity", "url": self.url.removesuffix("/v1")} if cred_type in ("anthropicApi", "groqApi") \
+            else {"apiKey": "sk-parity", "host": self.url.removesuffix("/v1")} if cred_type == "googlePalmApi" \
             else None
 
     def list(self, cred_type: str | None = None) -> list[Any]:

@@ -46,6 +46,7 @@ async def test_streamed_tool_use_then_answer(registry: Registry, tmp_path: Path)
     assert "temperature" not in first and first["system"] == "You are a helpful assistant"
     assert first["tools"][0]["name"] == "Calculator" and "input_schema" in first["tools"][0]
     assert second["messages"][1] == {"role": "assistant", "content": [
+        {"type": "text", "text": 'Calling Calculator with input: {"input":"17 * 25","id":"toolu_1"}'},
         {"type": "tool_use", "id": "toolu_1", "name": "Calculator", "input": {"input": "17 * 25", "id": "toolu_1"}}]}
     assert second["messages"][2] == {"role": "user", "content": [
         {"type": "tool_result", "content": '[{"response":"425"}]', "tool_use_id": "toolu_1"}]}
@@ -79,5 +80,5 @@ async def test_errors_in_the_users_terms_without_the_key(registry: Registry, tmp
         engine, ref = _engine(registry, tmp_path, peer.url)
         state = await chat(engine, with_model(ANTHROPIC, _params(maxRetries=0), credentials=ref, tools=[]), "hi")
     assert state.status == "error"
-    assert words in state.error.message
+    assert words in f"{state.error.message} {state.error.description}"
     assert KEY not in json.dumps(state.model_dump(mode="json"))

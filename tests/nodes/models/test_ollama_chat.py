@@ -67,8 +67,9 @@ async def test_model_not_pulled_names_the_model(engine: Engine) -> None:
         params = {"model": "mistral", "baseUrl": peer.url}
         state = await chat(engine, with_model(OLLAMA, params, tools=[]), "hi")
     assert state.status == "error"
-    assert 'does not know model "mistral"' in state.error.message
-    assert "try pulling it first" in state.error.message
+    assert state.error.message == "The resource you are requesting could not be found"
+    assert 'does not know model "mistral"' in state.error.description
+    assert "try pulling it first" in state.error.description
 
 
 async def test_error_line_mid_stream(engine: Engine) -> None:

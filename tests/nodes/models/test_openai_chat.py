@@ -46,7 +46,7 @@ async def test_streamed_tool_round_then_answer(engine: Engine, no_env_key: None)
     assert tokens.text() == "17 times 25 is 425."
     first, second = (r.json for r in peer.requests)
     assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
-    assert first["model"] == peer.model and first["tool_choice"] == "auto"
+    assert first["model"] == peer.model and "tool_choice" not in first
     assert first["tools"][0]["function"]["name"] == "Calculator"
     assert first["tools"][0]["function"]["parameters"]["properties"] == {"input": {"type": "string"}}
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
@@ -153,10 +153,11 @@ async def test_refused_key_names_the_credential_and_hides_the_key(engine: Engine
         state = await chat(eng, with_model(OPENAI, openai_params(peer), credentials=info.reference(), tools=[]), "hi")
     assert state.status == "error"
     assert state.error.node == "Model"
-    message = state.error.message
-    assert 'refused credential "Old key" (openAiApi)' in message and "401" in message
+    assert state.error.message == "Authorization failed - please check your credentials"  # n8n's words
+    explained = state.error.description
+    assert 'refused credential "Old key" (openAiApi)' in explained and "401" in explained
     assert "sk-wrong-key-9999" not in json.dumps(state.to_json())
-    assert model_runs(state)[0].error.message == message
+    assert model_runs(state)[0].error.description == explained
 
 
 async def test_no_key_for_the_openai_api_is_a_clear_error(engine: Engine, no_env_key: None) -> None:
@@ -170,7 +171,8 @@ async def test_unknown_model_names_the_model(engine: Engine, no_env_key: None) -
         params = {"model": "gpt-9", "options": {"baseURL": peer.base_url}}
         state = await chat(engine, with_model(OPENAI, params, tools=[]), "hi")
     assert state.status == "error"
-    assert 'does not know model "gpt-9"' in state.error.message and "404" in state.error.message
+    assert state.error.message == "The resource you are requesting could not be found"
+    assert 'does not know model "gpt-9"' in state.error.description and "404" in state.error.description
     assert "check the base URL" in state.error.description
 
 
@@ -189,7 +191,8 @@ async def test_server_errors_are_reported_after_max_retries(engine: Engine, no_e
         state = await chat(engine, with_model(OPENAI, openai_params(peer, maxRetries=1), tools=[]), "hi")
     assert state.status == "error"
     assert len(peer.requests) == 2
-    message = state.error.message
+    assert state.error.message == "The service was not able to process your request"
+    message = state.error.description
     assert "500 Internal Server Error" in message and "after 1 retry" in message and "The server had an error" in message
 
 

@@ -67,7 +67,7 @@ async def test_v13_talks_to_the_responses_api_with_tools_streamed(engine: Engine
     assert [i["role"] for i in first["input"]] == ["system", "user"]
     assert second["input"][-2:] == [
         # the v3 Agent replays a call with its id among the arguments and hands over the tool's items, as n8n
-        {"type": "function_call", "name": "Calculator", "arguments": '{"input": "17 * 25", "id": "call_abc"}', "call_id": "call_abc"},
+        {"type": "function_call", "name": "Calculator", "arguments": '{"input":"17 * 25","id":"call_abc"}', "call_id": "call_abc"},
         {"type": "function_call_output", "call_id": "call_abc", "output": '[{"response":"425"}]'},
     ]
     usage = [r.metadata["tokenUsage"] for r in model_runs(state)]
@@ -102,7 +102,8 @@ async def test_a_responses_api_error_body_names_the_server_and_its_message(engin
     with OpenAIPeer([Step("status", status=400, body=error)]) as peer:
         state = await chat(engine, model_node(peer, 1.3, tools=[]), "hi")
     assert state.status == "error"
-    assert "rejected the request (400 Bad Request): Invalid schema for response_format 'a'" in state.error.message
+    assert state.error.message == "Bad request - please check your parameters"
+    assert "rejected the request (400 Bad Request): Invalid schema for response_format 'a'" in state.error.description
 
 
 async def test_a_responses_stream_cut_mid_reply_is_an_error(engine: Engine) -> None:

@@ -25,6 +25,6 @@ def test_each_message_of_an_agents_log_is_encoded_once(monkeypatch) -> None:
     assert len(encoded) == 5  # one tool call per round, each encoded once for all later requests
     assert requests[-1][2] is requests[0][2]
     assert requests[-1][-1] == {"role": "tool", "tool_call_id": "c4", "content": "5"}
-    assert requests[-1][-2]["tool_calls"][0]["function"] == {"name": "Calculator", "arguments": '{"expression": "4 + 1"}'}
+    assert requests[-1][-2]["tool_calls"][0]["function"] == {"name": "Calculator", "arguments": '{"expression":"4 + 1"}'}
     # a plain list is encoded as it is
     assert to_wire_messages(list(window)) == requests[-1]

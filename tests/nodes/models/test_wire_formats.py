@@ -56,9 +56,12 @@ def test_message_shapes() -> None:
     ]
     openai = to_wire_messages(messages)
     assert openai[1] == {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "Calculator", "arguments": '{"expression": "1"}'}},
+        {"id": "c", "type": "function", "function": {"name": "Calculator", "arguments": '{"expression":"1"}'}},
         {"id": "d", "type": "function", "function": {"name": "Calculator", "arguments": "{broken"}}]}
     assert openai[2] == {"role": "tool", "tool_call_id": "c", "content": "1"}
+    said = [ChatMessage(role="assistant", content="Calling Calculator", toolCalls=[ToolCall(id="c", name="Calculator")])]
+    assert to_wire_messages(said)[0]["content"] == ""  # LangChain's ChatOpenAI drops it
+    assert to_wire_messages(said, call_text=True)[0]["content"] == "Calling Calculator"  # ChatGroq keeps it
     ollama = ollama_messages(messages)
     assert ollama[1]["tool_calls"][0] == {"function": {"name": "Calculator", "arguments": {"expression": "1"}}}
     assert ollama[2] == {"role": "tool", "content": "1", "tool_name": "Calculator"}
@@ -69,11 +72,15 @@ def test_error_texts_name_the_thing_and_hide_the_key() -> None:
                   credential='credential "Work" (openAiApi)', secret="sk-secret-123")
     body = b'{"error": {"message": "Incorrect API key provided: sk-secret-123."}}'
     assert server_message(body) == "Incorrect API key provided: sk-secret-123."
-    refused = status_error(ep, 401, "Unauthorized", body, 0).message
-    assert refused == ('the model server at http://h/v1 refused credential "Work" (openAiApi) '
-                       "(401 Unauthorized): Incorrect API key provided: ***.")
-    limited = status_error(ep, 429, "Too Many Requests", b'{"error": {"message": "slow down"}}', 2).message
-    assert limited == "the model server at http://h/v1 is rate limiting requests (429 Too Many Requests) after 2 retries: slow down"
+    refused = status_error(ep, 401, "Unauthorized", body, 0)
+    assert refused.message == "Authorization failed - please check your credentials"  # NodeApiError's, as in n8n
+    assert refused.description == ('the model server at http://h/v1 refused credential "Work" (openAiApi) '
+                                   "(401 Unauthorized): Incorrect API key provided: ***.")
+    limited = status_error(ep, 429, "Too Many Requests", b'{"error": {"message": "slow down"}}', 2)
+    assert limited.message == "The service is receiving too many requests from you"
+    assert limited.description == ("the model server at http://h/v1 is rate limiting requests (429 Too Many Requests) "
+                                   "after 2 retries: slow down")
+    assert status_error(ep, 418, "Teapot", b"", 0).message == "Your request is invalid or could not be processed by the service"
 
 
 def test_retry_delay_honours_the_server_then_backs_off() -> None:
