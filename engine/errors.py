@@ -31,6 +31,17 @@ class NodeOperationError(MiniN8nError):
         self.description = description
 
 
+class NodeApiError(NodeOperationError):
+    """A service refused a node's request, as n8n's NodeApiError: the message is n8n's for the
+    status, `description` says in our words which server, model or credential; `api_message` is
+    what the service itself said (n8n's own description, which a streamed error chunk carries)."""
+
+    def __init__(self, message: str, *, node: str | None = None, description: str | None = None,
+                 api_message: str | None = None) -> None:
+        super().__init__(message, node=node, description=description)
+        self.api_message = api_message
+
+
 class SubNodeError(NodeOperationError):
     """A sub-node (model, memory, tool, parser) failed while supplying its parent, as n8n words it:
     "Error in sub-node <name>", the sub-node's own message as the description. Its own run

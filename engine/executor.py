@@ -17,7 +17,7 @@ from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
-from .errors import ExecutionCancelled, MiniN8nError, NodeOperationError, SubNodeError
+from .errors import ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, SubNodeError
 from .debugger import Debugger, PausePoint
 from .hooks import (
     ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore,
@@ -640,7 +640,8 @@ class Execution:
         task.error = TaskError(message=exc.message, description=exc.description, node=exc.node or name)
         self.record(name, task)
         if self.streaming and entry.mode == "main" and node is not None:  # as n8n: every failed node run
-            self.hooks.emit(ChunkSent(self.state.id, error_chunk(node, entry.run_index or 0, exc.description)))
+            said = exc.api_message if isinstance(exc, NodeApiError) and exc.api_message else exc.description
+            self.hooks.emit(ChunkSent(self.state.id, error_chunk(node, entry.run_index or 0, said)))
         self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
             self._deliver(entry, task)

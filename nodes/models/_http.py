@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
 from engine.credentials import scrub_secret
-from engine.errors import NodeOperationError
+from engine.errors import NodeApiError, NodeOperationError
 from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
 
 from ._client import CUT_OFF, TIMEOUTS, TRANSPORT_ERRORS, InvalidURL, Reply, UndecodableBody, shared_client
@@ -104,7 +104,7 @@ def n8n_status_message(status: int) -> str:
     return "The service failed to process your request"
 
 
-def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: int) -> NodeOperationError:
+def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: int) -> NodeApiError:
     """n8n's message for the status; the description says which server, model or credential and
     what the server said."""
     detail = server_message(body)
@@ -121,7 +121,8 @@ def status_error(ep: Endpoint, status: int, reason: str, body: bytes, retries: i
         explained = f"the model server at {ep.base_url} {what} ({code}){tries}{said}"
     else:
         explained = f"the model server at {ep.base_url} rejected the request ({code}){said}"
-    return ep.error(n8n_status_message(status), explained)
+    return NodeApiError(ep.scrub(n8n_status_message(status)), node=ep.node, description=ep.scrub(explained),
+                        api_message=ep.scrub(detail) if detail else None)
 
 
 def deadline_error(ep: Endpoint) -> NodeOperationError:
