@@ -25,6 +25,10 @@ class Usage(_CamelModel):
     prompt_tokens: int = Field(0, alias="promptTokens")
     completion_tokens: int = Field(0, alias="completionTokens")
 
+    def to_json(self) -> dict[str, Any]:
+        """As `model_dump(by_alias=True)`, without the serializer's cost (once per model call)."""
+        return {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens}
+
 
 class ModelReply(_CamelModel):
     """What `ChatModel.invoke` returns: text, tool calls and token usage."""
@@ -34,7 +38,40 @@ class ModelReply(_CamelModel):
     usage: Usage = Field(default_factory=Usage)
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+        """As `model_dump(mode="json", by_alias=True)`; written directly when every argument is
+        plain JSON (strings, integers, booleans, null, lists, dicts), the serializer otherwise."""
+        calls = []
+        for call in self.tool_calls:
+            args = call.args if type(call.args) is str else _plain_json_copy(call.args)
+            if args is _NOT_PLAIN:
+                return self.model_dump(mode="json", by_alias=True)
+            calls.append({"id": call.id, "name": call.name, "args": args})
+        return {"content": self.content, "toolCalls": calls, "usage": self.usage.to_json()}
+
+
+_NOT_PLAIN = object()
+_SCALARS = (str, int, bool, type(None))  # exactly these types: what the serializer writes unchanged
+
+
+def _plain_json_copy(value: Any) -> Any:
+    """A copy of `value` (new dicts and lists) if it holds only plain JSON, else _NOT_PLAIN."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            copy = _plain_json_copy(item)
+            if copy is _NOT_PLAIN:
+                return _NOT_PLAIN
+            out[key] = copy
+        return out
+    if kind is list:
+        items = [_plain_json_copy(item) for item in value]
+        return _NOT_PLAIN if any(item is _NOT_PLAIN for item in items) else items
+    return _NOT_PLAIN
 
 
 class ChatMessage(_CamelModel):

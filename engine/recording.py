@@ -122,6 +122,11 @@ class RecordedChatModel(_Recorder):
             found = shared[names] = list(names)
         return found
 
+    def _where(self) -> dict[str, Any]:
+        """Where a model pause point is (built only when the run may pause)."""
+        parent = self._parent
+        return {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
+
     async def invoke(
         self,
         messages: Sequence[ChatMessage],
@@ -133,9 +138,8 @@ class RecordedChatModel(_Recorder):
         await ex.maybe_yield()
         parent = self._parent
         input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
-        where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
         if ex.may_pause:
-            await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **where))
+            await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **self._where()))
 
         def token(text: str) -> None:
             ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, parent))
@@ -148,7 +152,7 @@ class RecordedChatModel(_Recorder):
         def metadata(reply: ModelReply) -> dict[str, Any]:
             latency = (time.perf_counter() - t0) * 1000.0
             self._on_usage(reply, latency)
-            extra: dict[str, Any] = {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.model_dump(by_alias=True)}
+            extra: dict[str, Any] = {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.to_json()}
             if recorded is not None:
                 extra["replayed"] = True
             return extra
@@ -160,7 +164,7 @@ class RecordedChatModel(_Recorder):
 
         reply = await self._record(input_json, call, ModelReply.to_json, metadata)
         if ex.may_pause:
-            edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **where))
+            edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **self._where()))
             if edit is not None and "reply" in edit:
                 edited = ModelReply.model_validate({**reply.to_json(), **edit["reply"]})
                 if edited != reply and self.last_task is not None:
