@@ -87,7 +87,7 @@ class ChatMessage(_CamelModel):
     def to_json(self) -> dict[str, Any]:
         """The message as JSON, made once per message: run data records every message of every
         model call, so the runs of one execution share these dicts (treat them as read-only)."""
-        private = self.__pydantic_private__  # read directly: attribute access to it is slow
+        private = self.__pydantic_private__  # read and written directly: attribute access to it is slow
         cached = private.get("_json") if private is not None else None
         if cached is None:
             cached = {"role": self.role, "content": self.content}
@@ -95,7 +95,10 @@ class ChatMessage(_CamelModel):
                 cached["toolCalls"] = [{"id": c.id, "name": c.name, "args": c.args} for c in self.tool_calls]
             if self.tool_call_id is not None:
                 cached["toolCallId"] = self.tool_call_id
-            self._json = cached
+            if private is not None:
+                private["_json"] = cached
+            else:
+                self._json = cached
         return cached
 
 

@@ -93,6 +93,11 @@ class Hooks:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
+    @property
+    def active(self) -> bool:
+        """Whether anyone listens: the hot paths build their events only then."""
+        return bool(self._listeners)
+
     def emit(self, event: HookEvent) -> None:
         for listener in self._listeners:
             try:

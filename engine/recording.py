@@ -42,7 +42,8 @@ class _Recorder:
     ) -> T:
         ex = self._execution
         run_index = len(ex.state.run_data.get(self._node, ()))
-        ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
+        if ex.hooks.active:
+            ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
         start = now_ms()
         t0 = time.perf_counter()
         task = TaskData(startTime=start, metadata=dict(self._parent))
@@ -74,7 +75,8 @@ class _Recorder:
             task.execution_status = "error"
             task.error = error
         ex.record(self._node, task)
-        ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
+        if ex.hooks.active:
+            ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
 
 
 def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any], exc: Exception) -> SubNodeError:
@@ -135,7 +137,8 @@ class RecordedChatModel(_Recorder):
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ex = self._execution
-        await ex.maybe_yield()
+        if ex.yield_interval_s is not None:
+            await ex.maybe_yield()
         parent = self._parent
         input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
         if ex.may_pause:
