@@ -312,7 +312,7 @@ class Execution:
         if entry.round == 0:
             entry.start_time = now_ms()
             entry.run_index = len(state.run_data.get(node.name, ()))
-            if self.hooks.active:
+            if self.hooks.wants(NodeBefore):
                 self.hooks.emit(NodeBefore(state.id, node.name, entry.run_index, entry.parent))
         entry.round += 1
         self._running_node = node.name
@@ -458,7 +458,7 @@ class Execution:
                 result = [[node_settings.empty_output(inputs)], *result[1:]]
         task.data = {conn: result}
         self.record(node.name, task)
-        if self.hooks.active:
+        if self.hooks.wants(NodeAfter):
             self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
             self._deliver(entry, task)

@@ -42,7 +42,7 @@ class _Recorder:
     ) -> T:
         ex = self._execution
         run_index = len(ex.state.run_data.get(self._node, ()))
-        if ex.hooks.active:
+        if ex.hooks.wants(NodeBefore):
             ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
         start = now_ms()
         t0 = time.perf_counter()
@@ -75,7 +75,7 @@ class _Recorder:
             task.execution_status = "error"
             task.error = error
         ex.record(self._node, task)
-        if ex.hooks.active:
+        if ex.hooks.wants(NodeAfter):
             ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
 
 

@@ -208,7 +208,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if recovered is not None:
             recovered.unlink(missing_ok=True)
         self._writers[state.id] = writer
-        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
