@@ -101,7 +101,8 @@ class TaskData(BaseModel):
                                "executionStatus": self.execution_status}
         if self.error is not None:
             out["error"] = self.error.to_json()
-        out["source"] = [s.to_json() for s in self.source]
+        source = self.source
+        out["source"] = [s.to_json() for s in source] if source else []
         out["metadata"] = self.metadata if for_store else copied(self.metadata)
         out["input"] = self.input if for_store else plain_input(self.input)
         out["data"] = self.data

@@ -300,7 +300,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if not runs and boundary is None and row == writer.row:
             return
         pending = writer.unfolded
-        if not pending:
+        if not (pending.runs or pending.boundaries):
             writer.unfolded_since = time.monotonic()
         pending.runs += runs
         if boundary is not None:
