@@ -25,6 +25,10 @@ class Usage(_CamelModel):
     prompt_tokens: int = Field(0, alias="promptTokens")
     completion_tokens: int = Field(0, alias="completionTokens")
 
+    def to_json(self) -> dict[str, Any]:
+        """As `model_dump(by_alias=True)`, without the serializer's cost (once per model call)."""
+        return {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens}
+
 
 class ModelReply(_CamelModel):
     """What `ChatModel.invoke` returns: text, tool calls and token usage."""
@@ -34,7 +38,40 @@ class ModelReply(_CamelModel):
     usage: Usage = Field(default_factory=Usage)
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
+        """As `model_dump(mode="json", by_alias=True)`; written directly when every argument is
+        plain JSON (strings, integers, booleans, null, lists, dicts), the serializer otherwise."""
+        calls = []
+        for call in self.tool_calls:
+            args = call.args if type(call.args) is str else _plain_json_copy(call.args)
+            if args is _NOT_PLAIN:
+                return self.model_dump(mode="json", by_alias=True)
+            calls.append({"id": call.id, "name": call.name, "args": args})
+        return {"content": self.content, "toolCalls": calls, "usage": self.usage.to_json()}
+
+
+_NOT_PLAIN = object()
+_SCALARS = (str, int, bool, type(None))  # exactly these types: what the serializer writes unchanged
+
+
+def _plain_json_copy(value: Any) -> Any:
+    """A copy of `value` (new dicts and lists) if it holds only plain JSON, else _NOT_PLAIN."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _NOT_PLAIN
+            copy = _plain_json_copy(item)
+            if copy is _NOT_PLAIN:
+                return _NOT_PLAIN
+            out[key] = copy
+        return out
+    if kind is list:
+        items = [_plain_json_copy(item) for item in value]
+        return _NOT_PLAIN if any(item is _NOT_PLAIN for item in items) else items
+    return _NOT_PLAIN
 
 
 class ChatMessage(_CamelModel):
@@ -53,7 +90,7 @@ class ChatMessage(_CamelModel):
     def to_json(self) -> dict[str, Any]:
         """The message as JSON, made once per message: run data records every message of every
         model call, so the runs of one execution share these dicts (treat them as read-only)."""
-        private = self.__pydantic_private__  # read directly: attribute access to it is slow
+        private = self.__pydantic_private__  # read and written directly: attribute access to it is slow
         cached = private.get("_json") if private is not None else None
         if cached is None:
             cached = {"role": self.role, "content": self.content}
@@ -63,7 +100,10 @@ class ChatMessage(_CamelModel):
                 cached["toolCallId"] = self.tool_call_id
             if self.parts is not None:
                 cached["parts"] = self.parts
-            self._json = cached
+            if private is not None:
+                private["_json"] = cached
+            else:
+                self._json = cached
         return cached
 
 

@@ -237,7 +237,8 @@ class Execution:
         stack = state.stack
         self._last_yield = time.perf_counter()
         while stack or (state.waiting and self._release_waiting()):
-            await self.maybe_yield()
+            if self.yield_interval_s is not None:
+                await self.maybe_yield()
             if self.signal.aborted:
                 raise ExecutionCancelled()
             entry = stack[-1]
@@ -318,7 +319,8 @@ class Execution:
         if entry.round == 0:
             entry.start_time = now_ms()
             entry.run_index = len(state.run_data.get(node.name, ()))
-            self.hooks.emit(NodeBefore(state.id, node.name, entry.run_index, entry.parent))
+            if self.hooks.wants(NodeBefore):
+                self.hooks.emit(NodeBefore(state.id, node.name, entry.run_index, entry.parent))
         entry.round += 1
         self._running_node = node.name
         try:
@@ -518,7 +520,8 @@ class Execution:
                 result = [[node_settings.empty_output(inputs)], *result[1:]]
         task.data = {conn: result}
         self.record(node.name, task)
-        self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
+        if self.hooks.wants(NodeAfter):
+            self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
         if entry.mode == "tool":
             self._deliver(entry, task)
             return task
@@ -661,6 +664,8 @@ class Execution:
     async def supply(self, ctx: NodeContext, conn_type: str, item_index: int, input_index: int | None = None) -> Any:
         """What the sub-nodes on `conn_type` supply (those on input `input_index` only, when given):
         a list for tools, the first one's data otherwise."""
+        if (ctx.node.name, conn_type) not in self._incoming:  # nothing is connected there
+            return [] if conn_type == AI_TOOL else None
         entry = ctx.entry
         parent = {"node": ctx.node.name, "runIndex": ctx.run_index, "iteration": ctx.iteration, "itemIndex": item_index}
         if conn_type == AI_LANGUAGE_MODEL and input_index == 1:

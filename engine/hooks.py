@@ -93,18 +93,51 @@ Listener = Callable[[HookEvent], None]
 
 
 class Hooks:
-    """A list of listeners; a listener that raises is logged and does not stop the run."""
+    """A list of listeners; a listener that raises is logged and does not stop the run. A listener
+    may name the event types it wants: the others are neither built for it nor sent to it."""
 
     def __init__(self, *listeners: Listener) -> None:
-        self._listeners: list[Listener] = list(listeners)
+        self._listeners: list[tuple[Listener, tuple[type, ...] | None]] = [(listener, None) for listener in listeners]
+        self._wanted: frozenset[type] = frozenset()
+        self._update()
 
-    def add(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    def add(self, listener: Listener, kinds: tuple[type, ...] | None = None) -> Callable[[], None]:
+        """Listen to every event, or to those of `kinds`; returns the function that stops it."""
+        pair = (listener, kinds)
+        self._listeners.append(pair)
+        self._update()
+
+        def remove() -> None:
+            if pair in self._listeners:
+                self._listeners.remove(pair)
+                self._update()
+
+        return remove
+
+    def _update(self) -> None:
+        wanted: set[type] = set()
+        for _listener, kinds in self._listeners:
+            wanted.update(_EVENT_TYPES if kinds is None else kinds)
+        self._wanted = frozenset(wanted)
+
+    @property
+    def active(self) -> bool:
+        """Whether anyone listens."""
+        return bool(self._listeners)
+
+    def wants(self, kind: type) -> bool:
+        """Whether anyone listens to events of `kind`: the hot paths build their events only then."""
+        return kind in self._wanted
 
     def emit(self, event: HookEvent) -> None:
-        for listener in self._listeners:
+        kind = type(event)
+        for listener, kinds in self._listeners:
+            if kinds is not None and kind not in kinds:
+                continue
             try:
                 listener(event)
             except Exception:  # a broken listener must not break the execution
-                log.exception("hook listener failed on %s", type(event).__name__)
+                log.exception("hook listener failed on %s", kind.__name__)
+
+
+_EVENT_TYPES = HookEvent.__args__  # type: ignore[attr-defined]

@@ -26,10 +26,10 @@ def observation(data: dict[str, Any]) -> tuple[str, bool]:
         value = items[0]["response"]
         if _text_blocks(value):  # an MCP tool's content: its text
             return "\n".join(block["text"] for block in value), False
-        return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
+        return (value if isinstance(value, str) else _TEXT_ENCODER.encode(value)), False
     if len(items) == 1:
-        return json.dumps(items[0], ensure_ascii=False), False
-    return json.dumps(items, ensure_ascii=False), False
+        return _TEXT_ENCODER.encode(items[0]), False
+    return _TEXT_ENCODER.encode(items), False
 
 
 def _text_blocks(value: Any) -> bool:
@@ -37,18 +37,36 @@ def _text_blocks(value: Any) -> bool:
         isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in value)
 
 
+# made once: json.dumps with options builds an encoder per call, a good part of a small value's cost
+_JS_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_PLAIN = (str, int, bool, type(None))  # kinds written as they are (bool and int: exactly these types)
+
+
 def js_json(value: Any) -> str:
     """`JSON.stringify(value)`: compact, non-ASCII as itself, integral floats as integers."""
-    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"))
+    return _JS_ENCODER.encode(_js_numbers(value))
 
 
 def _js_numbers(value: Any) -> Any:
+    """`value` with floats as JSON.stringify writes them; containers without floats are returned
+    themselves (only what is written out matters here)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
         return int(value) if value.is_integer() and abs(value) < 1e21 else value
     if isinstance(value, dict):
-        return {k: _js_numbers(v) for k, v in value.items()}
+        out: dict[Any, Any] | None = None
+        for k, v in value.items():
+            converted = v if type(v) in _PLAIN else _js_numbers(v)
+            if converted is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = converted
+        return value if out is None else out
     if isinstance(value, (list, tuple)):
         return [_js_numbers(v) for v in value]
     return value

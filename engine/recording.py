@@ -42,7 +42,8 @@ class _Recorder:
     ) -> T:
         ex = self._execution
         run_index = len(ex.state.run_data.get(self._node, ()))
-        ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
+        if ex.hooks.wants(NodeBefore):
+            ex.hooks.emit(NodeBefore(ex.state.id, self._node, run_index, self._parent))
         start = now_ms()
         t0 = time.perf_counter()
         task = TaskData(startTime=start, metadata=dict(self._parent))
@@ -74,7 +75,8 @@ class _Recorder:
             task.execution_status = "error"
             task.error = error
         ex.record(self._node, task)
-        ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
+        if ex.hooks.wants(NodeAfter):
+            ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
 
 
 def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any], exc: Exception) -> SubNodeError:
@@ -122,6 +124,11 @@ class RecordedChatModel(_Recorder):
             found = shared[names] = list(names)
         return found
 
+    def _where(self) -> dict[str, Any]:
+        """Where a model pause point is (built only when the run may pause)."""
+        parent = self._parent
+        return {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
+
     async def invoke(
         self,
         messages: Sequence[ChatMessage],
@@ -130,12 +137,12 @@ class RecordedChatModel(_Recorder):
         on_token: TokenCallback | None = None,
     ) -> ModelReply:
         ex = self._execution
-        await ex.maybe_yield()
+        if ex.yield_interval_s is not None:
+            await ex.maybe_yield()
         parent = self._parent
         input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
-        where = {"node": self._node, "agent": parent.get("node"), "iteration": parent.get("iteration"), "itemIndex": parent.get("itemIndex")}
         if ex.may_pause:
-            await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **where))
+            await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **self._where()))
 
         def token(text: str) -> None:
             ex.hooks.emit(TokenEvent(ex.state.id, self._node, text, parent))
@@ -148,7 +155,7 @@ class RecordedChatModel(_Recorder):
         def metadata(reply: ModelReply) -> dict[str, Any]:
             latency = (time.perf_counter() - t0) * 1000.0
             self._on_usage(reply, latency)
-            extra: dict[str, Any] = {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.model_dump(by_alias=True)}
+            extra: dict[str, Any] = {"latencyMs": round(latency, 3), "tokenUsage": reply.usage.to_json()}
             if recorded is not None:
                 extra["replayed"] = True
             return extra
@@ -160,7 +167,7 @@ class RecordedChatModel(_Recorder):
 
         reply = await self._record(input_json, call, ModelReply.to_json, metadata)
         if ex.may_pause:
-            edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **where))
+            edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **self._where()))
             if edit is not None and "reply" in edit:
                 edited = ModelReply.model_validate({**reply.to_json(), **edit["reply"]})
                 if edited != reply and self.last_task is not None:

@@ -101,7 +101,8 @@ class TaskData(BaseModel):
                                "executionStatus": self.execution_status}
         if self.error is not None:
             out["error"] = self.error.to_json()
-        out["source"] = [s.to_json() for s in self.source]
+        source = self.source
+        out["source"] = [s.to_json() for s in source] if source else []
         out["metadata"] = self.metadata if for_store else copied(self.metadata)
         out["input"] = self.input if for_store else plain_input(self.input)
         out["data"] = self.data
@@ -160,28 +161,34 @@ class StackEntry(BaseModel):
     def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
         step windows become lists of the same step objects; `for_store`: stay windows, and the action
-        and parent are shared, for the store, see TaskData)."""
-        out: dict[str, Any] = {"node": self.node, "source": [s.to_json() for s in self.source], "mode": self.mode}
-        if self.action is not None:
-            out["action"] = self.action.to_json(shared=for_store)
-        if self.parent is not None:
-            out["parent"] = self.parent if for_store else copied(self.parent)
+        and parent are shared, for the store, see TaskData). Written for speed: the store makes it
+        for every entry at every node boundary."""
+        source = self.source
+        out: dict[str, Any] = {"node": self.node, "source": [s.to_json() for s in source] if source else [], "mode": self.mode}
+        action, parent = self.action, self.parent
+        if action is not None:
+            out["action"] = action.to_json(shared=for_store)
+        if parent is not None:
+            out["parent"] = parent if for_store else copied(parent)
         out["round"] = self.round
         if self.start_time is not None:
             out["startTime"] = float(self.start_time)
         if self.run_index is not None:
             out["runIndex"] = self.run_index
-        out["modelUsage"] = {k: float(v) for k, v in self.model_usage.items()}
-        out["edits"] = copied(self.edits)
+        usage = self.model_usage
+        out["modelUsage"] = {k: float(v) for k, v in usage.items()} if usage else {}
+        edits = self.edits
+        out["edits"] = copied(edits) if edits else []
         out["replayed"] = self.replayed
         out["pinned"] = self.pinned
         out["input"] = self.input
-        if self.pending is not None:
-            request = self.pending.request
+        pending = self.pending
+        if pending is not None:
+            request = pending.request
             out["pending"] = {
                 "request": {"actions": [a.to_json(shared=for_store) for a in request.actions],
                             "metadata": request.metadata if for_store else plain(request.metadata)},
-                "responses": [{"action": r.action.to_json(shared=for_store), "data": r.data} for r in self.pending.responses],
+                "responses": [{"action": r.action.to_json(shared=for_store), "data": r.data} for r in pending.responses],
             }
         return out
 

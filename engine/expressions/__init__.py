@@ -33,13 +33,25 @@ _PROTOTYPE_NAMES = frozenset((
 
 
 def has_expressions(value: Any) -> bool:
-    """True when a parameter value (nested dicts and lists included) holds any expression."""
+    """True when a parameter value (nested dicts and lists included) holds any expression.
+    Walked with exact type checks first: a node's parameters can be long (a scripted model's replies)."""
     if isinstance(value, str):
         return value.startswith("=")
     if isinstance(value, dict):
-        return any(has_expressions(v) for v in value.values())
-    if isinstance(value, list):
-        return any(has_expressions(v) for v in value)
+        values: Any = value.values()
+    elif isinstance(value, list):
+        values = value
+    else:
+        return False
+    for item in values:
+        kind = type(item)
+        if kind is str:
+            if item.startswith("="):
+                return True
+        elif kind is int or kind is float or kind is bool or item is None:
+            continue
+        elif has_expressions(item):
+            return True
     return False
 
 

@@ -10,10 +10,13 @@ carries its length and a CRC-32, and is followed by an end mark (zero bytes, ove
 next record): reading stops at the end mark, so a torn record or what an emptied journal held
 before is never read.
 
-Record: b"MB" u32 body-length u32 body-crc, then body: u16 run count, each run
+Record: b"MC" u32 body-length u32 crc, then body: u16 run count, each run
 (q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),
 then u8 has-boundary and the boundary (q seq, q runs, q base or -1 for a whole stack,
 u16 last-node length or 0xFFFF for none, last node, u32 stack length, u32 stack crc, stack).
+The record's crc covers the body without the data and stack bytes, which their own crcs cover
+(computed once, for the database row): the bytes are not checksummed twice. Records of the
+older layout (b"MB": the crc over the whole body) are still read.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAGIC = b"MB"
+MAGIC = b"MC"
+WHOLE_BODY_MAGIC = b"MB"  # the older layout
 _HEAD = struct.Struct("<2sII")
 _RUN = struct.Struct("<qqqH")
 _BLOB = struct.Struct("<II")
@@ -55,19 +59,25 @@ class Pending:
 
 
 def encode_record(runs: list[RunRow], boundary: BoundaryRow | None) -> bytes:
-    parts = [_COUNT.pack(len(runs))]
+    meta = [_COUNT.pack(len(runs))]  # what the record's crc covers
+    body = [meta[0]]
     for _eid, seq, node, run_index, base, data, crc in runs:
         name = node.encode("utf-8", "surrogatepass")
-        parts += [_RUN.pack(seq, run_index, -1 if base is None else base, len(name)), name, _BLOB.pack(len(data), crc), data]
+        head = b"".join((_RUN.pack(seq, run_index, -1 if base is None else base, len(name)), name, _BLOB.pack(len(data), crc)))
+        meta.append(head)
+        body += (head, data)
     if boundary is None:
-        parts.append(b"\x00")
+        meta.append(b"\x00")
+        body.append(b"\x00")
     else:
         _eid, seq, runs_count, last_node, base, data, crc = boundary
         name = b"" if last_node is None else last_node.encode("utf-8", "surrogatepass")
-        parts += [b"\x01", _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE if last_node is None else len(name)),
-                  name, _BLOB.pack(len(data), crc), data]
-    body = b"".join(parts)
-    return _HEAD.pack(MAGIC, len(body), zlib.crc32(body)) + body
+        head = b"".join((b"\x01", _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE if last_node is None else len(name)),
+                         name, _BLOB.pack(len(data), crc)))
+        meta.append(head)
+        body += (head, data)
+    joined = b"".join(body)
+    return _HEAD.pack(MAGIC, len(joined), zlib.crc32(b"".join(meta))) + joined
 
 
 def decode_records(execution_id: str, raw: bytes) -> Pending:
@@ -77,21 +87,49 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
     while pos + _HEAD.size <= len(raw):
         magic, length, crc = _HEAD.unpack_from(raw, pos)
         body = raw[pos + _HEAD.size: pos + _HEAD.size + length]
-        if magic != MAGIC or len(body) != length or zlib.crc32(body) != crc:
+        if len(body) != length:
+            break
+        if magic == WHOLE_BODY_MAGIC:
+            if zlib.crc32(body) != crc:
+                break
+            record = _read_body(execution_id, body, None)
+        elif magic == MAGIC:
+            record = _read_body(execution_id, body, crc)
+        else:
+            break
+        if record is None:
             break
         pos += _HEAD.size + length
+        out.runs += record.runs
+        out.boundaries += record.boundaries
+    return out
+
+
+def _read_body(execution_id: str, body: bytes, meta_crc: int | None) -> Pending | None:
+    """One record's rows; None when it is damaged. With `meta_crc` (the current layout) the crc of
+    the body without its blobs is checked against it, and each blob against its own crc."""
+    out = Pending()
+    meta = 0
+    try:
         at = 0
         (count,) = _COUNT.unpack_from(body, at)
         at += _COUNT.size
+        meta = zlib.crc32(body[:at])
         for _ in range(count):
+            start = at
             seq, run_index, base, name_len = _RUN.unpack_from(body, at)
             at += _RUN.size
             node = body[at: at + name_len].decode("utf-8", "surrogatepass")
             at += name_len
             size, data_crc = _BLOB.unpack_from(body, at)
             at += _BLOB.size
-            out.runs.append((execution_id, seq, node, run_index, None if base < 0 else base, body[at: at + size], data_crc))
+            meta = zlib.crc32(body[start:at], meta)
+            data = body[at: at + size]
+            if meta_crc is not None and (len(data) != size or zlib.crc32(data) != data_crc):
+                return None
+            out.runs.append((execution_id, seq, node, run_index, None if base < 0 else base, data, data_crc))
             at += size
+        start = at
         if body[at: at + 1] == b"\x01":
             at += 1
             seq, runs_count, base, name_len = _BOUNDARY.unpack_from(body, at)
@@ -100,7 +138,17 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
             at += 0 if name_len == NO_NODE else name_len
             size, data_crc = _BLOB.unpack_from(body, at)
             at += _BLOB.size
-            out.boundaries.append((execution_id, seq, runs_count, last_node, None if base < 0 else base, body[at: at + size], data_crc))
+            meta = zlib.crc32(body[start:at], meta)
+            data = body[at: at + size]
+            if meta_crc is not None and (len(data) != size or zlib.crc32(data) != data_crc):
+                return None
+            out.boundaries.append((execution_id, seq, runs_count, last_node, None if base < 0 else base, data, data_crc))
+        else:
+            meta = zlib.crc32(body[start:at + 1], meta)
+    except (struct.error, UnicodeDecodeError):
+        return None
+    if meta_crc is not None and meta != meta_crc:
+        return None
     return out
 
 

@@ -216,7 +216,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             return writer
 
         self._writers[state.id] = self._claiming(state.id, f"storing execution {state.id}", claim_and_write)
-        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 

@@ -208,7 +208,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if recovered is not None:
             recovered.unlink(missing_ok=True)
         self._writers[state.id] = writer
-        execution.hooks.add(lambda event: self._on_event(state.id, event))
+        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
@@ -300,7 +300,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if not runs and boundary is None and row == writer.row:
             return
         pending = writer.unfolded
-        if not pending:
+        if not (pending.runs or pending.boundaries):
             writer.unfolded_since = time.monotonic()
         pending.runs += runs
         if boundary is not None:

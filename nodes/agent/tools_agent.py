@@ -103,9 +103,12 @@ def prompt_of(ctx: NodeContext, params: AgentParams, item: Item) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # made once, not per call
+
+
 def tool_call_log(name: str, args: Any, content: str) -> str:
     """The `log` of n8n's intermediate steps: `Invoking "tool" with {...}` and the model's text."""
-    rendered = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    rendered = args if isinstance(args, str) else _COMPACT.encode(args)
     return f'Invoking "{name}" with {rendered}\n{content}'
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+_REJECTED = re.compile(r"[^a-zA-Z0-9_-]")
 
 
+@lru_cache(maxsize=4096)  # a pure function of the name, asked for at every agent round
 def node_name_to_tool_name(name: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9_-]", "_", name.strip()) or "tool"
+    return _REJECTED.sub("_", name.strip()) or "tool"

@@ -3,6 +3,8 @@ journal held before, are never read."""
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read_journal
@@ -10,7 +12,7 @@ from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read
 
 def boundary(seq: int, size: int = 10) -> tuple:
     data = bytes([seq % 251]) * size
-    return ("e1", seq, seq, "Node", seq - 1, data, 0)
+    return ("e1", seq, seq, "Node", seq - 1, data, zlib.crc32(data))
 
 
 def test_records_read_back_in_order_and_the_file_grows_when_needed(tmp_path: Path) -> None:
@@ -47,3 +49,26 @@ def test_a_torn_record_ends_the_reading(tmp_path: Path) -> None:
     journal.path.write_bytes(bytes(raw))
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1, 2]
     assert raw[3 * one: 3 * one + len(END)] == END
+
+
+def test_a_damaged_blob_ends_the_reading(tmp_path: Path) -> None:
+    """The record's own crc leaves out the blobs (their crcs cover them): a flipped blob byte is caught too."""
+    journal = Journal(tmp_path / "e1.journal")
+    for seq in range(1, 4):
+        journal.append(encode_record([("e1", seq, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(seq, 100)))
+    journal.close(remove=False)
+    raw = bytearray(journal.path.read_bytes())
+    one = len(encode_record([("e1", 1, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(1, 100)))
+    raw[2 * one + one - 50] ^= 0xFF  # a byte of the third record's stack
+    journal.path.write_bytes(bytes(raw))
+    read = read_journal(journal.path, "e1")
+    assert [b[1] for b in read.boundaries] == [1, 2] and [r[1] for r in read.runs] == [1, 2]
+
+
+def test_records_of_the_older_layout_still_read(tmp_path: Path) -> None:
+    """b"MB" records (one crc over the whole body), as a journal left by an older version holds them."""
+    data = b'[{"node":"A"}]'
+    body = struct.pack("<H", 0) + b"\x01" + struct.pack("<qqqH", 7, 3, -1, 4) + b"Node" + struct.pack("<II", len(data), zlib.crc32(data)) + data
+    (tmp_path / "e1.journal").write_bytes(struct.pack("<2sII", b"MB", len(body), zlib.crc32(body)) + body + END)
+    read = read_journal(tmp_path / "e1.journal", "e1")
+    assert read.boundaries == [("e1", 7, 3, "Node", None, data, zlib.crc32(data))]
