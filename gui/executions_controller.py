@@ -172,14 +172,20 @@ class ExecutionsController(QObject):
         self._show_read_only(stored, execution_id)
         return True
 
-    async def _open_server_execution(self, execution_id: str) -> None:
+    async def _server_run_or_say(self, execution_id: str) -> StoredRun | None:
+        """A server's execution, or None when it cannot be read (said in the panel and the status
+        bar) or a run began while it was fetched."""
         try:
             stored = await self._server_run(execution_id)
         except MiniN8nError as exc:
             self.panel.show_report(str(exc), problem=True)
             self.runs.show_status(str(exc))
-            return
-        if not self.bridge.running:
+            return None
+        return None if self.bridge.running else stored
+
+    async def _open_server_execution(self, execution_id: str) -> None:
+        stored = await self._server_run_or_say(execution_id)
+        if stored is not None:
             self._show_read_only(stored, f"{execution_id} on {self.panel.source_box.currentText()}")
 
     def _show_read_only(self, stored: StoredRun, shown_as: str) -> None:
@@ -211,13 +217,8 @@ class ExecutionsController(QObject):
         return self._copy(stored, execution_id)
 
     async def _copy_server_execution(self, execution_id: str) -> None:
-        try:
-            stored = await self._server_run(execution_id)
-        except MiniN8nError as exc:
-            self.panel.show_report(str(exc), problem=True)
-            self.runs.show_status(str(exc))
-            return
-        if not self.bridge.running:
+        stored = await self._server_run_or_say(execution_id)
+        if stored is not None:
             self._copy(stored, execution_id)
 
     def _copy(self, stored: StoredRun, execution_id: str) -> bool:

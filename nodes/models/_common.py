@@ -9,6 +9,11 @@ from typing import Any, Iterator
 from engine.abort import AbortSignal
 
 
+def js_number(value: Any) -> Any:
+    """A number as JSON.stringify writes it: 1, not 1.0 (what n8n sends for a whole-number option)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def locator_value(value: Any) -> Any:
     """n8n stores some parameters as resource locators `{"__rl": true, "value": ..., "mode": ...}`."""
     if isinstance(value, dict) and "value" in value:

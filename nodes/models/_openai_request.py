@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
 
+from ._common import js_number
 from ._openai_responses import input_items, tools_of
 from ._openai_wire import to_wire_messages, to_wire_tools
 
@@ -44,18 +45,13 @@ def _given(options: dict[str, Any], name: str) -> bool:
     return name in options and options[name] is not None
 
 
-def _number(value: Any) -> Any:
-    """A number as the node's JSON holds it: 1, not 1.0 (what JSON.stringify writes)."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def chat_completions_body(model: str, options: dict[str, Any], messages: Sequence[ChatMessage], tools: list[ToolSpec],
                           stream: bool) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model}
     for option, key in (("temperature", "temperature"), ("topP", "top_p"), ("frequencyPenalty", "frequency_penalty"),
                         ("presencePenalty", "presence_penalty")):
         if _given(options, option):
-            body[key] = _number(options[option])
+            body[key] = js_number(options[option])
     if _given(options, "maxTokens") and options["maxTokens"] != -1:
         body["max_completion_tokens" if is_reasoning_model(model) else "max_tokens"] = options["maxTokens"]
     if options.get("responseFormat"):
@@ -134,7 +130,7 @@ def responses_body(model: str, options: dict[str, Any], messages: Sequence[ChatM
     body: dict[str, Any] = {"model": model}
     for option, key in (("temperature", "temperature"), ("topP", "top_p")):
         if _given(shown, option):
-            body[key] = _number(shown[option])
+            body[key] = js_number(shown[option])
     body["stream"] = stream
     if tools:
         body["tools"] = tools_of(tools)

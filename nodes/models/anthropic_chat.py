@@ -25,7 +25,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._anthropic_wire import MessageStream, reply_from_message, split_messages, tools_of
-from ._common import cancel_on_abort, locator_value
+from ._common import cancel_on_abort, js_number, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 
 ANTHROPIC_API = "https://api.anthropic.com"
@@ -66,10 +66,6 @@ def default_max_tokens(model: str) -> int:
     return next((n for prefix, n in _MODEL_MAX_TOKENS if model.startswith(prefix)), 2048)
 
 
-def _number(value: Any) -> Any:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def request_body(params: AnthropicParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
     opts = params.options
     given = opts.model_fields_set
@@ -81,7 +77,7 @@ def request_body(params: AnthropicParams, messages: list[ChatMessage], tools: li
     else:
         for option, key in (("temperature", "temperature"), ("topK", "top_k"), ("topP", "top_p")):
             if option in given:
-                body[key] = _number(getattr(opts, option))
+                body[key] = js_number(getattr(opts, option))
         if "topP" in given and "temperature" not in given:
             body.pop("temperature", None)
         body["max_tokens"] = opts.maxTokensToSample if "maxTokensToSample" in given else default_max_tokens(params.model)

@@ -25,7 +25,7 @@ from engine.credentials import CredentialError, credential_ref, describe_credent
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._common import cancel_on_abort, locator_value
+from ._common import cancel_on_abort, js_number, locator_value
 from ._gemini_wire import ContentStream, blocked_reason, contents_of, model_id, model_path, reply_from_response, tools_of
 from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json, within_deadline
 
@@ -76,15 +76,11 @@ class GeminiParams(NodeParams):
         return locator_value(value)
 
 
-def _number(value: Any) -> Any:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def generation_config(opts: GeminiOptions) -> dict[str, Any]:
     config: dict[str, Any] = {"stopSequences": []}
     for name in ("maxOutputTokens", "temperature", "topP", "topK"):
         if name in opts.model_fields_set:
-            config[name] = _number(getattr(opts, name))
+            config[name] = js_number(getattr(opts, name))
     return config
 
 

@@ -29,7 +29,7 @@ from engine.credentials import CredentialError, credential_ref, describe_credent
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._common import locator_value
+from ._common import js_number, locator_value
 from ._http import Endpoint, join_url
 from ._openai_wire import to_wire_tools
 from .openai_chat import OpenAIChat, OpenAIParams
@@ -114,15 +114,11 @@ def to_mistral_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]
     return out
 
 
-def _number(value: Any) -> Any:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def mistral_body(params: MistralParams, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> dict[str, Any]:
     """The SDK's ChatCompletionStreamRequest, its keys in the SDK's order."""
     opts = params.options
     given = opts.model_fields_set
-    body: dict[str, Any] = {"model": params.model, "temperature": _number(opts.temperature), "top_p": _number(opts.topP)}
+    body: dict[str, Any] = {"model": params.model, "temperature": js_number(opts.temperature), "top_p": js_number(opts.topP)}
     if "maxTokens" in given:
         body["max_tokens"] = opts.maxTokens
     body["stream"] = True
