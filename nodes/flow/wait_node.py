@@ -1,17 +1,24 @@
 """Wait: passes its items on after a time interval or at a given time, as n8n's Wait node
 (v1–v1.1). n8n stores an execution that waits more than 65 seconds and resumes it later; mini-n8n
-waits in the running process (Stop ends the wait) and says so in the run log. Resuming on a
-webhook call or a form submission is refused with a clear error.
+waits in the running process (Stop ends the wait) and says so in the run log.
+
+On a webhook call the execution is stored paused at this node (n8n's "waiting", with its
+waitTill) and the run ends; a request to `$execution.resumeUrl` (`mini-n8n serve`) or
+`mini-n8n resume ID --input JSON` continues it, the request's item being this node's output;
+past the time limit (limitWaitTime) a resume without a request passes the input items on.
+Resuming on a form submission is refused with a clear error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from pydantic import ConfigDict, Field
 
 from engine.context import NodeContext
+from engine.debugger import PutToWait
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
@@ -45,23 +52,34 @@ class WaitNode(NodeType):
     group = "Core"
     icon = "wait"
     Params = WaitParams
-    implemented_parameters = frozenset({"resume", "amount", "unit", "dateTime"})
-    # parameters of resuming on a webhook call or a form, which is refused with an error naming it
-    unsupported_parameters = dict.fromkeys((
-        "formDescription", "formFields", "formTitle", "httpMethod", "incomingAuthentication", "limitType",
-        "limitWaitTime", "maxDateAndTime", "options", "options.appendAttribution", "options.binaryData",
-        "options.binaryPropertyName", "options.ignoreBots", "options.ipWhitelist", "options.noResponseBody",
-        "options.rawBody", "options.respondWithOptions", "options.responseContentType", "options.responseData",
-        "options.responseHeaders", "options.responsePropertyName", "options.webhookSuffix",
-        "responseBinaryPropertyName", "responseCode", "responseData", "responseMode", "resumeAmount", "resumeUnit"
-    ), "resuming on a webhook call or a form submission is refused with an error naming it")
+    implemented_parameters = frozenset({
+        "resume", "amount", "unit", "dateTime", "httpMethod", "limitWaitTime", "limitType", "resumeAmount", "resumeUnit",
+        "maxDateAndTime", "incomingAuthentication", "responseMode", "responseData", "responseCode", "options",
+        "options.webhookSuffix", "options.noResponseBody", "options.responseData", "options.responseHeaders",
+        "options.responseContentType", "options.responsePropertyName",
+    })
+    unsupported_parameters = {
+        **dict.fromkeys(("formDescription", "formFields", "formTitle", "options.appendAttribution",
+                         "options.respondWithOptions"),
+                        "resuming on a form submission is refused with an error naming it"),
+        **dict.fromkeys(("options.binaryData", "options.binaryPropertyName", "options.rawBody",
+                         "responseBinaryPropertyName"), "binary data in the resuming request or its answer is refused when served"),
+        "options.ignoreBots": "ignoring bots is refused when served",
+        "options.ipWhitelist": "an IP allowlist on the resume URL is refused when served",
+    }
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
         resume = plain(parameter(ctx, "resume", 0, "timeInterval"))
-        if resume in ("webhook", "form"):
-            raise NodeOperationError(f'Node "{node}" resumes on a {resume} call, which mini-n8n does not support yet',
-                                     node=node, description="Use a time interval or a specific time, or pin the node's output")
+        if resume == "form":
+            raise NodeOperationError(f'Node "{node}" resumes on a form submission, which mini-n8n does not support yet',
+                                     node=node, description="Resume on a webhook call, a time interval or a specific time, "
+                                                            "or pin the node's output")
+        if resume == "webhook":
+            resumed, items = ctx.resumed_wait()
+            if resumed:  # by a request (its item), or by the time limit (the input passes on, as n8n's disabled node)
+                return [items if items is not None else [paired(item, index) for index, item in enumerate(ctx.items)]]
+            raise PutToWait(self._webhook_wait(ctx))
         if resume == "timeInterval":
             v1 = float(ctx.node.typeVersion) < 1.1
             unit = plain(parameter(ctx, "unit", 0, "hours" if v1 else "seconds"))
@@ -88,6 +106,37 @@ class WaitNode(NodeType):
             ctx.note(f"waits {seconds:.0f} s in this process (n8n would store the execution as waiting and resume it)")
         await asyncio.sleep(seconds)
         return [[paired(item, index) for index, item in enumerate(ctx.items)]]
+
+
+    @staticmethod
+    def _webhook_wait(ctx: NodeContext) -> dict[str, Any]:
+        """What resumes the execution: the request's method and suffix, and n8n's waitTill (ms)."""
+        node = ctx.node.name
+        auth = plain(parameter(ctx, "incomingAuthentication", 0, "none"))
+        if auth not in (None, "none"):
+            raise NodeOperationError(f'Node "{node}": authentication "{auth}" of the resume webhook is not supported by '
+                                     "mini-n8n", node=node)
+        options = plain(parameter(ctx, "options", 0, {}))
+        options = options if isinstance(options, dict) else {}
+        suffix = options.get("webhookSuffix")
+        wait_till: float | None = None  # n8n's WAIT_INDEFINITELY
+        if plain(parameter(ctx, "limitWaitTime", 0, False)) is True:
+            if plain(parameter(ctx, "limitType", 0, "afterTimeInterval")) == "afterTimeInterval":
+                amount = plain(parameter(ctx, "resumeAmount", 0, 1))
+                unit = plain(parameter(ctx, "resumeUnit", 0, "hours"))
+                seconds = js_number(amount) * UNIT_SECONDS.get(str(unit), 1)
+                if is_nan(seconds):
+                    raise NodeOperationError(f"Invalid input for 'Amount': {describe_value(amount)}", node=node)
+                wait_till = time.time() * 1000 + seconds * 1000
+            else:
+                until = JsValues(ctx.expression_scope().state).date_millis(plain(parameter(ctx, "maxDateAndTime", 0, "")))
+                if until is None:
+                    raise NodeOperationError("Cannot put execution to wait because `maxDateAndTime` is not a valid date",
+                                             node=node)
+                wait_till = float(until)
+        method = plain(parameter(ctx, "httpMethod", 0, "GET"))
+        return {"resume": "webhook", "waitTill": wait_till, "httpMethod": str(method or "GET").upper(),
+                "webhookSuffix": str(suffix) if suffix and not isinstance(suffix, (dict, list)) else ""}
 
 
 __all__ = ["WaitNode"]

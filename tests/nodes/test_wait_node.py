@@ -37,7 +37,7 @@ def test_stop_ends_a_long_wait_at_once() -> None:
     assert took < 5
 
 
-def test_a_webhook_resume_is_refused_by_name() -> None:
-    state = asyncio.run(Engine(builtin_registry()).run(wait_workflow({"resume": "webhook"})))
+def test_a_form_resume_is_refused_by_name() -> None:
+    state = asyncio.run(Engine(builtin_registry()).run(wait_workflow({"resume": "form"})))
     assert state.status == "error"
-    assert state.error.message == 'Node "Wait" resumes on a webhook call, which mini-n8n does not support yet'
+    assert state.error.message == 'Node "Wait" resumes on a form submission, which mini-n8n does not support yet'
