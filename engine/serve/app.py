@@ -100,8 +100,13 @@ class Server:
         ]
         if self.webhooks is not None:
             every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+            from .waiting import WaitingWebhooks
+
+            waiting = WaitingWebhooks(self.webhooks)
             routes += [Route("/webhook/{path:path}", self.webhooks.webhook, methods=every),
-                       Route("/form/{path:path}", self.webhooks.form, methods=every)]
+                       Route("/form/{path:path}", self.webhooks.form, methods=every),
+                       Route("/webhook-waiting/{execution_id}", waiting.resume, methods=every),
+                       Route("/webhook-waiting/{execution_id}/{suffix:path}", waiting.resume, methods=every)]
         return Starlette(routes=routes, lifespan=self._lifespan,
                          exception_handlers={404: self._no_route, 405: self._no_route})
 
