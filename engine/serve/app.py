@@ -124,10 +124,14 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        from .waiting import WaitTracker
+
         firing = asyncio.get_running_loop().create_task(self.scheduler.run()) if self.scheduler is not None else None
+        tracking = asyncio.get_running_loop().create_task(WaitTracker(self.runner).run())
         try:
             yield
         finally:
+            tracking.cancel()
             if firing is not None:
                 firing.cancel()
             await self.runner.close()

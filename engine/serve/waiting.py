@@ -7,6 +7,7 @@ gets n8n's status and words; none of them changes the execution.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -18,6 +19,14 @@ from .jobs import Job
 from .webhooks import WebhookError, WebhookServer, parse_body, parse_query, request_headers
 
 log = logging.getLogger("mini_n8n.serve")
+CORS = {"access-control-allow-origin": "*", "access-control-allow-methods": "POST, GET, OPTIONS",
+        "access-control-allow-headers": "Content-Type"}  # what n8n sends with a waiting webhook's answer
+
+
+def _with_cors(response: Response) -> Response:
+    for name, value in CORS.items():
+        response.headers[name] = value
+    return response
 
 
 class WaitingWebhooks:
@@ -31,11 +40,13 @@ class WaitingWebhooks:
         suffix = request.path_params.get("suffix", "")
         try:
             state = self._waiting(execution_id)
+        except WebhookError as exc:
+            return self._refused(request, exc)
+        try:  # from here n8n's answers carry its CORS headers
             wait = self._wait_node(state, request.method, suffix)
             body = await parse_body(request)
         except WebhookError as exc:
-            log.warning("%d %s %s: %s", exc.status, request.method, request.url.path, exc.message)
-            return exc.response()
+            return _with_cors(self._refused(request, exc))
         from nodes.triggers.webhook import request_item, response_settings
 
         node = state.workflow.node(wait)
@@ -43,11 +54,16 @@ class WaitingWebhooks:
                             self._webhook_url((node.model_extra or {}).get("webhookId"), suffix))
         job = Job(execution_id, items=[item], resume=True)
         settings = response_settings(node.parameters, float(node.typeVersion))
-        return await self.webhooks.answer(job, settings, f'the Wait node "{wait}"', since_ms=now_ms())
+        return _with_cors(await self.webhooks.answer(job, settings, f'the Wait node "{wait}"', since_ms=now_ms()))
+
+    @staticmethod
+    def _refused(request: Request, exc: WebhookError) -> Response:
+        log.warning("%d %s %s: %s", exc.status, request.method, request.url.path, exc.message)
+        return exc.response()
 
     def _webhook_url(self, webhook_id: str | None, suffix: str) -> str:
-        """The item's webhookUrl as n8n gives a Wait node's: its webhook id and suffix under /webhook/."""
-        return f"{self.webhooks.base_url}webhook/{webhook_id or ''}/{suffix}"
+        """The item's webhookUrl as n8n gives a Wait node's: its suffix, else its webhook id, under /webhook/."""
+        return f"{self.webhooks.base_url}webhook/{suffix or webhook_id or ''}"
 
     def _waiting(self, execution_id: str) -> ExecutionState:
         store = self.webhooks.runner.engine.store
@@ -72,3 +88,49 @@ class WaitingWebhooks:
             return str(pause["node"])
         raise WebhookError(404, f'The workflow for execution "{state.id}" does not contain a waiting webhook with a '
                                 "matching path/method.")
+
+
+class WaitTracker:
+    """Resumes waiting executions whose time limit (waitTill) has passed, without a request, as
+    n8n's wait tracker does; the Wait node then passes its input items on. One per server."""
+
+    TICK_S = 2.0
+    SCAN_LIMIT = 1000  # the newest executions looked at for waiting ones
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+        self._resumed: dict[str, float] = {}  # execution id -> the waitTill it was resumed for
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except Exception as exc:  # the store restarts: the next tick tries again
+                log.warning("looking for executions past their wait limit failed: %s", exc)
+            await asyncio.sleep(self.TICK_S)
+
+    async def tick(self) -> list[str]:
+        """Resume every waiting execution past its waitTill; their ids."""
+        from .runners import Conflict
+
+        store = self.runner.engine.store
+        now = now_ms()
+        due = []
+        for summary in store.list(self.SCAN_LIMIT):
+            if summary.status != "paused":
+                continue
+            pause = store.load(summary.id).pause or {}
+            till = (pause.get("payload") or {}).get("waitTill")
+            if pause.get("kind") == "wait" and till is not None and till <= now and self._resumed.get(summary.id) != till:
+                due.append((summary.id, till))
+        resumed = []
+        for execution_id, till in due:
+            try:
+                await self.runner.resume(execution_id)
+            except Conflict as exc:  # a request resumed it meanwhile
+                log.info("execution %s past its wait limit: %s", execution_id, exc)
+                continue
+            self._resumed[execution_id] = till
+            resumed.append(execution_id)
+            log.info("execution %s resumed: its wait limit passed", execution_id)
+        return resumed

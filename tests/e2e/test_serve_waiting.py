@@ -17,6 +17,9 @@ from engine.store import open_store
 from tests.e2e.test_serve_triggers import _hook, _node, queue_store, wait_for  # noqa: F401 (a fixture)
 from tests.serve_harness import Cluster
 
+CORS = {"access-control-allow-origin": "*", "access-control-allow-methods": "POST, GET, OPTIONS",
+        "access-control-allow-headers": "Content-Type"}
+
 RESPOND = {"respondWith": "json", "responseBody": '={{ {"url": $execution.resumeUrl, "id": $execution.id} }}', "options": {}}
 
 
@@ -25,7 +28,8 @@ def waiting_workflow() -> dict[str, Any]:
     nodes, connections = [], {}
     for tag, wait in (("a", {"httpMethod": "POST", "options": {}}),
                       ("b", {"httpMethod": "PUT", "responseMode": "lastNode", "responseData": "allEntries",
-                             "options": {"webhookSuffix": "go"}})):
+                             "options": {"webhookSuffix": "go"}}),
+                      ("c", {"limitWaitTime": True, "resumeAmount": 1, "resumeUnit": "seconds"})):
         names = [f"Hook {tag}", f"Respond {tag}", f"Wait {tag}", f"After {tag}"]
         after = {"assignments": {"assignments": [
             {"id": "x", "name": "got", "value": "={{ $json.body }}", "type": "object"},
@@ -55,15 +59,18 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
         f'The workflow for execution "{execution_id}" does not contain a waiting webhook with a matching path/method.')})
     resumed = httpx.post(f"{url}/webhook-waiting/{execution_id}?q=1", json={"ok": "yes"})
     assert (resumed.status_code, resumed.json()) == (200, {"message": "Workflow was started"})
+    assert {k: resumed.headers[k] for k in CORS} == CORS
+    assert {k: wrong.headers[k] for k in CORS} == CORS
     wait_for(lambda: store.load(execution_id).status == "success", what="the resumed execution ends")
     done = store.load(execution_id)
     item = done.run_data["Wait a"][0].data["main"][0][0]["json"]
     assert list(item) == ["headers", "params", "query", "body", "webhookUrl", "executionMode"]
     assert (item["params"], item["query"], item["body"], item["executionMode"]) == ({}, {"q": "1"}, {"ok": "yes"}, "production")
-    assert item["webhookUrl"] == f"{base}webhook/wait-a/"
+    assert item["webhookUrl"] == f"{base}webhook/wait-a"
     assert done.result[0]["json"]["got"] == {"ok": "yes"}
     again = httpx.post(f"{url}/webhook-waiting/{execution_id}", json={})
     assert (again.status_code, again.json()) == (409, {"code": 409, "message": f'The execution "{execution_id} has finished already.'})
+    assert "access-control-allow-origin" not in again.headers
     unknown = httpx.post(f"{url}/webhook-waiting/987654")
     assert (unknown.status_code, unknown.json()) == (404, {"code": 404, "message": 'The execution "987654" does not exist.'})
 
@@ -72,8 +79,14 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
     no_suffix = httpx.put(f"{url}/webhook-waiting/{second}")
     assert no_suffix.status_code == 404
     last = httpx.put(f"{url}/webhook-waiting/{second}/go", json={"ok": "b"}, timeout=60)
-    assert (last.status_code, last.json()) == (200, [{"got": {"ok": "b"}, "url": f"{base}webhook/wait-b/go"}])
+    assert (last.status_code, last.json()) == (200, [{"got": {"ok": "b"}, "url": f"{base}webhook/go"}])
+    assert last.headers["access-control-allow-origin"] == "*"
     assert store.load(second).status == "success"
+
+    third = httpx.post(f"{url}/webhook/wc", json={"start": 3}).json()["id"]  # no request comes: its limit passes
+    wait_for(lambda: store.load(third).status == "success", timeout=30, what="the time limit resumes it")
+    passed = store.load(third).run_data["Wait c"][0].data["main"][0][0]["json"]
+    assert passed["body"] == {"start": 3} and passed["webhookUrl"] == f"{base}webhook/wc"
     store.close()
 
 
