@@ -12,6 +12,8 @@
 - `GET /healthz`.
 - `/webhook/<path>` and `/form/<path>`: Webhook and Form triggers (engine/serve/webhooks.py), and
   the Schedule Triggers' scheduler, started and stopped with the app (engine/serve/scheduler.py).
+- `/webhook-waiting/<id>[/<suffix>]`: resumes an execution a Wait node left waiting on a webhook
+  call, and the tracker resuming those past their time limit (engine/serve/waiting.py).
 
 A bad request gets a 4xx with a JSON `message` saying what is wrong, is logged, and stores nothing.
 """
