@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 PauseKind = Literal["node", "before_model", "after_model", "before_tool", "tool_result", "tool_error", "wait"]
-PAUSE_KINDS: tuple[str, ...] = ("node", "before_model", "after_model", "before_tool", "tool_result", "tool_error", "wait")
+# where the debugger may stop a run ("wait" is a node's own, not a breakpoint's)
+PAUSE_KINDS: tuple[str, ...] = ("node", "before_model", "after_model", "before_tool", "tool_result", "tool_error")
 # points at which the execution stack is consistent, so a stored copy resumes exactly there
 BOUNDARY_KINDS = frozenset({"node", "before_tool", "tool_result", "tool_error", "wait"})
 
