@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import MiniN8nError
-from ..raw_output import iso_time, raw_output
+from ..raw_output import iso_time, raw_output, wait_till
 from ..run_data import ExecutionState
 from ..store import ExecutionBusy, ExecutionSummary
 from ..streaming import chunk_line, error_chunk
@@ -71,8 +71,11 @@ def summary_json(row: ExecutionSummary | ExecutionState) -> dict[str, Any]:
     else:
         name, started, stopped = row.workflow_name, row.started_at, row.stopped_at
     status = "canceled" if row.status == "cancelled" else row.status
+    waiting: dict[str, Any] = {}
+    if isinstance(row, ExecutionState) and wait_till(row) is not None:  # a Wait node's: n8n's "waiting" and waitTill
+        status, waiting = "waiting", {"waitTill": wait_till(row)}
     return {"id": row.id, "finished": row.status == "success", "mode": row.mode, "retryOf": None, "status": status,
-            "startedAt": iso_time(started), "stoppedAt": iso_time(stopped), "workflowName": name}
+            "startedAt": iso_time(started), "stoppedAt": iso_time(stopped), "workflowName": name, **waiting}
 
 
 class Server:

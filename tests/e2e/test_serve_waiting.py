@@ -15,7 +15,7 @@ import pytest
 
 from engine.store import open_store
 from tests.e2e.test_serve_triggers import _hook, _node, queue_store, wait_for  # noqa: F401 (a fixture)
-from tests.serve_harness import Cluster
+from tests.serve_harness import API_KEY, Cluster
 
 CORS = {"access-control-allow-origin": "*", "access-control-allow-methods": "POST, GET, OPTIONS",
         "access-control-allow-headers": "Content-Type"}
@@ -53,6 +53,8 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
     waiting = store.load(execution_id)
     assert waiting.pause["kind"] == "wait" and waiting.pause["node"] == "Wait a"
     assert "Wait a" not in waiting.run_data
+    shown = httpx.get(f"{url}/api/v1/executions/{execution_id}", headers={"X-N8N-API-KEY": API_KEY}).json()
+    assert (shown["status"], shown["waitTill"], shown["finished"]) == ("waiting", "3000-01-01T00:00:00.000Z", False)
 
     wrong = httpx.get(f"{url}/webhook-waiting/{execution_id}")
     assert (wrong.status_code, wrong.json()) == (404, {"code": 404, "message": (

@@ -59,6 +59,10 @@ async def test_past_its_time_limit_a_waiting_execution_resumes_without_a_request
     wait = {"limitWaitTime": True, "resumeAmount": 0.2, "resumeUnit": "seconds"}
     state = await runs.start(engine, waiting_workflow(wait)).run()
     till = state.pause["payload"]["waitTill"]
+    from engine.raw_output import iso_time, raw_output
+
+    raw = raw_output(state)
+    assert (raw["status"], raw["waitTill"], raw["finished"]) == ("waiting", iso_time(till), False)
     assert state.status == "paused" and abs(till - (time.time() * 1000 + 200)) < 2000
     with pytest.raises(MiniN8nError, match="or after its time limit"):
         runs.resume(engine, state.id)  # the limit is not reached yet
