@@ -37,7 +37,7 @@ from starlette.routing import Route
 
 from ..errors import MiniN8nError
 from ..raw_output import iso_time, raw_output, wait_till
-from ..run_data import ExecutionState
+from ..run_data import ExecutionState, now_ms
 from ..store import ExecutionBusy, ExecutionSummary
 from ..streaming import chunk_line, error_chunk
 from .jobs import Job
@@ -322,7 +322,11 @@ class Server:
 
     async def resume_execution(self, request: Request) -> Response:
         execution_id = request.path_params["execution_id"]
-        self._load(execution_id)
+        state = self._load(execution_id)
+        limit = ((state.pause or {}).get("payload") or {}).get("waitTill")
+        if wait_till(state) is not None and (limit is None or limit > now_ms()):  # a Wait node waits for its request
+            raise HttpError(409, f'execution "{execution_id}" waits for a webhook call at "{state.pause["node"]}": a request '
+                                 f"to its resume URL (/webhook-waiting/{execution_id}) resumes it")
         try:
             await self.runner.resume(execution_id)
         except Conflict as exc:

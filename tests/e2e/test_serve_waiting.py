@@ -55,6 +55,8 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
     assert "Wait a" not in waiting.run_data
     shown = httpx.get(f"{url}/api/v1/executions/{execution_id}", headers={"X-N8N-API-KEY": API_KEY}).json()
     assert (shown["status"], shown["waitTill"], shown["finished"]) == ("waiting", "3000-01-01T00:00:00.000Z", False)
+    api_resume = httpx.post(f"{url}/api/v1/executions/{execution_id}/resume", headers={"X-N8N-API-KEY": API_KEY})
+    assert api_resume.status_code == 409 and "waits for a webhook call" in api_resume.json()["message"]
 
     wrong = httpx.get(f"{url}/webhook-waiting/{execution_id}")
     assert (wrong.status_code, wrong.json()) == (404, {"code": 404, "message": (
