@@ -136,7 +136,8 @@ class WaitNode(NodeType):
                 wait_till = float(until)
         method = plain(parameter(ctx, "httpMethod", 0, "GET"))
         return {"resume": "webhook", "waitTill": wait_till, "httpMethod": str(method or "GET").upper(),
-                "webhookSuffix": str(suffix) if suffix and not isinstance(suffix, (dict, list)) else ""}
+                "webhookSuffix": str(suffix) if suffix and not isinstance(suffix, (dict, list)) else "",
+                "since": time.time() * 1000}  # each wait its own, also the same node's next one
 
 
 __all__ = ["WaitNode"]

@@ -38,7 +38,9 @@ async def test_the_execution_is_stored_waiting_and_resumes_with_the_request_item
     stored = engine.store.load(state.id)
     assert stored.status == "paused"
     assert stored.pause["kind"] == "wait" and stored.pause["node"] == "Wait"
+    since = stored.pause["payload"].pop("since")
     assert stored.pause["payload"] == {"resume": "webhook", "waitTill": None, "httpMethod": "POST", "webhookSuffix": "ok"}
+    assert abs(since - time.time() * 1000) < 5000
     assert state.run_data["Before"][0].data["main"][0][0]["json"]["url"] == \
         f"https://hooks.example.org/base/webhook-waiting/{state.id}"
 
