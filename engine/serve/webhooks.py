@@ -345,7 +345,7 @@ class WebhookServer:
             log.error("execution %s could not be queued: %s", job.execution_id, exc)
             return json_response({"code": 503, "message": f"the job queue is unavailable: {exc}"}, 503)
         if settings.mode == "responseNode":
-            return self._respond_node_answer(state)
+            return self._respond_node_answer(state, since_ms)
         return self._last_node_answer(settings, state)
 
     async def _first_response(self, execution_id: str, submitted: "asyncio.Future[ExecutionState]",
@@ -382,10 +382,10 @@ class WebhookServer:
         return body_response(made["body"], status, headers)
 
     @staticmethod
-    def _respond_node_answer(state: ExecutionState) -> Response:
+    def _respond_node_answer(state: ExecutionState, since_ms: float = 0.0) -> Response:
         from nodes.triggers.respond_to_webhook import response_of
 
-        made = response_of(state)
+        made = response_of(state, since_ms)
         if made is not None:
             return WebhookServer._made_response(made)
         if state.status == "paused":

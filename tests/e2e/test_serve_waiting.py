@@ -40,6 +40,15 @@ def waiting_workflow() -> dict[str, Any]:
                   _node(names[3], "n8n-nodes-base.set", 3.4, after)]
         for source, target in zip(names, names[1:]):
             connections[source] = {"main": [[{"node": target, "type": "main", "index": 0}]]}
+    # a Wait answering with a Respond to Webhook node after it (not the one before it, which answered the first request)
+    nodes += [_hook("Hook d", "POST", "wd", responseMode="responseNode"),
+              _node("Respond d", "n8n-nodes-base.respondToWebhook", 1.4, RESPOND),
+              _node("Wait d", "n8n-nodes-base.wait", 1.1, {"resume": "webhook", "httpMethod": "POST",
+                                                          "responseMode": "responseNode"}, webhookId="wait-d"),
+              _node("Answer d", "n8n-nodes-base.respondToWebhook", 1.4,
+                    {"respondWith": "text", "responseBody": "=resumed with {{ $json.body.x }}"})]
+    for source, target in (("Hook d", "Respond d"), ("Respond d", "Wait d"), ("Wait d", "Answer d")):
+        connections[source] = {"main": [[{"node": target, "type": "main", "index": 0}]]}
     return {"name": "served waits", "nodes": nodes, "connections": connections}
 
 
@@ -86,6 +95,11 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
     assert (last.status_code, last.json()) == (200, [{"got": {"ok": "b"}, "url": f"{base}webhook/go"}])
     assert last.headers["access-control-allow-origin"] == "*"
     assert store.load(second).status == "success"
+
+    fourth = httpx.post(f"{url}/webhook/wd", json={}).json()["id"]
+    wait_for(lambda: store.load(fourth).status == "paused", what="the fourth execution waits")
+    answered = httpx.post(f"{url}/webhook-waiting/{fourth}", json={"x": 4}, timeout=60)
+    assert (answered.status_code, answered.text) == (200, "resumed with 4")
 
     third = httpx.post(f"{url}/webhook/wc", json={"start": 3}).json()["id"]  # no request comes: its limit passes
     wait_for(lambda: store.load(third).status == "success", timeout=30, what="the time limit resumes it")
