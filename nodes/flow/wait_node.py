@@ -32,6 +32,7 @@ from .params import parameter, plain
 
 UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 STORED_AFTER_S = 65  # n8n keeps a shorter wait in the running execution
+REFUSED_OPTIONS = ("ipWhitelist", "rawBody", "binaryData", "ignoreBots")  # of the resume webhook: an error when set
 
 
 class WaitParams(NodeParams):
@@ -63,9 +64,10 @@ class WaitNode(NodeType):
                          "options.respondWithOptions"),
                         "resuming on a form submission is refused with an error naming it"),
         **dict.fromkeys(("options.binaryData", "options.binaryPropertyName", "options.rawBody",
-                         "responseBinaryPropertyName"), "binary data in the resuming request or its answer is refused when served"),
-        "options.ignoreBots": "ignoring bots is refused when served",
-        "options.ipWhitelist": "an IP allowlist on the resume URL is refused when served",
+                         "responseBinaryPropertyName"), "binary data in the resuming request or its answer is refused "
+                                                        "(an error when the node waits)"),
+        "options.ignoreBots": "ignoring bots is refused (an error when the node waits)",
+        "options.ipWhitelist": "an IP allowlist on the resume URL is refused (an error when the node waits)",
     }
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
@@ -118,6 +120,10 @@ class WaitNode(NodeType):
                                      "mini-n8n", node=node)
         options = plain(parameter(ctx, "options", 0, {}))
         options = options if isinstance(options, dict) else {}
+        refused = [name for name in REFUSED_OPTIONS if options.get(name) not in (None, False, "")]
+        if refused:
+            raise NodeOperationError(f'Node "{node}": the option(s) {", ".join(refused)} of the resume webhook are not '
+                                     "supported by mini-n8n", node=node)
         suffix = options.get("webhookSuffix")
         wait_till: float | None = None  # n8n's WAIT_INDEFINITELY
         if plain(parameter(ctx, "limitWaitTime", 0, False)) is True:

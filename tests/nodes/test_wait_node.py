@@ -41,3 +41,10 @@ def test_a_form_resume_is_refused_by_name() -> None:
     state = asyncio.run(Engine(builtin_registry()).run(wait_workflow({"resume": "form"})))
     assert state.status == "error"
     assert state.error.message == 'Node "Wait" resumes on a form submission, which mini-n8n does not support yet'
+
+
+def test_a_resume_webhook_option_mini_n8n_does_not_serve_is_an_error_naming_it() -> None:
+    workflow = wait_workflow({"resume": "webhook", "options": {"ipWhitelist": "10.0.0.1", "webhookSuffix": "x"}})
+    state = asyncio.run(Engine(builtin_registry()).run(workflow))
+    assert state.status == "error"
+    assert state.error.message == 'Node "Wait": the option(s) ipWhitelist of the resume webhook are not supported by mini-n8n'
