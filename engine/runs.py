@@ -83,7 +83,8 @@ def check_wait_resume(state: ExecutionState, items: list[Item] | None) -> None:
     if waiting and items is None:
         till = (pause.get("payload") or {}).get("waitTill")
         if till is None or time.time() * 1000 < till:
-            raise MiniN8nError(f'execution "{state.id}" waits for a webhook call at "{pause.get("node")}": resume it with '
+            call = "a form submission" if (pause.get("payload") or {}).get("resume") == "form" else "a webhook call"
+            raise MiniN8nError(f'execution "{state.id}" waits for {call} at "{pause.get("node")}": resume it with '
                                "--input JSON (the request's item)"
                                + ("" if till is None else " or after its time limit"))
 

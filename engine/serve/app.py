@@ -111,7 +111,9 @@ class Server:
             routes += [Route("/webhook/{path:path}", self.webhooks.webhook, methods=every),
                        Route("/form/{path:path}", self.webhooks.form, methods=every),
                        Route("/webhook-waiting/{execution_id}", waiting.resume, methods=every),
-                       Route("/webhook-waiting/{execution_id}/{suffix:path}", waiting.resume, methods=every)]
+                       Route("/webhook-waiting/{execution_id}/{suffix:path}", waiting.resume, methods=every),
+                       Route("/form-waiting/{execution_id}", waiting.form, methods=every),
+                       Route("/form-waiting/{execution_id}/{suffix:path}", waiting.form, methods=every)]
         return Starlette(routes=routes, lifespan=self._lifespan,
                          exception_handlers={404: self._no_route, 405: self._no_route})
 
@@ -325,8 +327,9 @@ class Server:
         state = self._load(execution_id)
         limit = ((state.pause or {}).get("payload") or {}).get("waitTill")
         if wait_till(state) is not None and (limit is None or limit > now_ms()):  # a Wait node waits for its request
+            where = "form-waiting" if state.pause["payload"].get("resume") == "form" else "webhook-waiting"
             raise HttpError(409, f'execution "{execution_id}" waits for a webhook call at "{state.pause["node"]}": a request '
-                                 f"to its resume URL (/webhook-waiting/{execution_id}) resumes it")
+                                 f"to its resume URL (/{where}/{execution_id}) resumes it")
         try:
             await self.runner.resume(execution_id)
         except Conflict as exc:

@@ -6,7 +6,8 @@ On a webhook call the execution is stored paused at this node (n8n's "waiting", 
 waitTill) and the run ends; a request to `$execution.resumeUrl` (`mini-n8n serve`) or
 `mini-n8n resume ID --input JSON` continues it, the request's item being this node's output;
 past the time limit (limitWaitTime) a resume without a request passes the input items on.
-Resuming on a form submission is refused with a clear error.
+On a form submission the same, at `$execution.resumeFormUrl`: the submitted form's item (n8n's
+field labels, submittedAt, formMode) is the output.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .params import parameter, plain
 
 UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 STORED_AFTER_S = 65  # n8n keeps a shorter wait in the running execution
+FORM_TRIGGER = "n8n-nodes-base.formTrigger"
 REFUSED_OPTIONS = ("ipWhitelist", "rawBody", "binaryData", "ignoreBots")  # of the resume webhook: an error when set
 
 
@@ -54,15 +56,15 @@ class WaitNode(NodeType):
     icon = "wait"
     Params = WaitParams
     implemented_parameters = frozenset({
-        "resume", "amount", "unit", "dateTime", "httpMethod", "limitWaitTime", "limitType", "resumeAmount", "resumeUnit",
+        "resume", "amount", "unit", "dateTime", "httpMethod", "formTitle", "formDescription", "formFields", "limitWaitTime", "limitType", "resumeAmount", "resumeUnit",
         "maxDateAndTime", "incomingAuthentication", "responseMode", "responseData", "responseCode", "options",
         "options.webhookSuffix", "options.noResponseBody", "options.responseData", "options.responseHeaders",
         "options.responseContentType", "options.responsePropertyName",
     })
     unsupported_parameters = {
-        **dict.fromkeys(("formDescription", "formFields", "formTitle", "options.appendAttribution",
-                         "options.respondWithOptions"),
-                        "resuming on a form submission is refused with an error naming it"),
+        "options.appendAttribution": "the served form is a plain page without n8n's attribution",
+        "options.respondWithOptions": "a form's completion page or redirect is not shown; the submission is answered as "
+                                      "the Form Trigger's is",
         **dict.fromkeys(("options.binaryData", "options.binaryPropertyName", "options.rawBody",
                          "responseBinaryPropertyName"), "binary data in the resuming request or its answer is refused "
                                                         "(an error when the node waits)"),
@@ -73,15 +75,15 @@ class WaitNode(NodeType):
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         node = ctx.node.name
         resume = plain(parameter(ctx, "resume", 0, "timeInterval"))
-        if resume == "form":
-            raise NodeOperationError(f'Node "{node}" resumes on a form submission, which mini-n8n does not support yet',
-                                     node=node, description="Resume on a webhook call, a time interval or a specific time, "
-                                                            "or pin the node's output")
-        if resume == "webhook":
+        if resume in ("webhook", "form"):
             resumed, items = ctx.resumed_wait()
-            if resumed:  # by a request (its item), or by the time limit (the input passes on, as n8n's disabled node)
-                return [items if items is not None else [paired(item, index) for index, item in enumerate(ctx.items)]]
-            raise PutToWait(self._webhook_wait(ctx))
+            if not resumed:
+                raise PutToWait(self._webhook_wait(ctx, resume))
+            if resume == "form" and FORM_TRIGGER in ancestor_types(ctx.workflow, node):
+                ctx.note(f'Wait "{node}": the Form Trigger\'s submitter was not sent on to this form '
+                         "(n8n redirects it there with a 307); it was at $execution.resumeFormUrl")
+            # by a request (its item), or by the time limit (the input passes on, as n8n's disabled node)
+            return [items if items is not None else [paired(item, index) for index, item in enumerate(ctx.items)]]
         if resume == "timeInterval":
             v1 = float(ctx.node.typeVersion) < 1.1
             unit = plain(parameter(ctx, "unit", 0, "hours" if v1 else "seconds"))
@@ -111,8 +113,9 @@ class WaitNode(NodeType):
 
 
     @staticmethod
-    def _webhook_wait(ctx: NodeContext) -> dict[str, Any]:
-        """What resumes the execution: the request's method and suffix, and n8n's waitTill (ms)."""
+    def _webhook_wait(ctx: NodeContext, resume: str) -> dict[str, Any]:
+        """What resumes the execution: the request's method (a form: GET shows it, POST submits)
+        and suffix, and n8n's waitTill (ms)."""
         node = ctx.node.name
         auth = plain(parameter(ctx, "incomingAuthentication", 0, "none"))
         if auth not in (None, "none"):
@@ -140,10 +143,26 @@ class WaitNode(NodeType):
                     raise NodeOperationError("Cannot put execution to wait because `maxDateAndTime` is not a valid date",
                                              node=node)
                 wait_till = float(until)
-        method = plain(parameter(ctx, "httpMethod", 0, "GET"))
-        return {"resume": "webhook", "waitTill": wait_till, "httpMethod": str(method or "GET").upper(),
+        method = plain(parameter(ctx, "httpMethod", 0, "GET")) if resume == "webhook" else "POST"
+        return {"resume": resume, "waitTill": wait_till, "httpMethod": str(method or "GET").upper(),
                 "webhookSuffix": str(suffix) if suffix and not isinstance(suffix, (dict, list)) else "",
                 "since": time.time() * 1000}  # each wait its own, also the same node's next one
+
+
+def ancestor_types(workflow: Any, name: str) -> set[str]:
+    """The types of the nodes upstream of `name` on main links (n8n's getParentNodes)."""
+    sources: dict[str, list[str]] = {}
+    for source, kind, _index, target in workflow.links():
+        if kind == "main":
+            sources.setdefault(target.node, []).append(source)
+    seen: set[str] = set()
+    todo = list(sources.get(name, ()))
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(sources.get(current, ()))
+    return {workflow.node(n).type for n in seen if workflow.has_node(n)}
 
 
 __all__ = ["WaitNode"]

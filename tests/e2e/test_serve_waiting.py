@@ -49,7 +49,17 @@ def waiting_workflow() -> dict[str, Any]:
                     {"respondWith": "text", "responseBody": "=resumed with {{ $json.body.x }}"})]
     for source, target in (("Hook d", "Respond d"), ("Respond d", "Wait d"), ("Wait d", "Answer d")):
         connections[source] = {"main": [[{"node": target, "type": "main", "index": 0}]]}
-    return {"name": "served waits", "nodes": nodes, "connections": connections}
+    # a Wait resuming on a form submission
+    form = {"resume": "form", "formTitle": "Tell", "formFields": {"values": [
+        {"fieldLabel": "Name"}, {"fieldLabel": "Age", "fieldType": "number"}]}, "options": {}}
+    nodes += [_hook("Hook e", "POST", "we", responseMode="responseNode"),
+              _node("Respond e", "n8n-nodes-base.respondToWebhook", 1.4,
+                    {**RESPOND, "responseBody": '={{ {"url": $execution.resumeFormUrl, "id": $execution.id} }}'}),
+              _node("Wait e", "n8n-nodes-base.wait", 1.1, form, webhookId="wait-e"),
+              _node("After e", "n8n-nodes-base.noOp", 1, {})]
+    for source, target in (("Hook e", "Respond e"), ("Respond e", "Wait e"), ("Wait e", "After e")):
+        connections[source] = {"main": [[{"node": target, "type": "main", "index": 0}]]}
+    return {"name": "served waits", "nodes": nodes, "connections": connections, "settings": {"timezone": "UTC"}}
 
 
 def check_waiting(url: str, base: str, store_url: str) -> None:
@@ -99,7 +109,32 @@ def check_waiting(url: str, base: str, store_url: str) -> None:
     fourth = httpx.post(f"{url}/webhook/wd", json={}).json()["id"]
     wait_for(lambda: store.load(fourth).status == "paused", what="the fourth execution waits")
     answered = httpx.post(f"{url}/webhook-waiting/{fourth}", json={"x": 4}, timeout=60)
-    assert (answered.status_code, answered.text) == (200, "resumed with 4")
+    assert (answered.status_code, answered.text) == (200, "resumed with 4"), store.load(fourth).model_dump(
+        include={"status", "error", "pause"})
+
+    started = httpx.post(f"{url}/webhook/we", json={}).json()
+    fifth = started["id"]
+    assert started["url"] == f"{base}form-waiting/{fifth}"
+    wait_for(lambda: store.load(fifth).status == "paused", what="the form waits")
+    wrong_method = httpx.put(f"{url}/form-waiting/{fifth}")
+    assert wrong_method.status_code == 404 and "<h1>Problem loading form</h1>" in wrong_method.text
+    assert wrong_method.headers["access-control-allow-origin"] == "*"
+    missing = httpx.get(f"{url}/form-waiting/98765")
+    assert missing.status_code == 404 and "<title>Problem loading form</title>" in missing.text
+    assert httpx.get(f"{url}/form-waiting/98765/n8n-execution-status").text == "null"
+    status = httpx.get(f"{url}/form-waiting/{fifth}/n8n-execution-status")
+    assert (status.status_code, status.text) == (200, "form-waiting")
+    page = httpx.get(f"{url}/form-waiting/{fifth}")
+    assert page.status_code == 200 and "Tell" in page.text and 'name="field-1"' in page.text
+    submitted = httpx.post(f"{url}/form-waiting/{fifth}?q=1", files={"field-0": (None, "Ann"), "field-1": (None, "42")})
+    assert (submitted.status_code, submitted.json()) == (200, {"status": 200})
+    wait_for(lambda: store.load(fifth).status == "success", what="the submitted form resumes it")
+    item = store.load(fifth).run_data["Wait e"][0].data["main"][0][0]["json"]
+    assert list(item) == ["Name", "Age", "submittedAt", "formMode"]  # n8n's item, submittedAt in UTC (v1.1)
+    assert (item["Name"], item["Age"], item["formMode"]) == ("Ann", 42, "production")
+    assert item["submittedAt"].endswith("Z")
+    assert httpx.get(f"{url}/form-waiting/{fifth}/n8n-execution-status").text == "success"
+    assert "Your response has been recorded" in httpx.get(f"{url}/form-waiting/{fifth}").text
 
     third = httpx.post(f"{url}/webhook/wc", json={"start": 3}).json()["id"]  # no request comes: its limit passes
     wait_for(lambda: store.load(third).status == "success", timeout=30, what="the time limit resumes it")
