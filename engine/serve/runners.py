@@ -263,7 +263,10 @@ class QueueRunner:
             if status not in SETTLED:
                 continue
             state = store.load(execution_id)
-            if status == "paused" and execution_id in self._resumed_from and state.pause == self._resumed_from[execution_id]:
+            if state.status not in SETTLED:  # a worker took it on since the status was read
+                continue
+            if state.status == "paused" and execution_id in self._resumed_from \
+                    and state.pause == self._resumed_from[execution_id]:
                 continue  # no worker took the resumed job yet
             self._resumed_from.pop(execution_id, None)
             for future in self._waiting.pop(execution_id, []):
