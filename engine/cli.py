@@ -216,8 +216,11 @@ def report(state: ExecutionState, out: Output) -> int:
         if where.get("kind") == "wait":
             from .expressions.scope import resume_urls
 
-            out.line(f"waiting for: {(where.get('payload') or {}).get('httpMethod', 'GET')} "
-                     f"{resume_urls(state.id)['resumeUrl']} (mini-n8n serve)")
+            payload = where.get("payload") or {}
+            form = payload.get("resume") == "form"
+            suffix = f"/{payload['webhookSuffix']}" if payload.get("webhookSuffix") else ""
+            out.line(f"waiting for: {'GET|POST' if form else payload.get('httpMethod', 'GET')} "
+                     f"{resume_urls(state.id)['resumeFormUrl' if form else 'resumeUrl']}{suffix} (mini-n8n serve)")
             out.line(f"continue with: mini-n8n resume {state.id} --input JSON")
         else:
             out.line(f"continue with: mini-n8n resume {state.id}")
