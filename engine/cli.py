@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--raw-output", action="store_true", help="print only the execution as JSON, in the shape of n8n's `execute --rawOutput`")
     resume = sub.add_parser("resume", help="continue a paused, interrupted or crashed execution")
     resume.add_argument("id")
+    resume.add_argument("--input", help="the item(s) a Wait node waiting on a webhook call outputs (JSON, or @file.json)")
     resume.add_argument("--quiet", "-q", action="store_true")
     rerun = sub.add_parser("rerun", help="run a finished execution again, reusing its results up to an iteration")
     rerun.add_argument("id")
@@ -167,7 +168,7 @@ async def drive(execution: Execution, quiet: bool, out: Output) -> int:
             task.cancel()
 
     def on_event(event: object) -> None:
-        if isinstance(event, ExecutionPaused):
+        if isinstance(event, ExecutionPaused) and event.where.get("kind") != "wait":  # a wait ends the run itself
             loop.call_soon(execution.detach)
         elif isinstance(event, NodeBefore):
             running[:] = [event.node]
@@ -212,7 +213,17 @@ def report(state: ExecutionState, out: Output) -> int:
     if state.status == "paused":
         where = state.pause or {}
         out.line(f"paused: {where.get('kind')} at \"{where.get('node')}\"" + (f", iteration {where['iteration']}" if where.get("iteration") else ""))
-        out.line(f"continue with: mini-n8n resume {state.id}")
+        if where.get("kind") == "wait":
+            from .expressions.scope import resume_urls
+
+            payload = where.get("payload") or {}
+            form = payload.get("resume") == "form"
+            suffix = f"/{payload['webhookSuffix']}" if payload.get("webhookSuffix") else ""
+            out.line(f"waiting for: {'GET|POST' if form else payload.get('httpMethod', 'GET')} "
+                     f"{resume_urls(state.id)['resumeFormUrl' if form else 'resumeUrl']}{suffix} (mini-n8n serve)")
+            out.line(f"continue with: mini-n8n resume {state.id} --input JSON")
+        else:
+            out.line(f"continue with: mini-n8n resume {state.id}")
         return EXIT_PAUSED
     if state.status == "success":
         from .runs import answer_of
@@ -278,9 +289,11 @@ async def resume(args: argparse.Namespace, out: Output) -> int:
     from .errors import MiniN8nError
 
     from .runs import open_engine, resume as resume_execution
+    from .start import read_input
 
     try:
-        execution = resume_execution(open_engine(), args.id)
+        items = read_input(args.input) if args.input is not None else None
+        execution = resume_execution(open_engine(), args.id, items=items)
     except MiniN8nError as exc:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -188,6 +188,11 @@ class NodeContext(_ContextBase):
     def execution_id(self) -> str:
         return self._execution.state.id
 
+    def resumed_wait(self) -> tuple[bool, list[Item] | None]:
+        """Whether this node run continues an execution it left waiting (engine.debugger.PutToWait),
+        and the items it was resumed with (None: its time limit was reached)."""
+        return self._execution.take_resume(self.node.name)
+
     def is_streaming(self) -> bool:
         """Whether what this node streams reaches a client (n8n's isStreaming): the execution
         answers a streaming Chat Trigger, in a mode n8n streams in."""

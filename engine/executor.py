@@ -18,7 +18,7 @@ from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
 from .errors import ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, SubNodeError
-from .debugger import Debugger, PausePoint
+from .debugger import Debugger, PausePoint, PutToWait
 from .hooks import (
     ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore,
 )
@@ -129,8 +129,12 @@ class Execution:
                 self._main_inputs[target.node] = max(self._main_inputs.get(target.node, 1), target.index + 1)
         self._detaching = False
         self._run_task: asyncio.Task[Any] | None = None
+        pause = (state.pause or {}) if state.status == "paused" else {}
         # a restored execution that was paused passes its own pause point once without stopping
-        self._resume_key: str | None = (state.pause or {}).get("key") if state.status == "paused" else None
+        self._resume_key: str | None = pause.get("key") if pause.get("kind") != "wait" else None
+        # a restored execution a node left waiting (PutToWait): that node takes `resume_items` once
+        self._waited_at: str | None = pause.get("node") if pause.get("kind") == "wait" else None
+        self.resume_items: list[Item] | None = None  # the resuming request's item(s); None: resumed by time
 
     # ----- helpers used by contexts and recorders --------------------------------------------
     def node_type(self, node: Node) -> NodeType:
@@ -182,6 +186,26 @@ class Execution:
         self.hooks.emit(ExecutionResumed(state.id))
         return edit
 
+    def take_resume(self, node: str) -> tuple[bool, list[Item] | None]:
+        """Whether this execution was resumed waiting at `node` (once), and the items it was resumed with."""
+        if self._waited_at != node:
+            return False, None
+        self._waited_at = None
+        return True, self.resume_items
+
+    def _put_to_wait(self, entry: StackEntry, waiting: PutToWait) -> bool:
+        """Store the execution paused before `entry`'s node (back on the stack, not recorded), as
+        n8n stores a waiting execution; its run ends here and its lease with it."""
+        state = self.state
+        entry.round, entry.start_time, entry.run_index = 0, None, None
+        state.stack.append(entry)
+        state.status = "paused"
+        point = PausePoint(kind="wait", node=entry.node, payload=waiting.payload)
+        state.pause = {**point.to_json(), "key": point.key}
+        self._checkpoint(True)
+        self.hooks.emit(ExecutionPaused(state.id, state.pause))
+        return False
+
     def detach(self) -> None:
         """Leave a paused execution as it is stored (the editor closes, the CLI exits): its task
         ends, its state stays "paused", and `mini-n8n resume` or a later session continues it."""
@@ -198,6 +222,8 @@ class Execution:
         resumed = state.status in ("paused", "crashed", "running")
         state.status = "running"
         state.stopped_at = None
+        if self._waited_at is not None:
+            state.pause = None
         self.hooks.emit(WorkflowBefore(state.id, state.workflow.name, resumed))
         task = self._run_task = asyncio.current_task()
         remove = self.signal.add_callback(lambda: task.cancel() if task is not None else None)
@@ -219,6 +245,8 @@ class Execution:
             remove()
         if state.status == "running":
             state.status = "success"
+        elif state.status == "paused" and self.on_detach is not None:  # left waiting (PutToWait)
+            self.on_detach(state)
         if state.status != "paused":
             state.stopped_at = now_ms()
             self._checkpoint(True)
@@ -330,6 +358,11 @@ class Execution:
                 result = await self._call(node, entry)
         except asyncio.CancelledError:
             raise
+        except PutToWait as waiting:
+            if entry.mode != "main":
+                return self._fail(entry, node, NodeOperationError(
+                    f'Node "{node.name}" waits to be resumed, which only a main-path node may do', node=node.name))[0]
+            return self._put_to_wait(entry, waiting)
         except Exception as exc:  # a node type's bug must reach the user as that node's error
             error = self._node_error(node, exc)
             if entry.mode == "main" and node.name in self._error_settings and not self.signal.aborted \
@@ -376,7 +409,7 @@ class Execution:
             entry.pending = pending
             try:
                 result = await self._call(node, entry)
-            except (ExecutionCancelled, asyncio.CancelledError):
+            except (ExecutionCancelled, asyncio.CancelledError, PutToWait):
                 raise
             except Exception as exc:
                 if attempt >= tries or self.signal.aborted:

@@ -11,6 +11,22 @@ from .run_data import ExecutionState, TaskData
 
 # our statuses that n8n spells differently
 _STATUS = {"cancelled": "canceled"}
+WAIT_INDEFINITELY = "3000-01-01T00:00:00.000Z"  # n8n's waitTill of a wait without a time limit
+
+
+def n8n_status(state: ExecutionState) -> str:
+    """The status as n8n names it: an execution a Wait node left waiting is "waiting"."""
+    if state.status == "paused" and (state.pause or {}).get("kind") == "wait":
+        return "waiting"
+    return _STATUS.get(state.status, state.status)
+
+
+def wait_till(state: ExecutionState) -> str | None:
+    """n8n's waitTill of a waiting execution (ISO time), None for any other."""
+    if n8n_status(state) != "waiting":
+        return None
+    till = ((state.pause or {}).get("payload") or {}).get("waitTill")
+    return WAIT_INDEFINITELY if till is None else iso_time(till)
 
 
 def iso_time(ms: float | None) -> str | None:
@@ -80,6 +96,7 @@ def raw_output(state: ExecutionState) -> dict[str, Any]:
         "mode": state.mode,
         "startedAt": iso_time(state.started_at),
         "stoppedAt": iso_time(state.stopped_at),
-        "status": _STATUS.get(state.status, state.status),
+        "status": n8n_status(state),
         "finished": state.status == "success",
+        **({"waitTill": wait_till(state)} if wait_till(state) is not None else {}),
     }

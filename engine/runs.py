@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .executor import Engine, Execution
     from .registry import Registry
     from .replay import ReplaySource
-    from .run_data import Item
+    from .run_data import ExecutionState, Item
     from .workflow import Node, Workflow
 
 
@@ -60,10 +60,33 @@ def start(engine: Engine, workflow: Workflow, *, message: str | None = None, ses
     return engine.create(workflow, start=node.name, items=items, mode=mode, hooks=hooks, signal=signal)
 
 
-def resume(engine: Engine, execution_id: str, *, hooks: Hooks | None = None,
+def resume(engine: Engine, execution_id: str, *, items: list[Item] | None = None, hooks: Hooks | None = None,
            signal: AbortSignal | None = None) -> Execution:
-    """A stored paused, interrupted or crashed execution, ready to continue where it stopped."""
-    return engine.resume(execution_id, hooks=hooks, signal=signal)
+    """A stored paused, interrupted or crashed execution, ready to continue where it stopped; one
+    waiting at a Wait node on a webhook call takes `items` as the request's (refused without
+    them before its time limit)."""
+    if engine.store is not None and engine.store.exists(execution_id):
+        check_wait_resume(engine.store.load(execution_id), items)
+    execution = engine.resume(execution_id, hooks=hooks, signal=signal)
+    execution.resume_items = items
+    return execution
+
+
+def check_wait_resume(state: ExecutionState, items: list[Item] | None) -> None:
+    """Refuse items for an execution not waiting on a call, and a waiting one without items before its time limit."""
+    import time
+
+    pause = state.pause or {}
+    waiting = state.status == "paused" and pause.get("kind") == "wait"
+    if items is not None and state.status == "paused" and not waiting:
+        raise MiniN8nError(f'execution "{state.id}" is not waiting at a Wait node: it resumes without input')
+    if waiting and items is None:
+        till = (pause.get("payload") or {}).get("waitTill")
+        if till is None or time.time() * 1000 < till:
+            call = "a form submission" if (pause.get("payload") or {}).get("resume") == "form" else "a webhook call"
+            raise MiniN8nError(f'execution "{state.id}" waits for {call} at "{pause.get("node")}": resume it with '
+                               "--input JSON (the request's item)"
+                               + ("" if till is None else " or after its time limit"))
 
 
 def rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,

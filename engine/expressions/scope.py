@@ -7,6 +7,7 @@ The JavaScript runtime asks for data by operation (`__host_data`); the answers a
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -15,6 +16,21 @@ from ..errors import ExpressionError
 from ..run_data import ExecutionState, Item, SourceRef
 from ..workflow import Node
 from .sandbox import instance_timezone
+
+ENV_WEBHOOK_URL = "WEBHOOK_URL"  # n8n's: the public base URL of webhooks
+DEFAULT_WEBHOOK_URL = "http://localhost:5678/"  # n8n's default
+
+
+def webhook_base_url() -> str:
+    """The public base URL of webhooks, ending in "/" ($WEBHOOK_URL, `mini-n8n serve` sets it)."""
+    url = os.environ.get(ENV_WEBHOOK_URL) or DEFAULT_WEBHOOK_URL
+    return url if url.endswith("/") else url + "/"
+
+
+def resume_urls(execution_id: str) -> dict[str, str]:
+    """`$execution.resumeUrl` and `resumeFormUrl`: where a waiting execution is resumed, as n8n builds them."""
+    base = webhook_base_url()
+    return {"resumeUrl": f"{base}webhook-waiting/{execution_id}", "resumeFormUrl": f"{base}form-waiting/{execution_id}"}
 
 MAX_PAIRING_HOPS = 10_000
 
@@ -71,7 +87,7 @@ class Scope:
                 "execution": {
                     "id": state.id if state is not None else "",
                     "mode": "test" if state is None or state.mode == "manual" else "production",
-                    "resumeUrl": "", "customData": {},
+                    **resume_urls(state.id if state is not None else ""), "customData": {},
                 },
                 "workflow": {
                     "id": str(extra.get("id") or ""),

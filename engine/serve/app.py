@@ -12,6 +12,8 @@
 - `GET /healthz`.
 - `/webhook/<path>` and `/form/<path>`: Webhook and Form triggers (engine/serve/webhooks.py), and
   the Schedule Triggers' scheduler, started and stopped with the app (engine/serve/scheduler.py).
+- `/webhook-waiting/<id>[/<suffix>]`: resumes an execution a Wait node left waiting on a webhook
+  call, and the tracker resuming those past their time limit (engine/serve/waiting.py).
 
 A bad request gets a 4xx with a JSON `message` saying what is wrong, is logged, and stores nothing.
 """
@@ -34,8 +36,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..errors import MiniN8nError
-from ..raw_output import iso_time, raw_output
-from ..run_data import ExecutionState
+from ..raw_output import iso_time, raw_output, wait_till
+from ..run_data import ExecutionState, now_ms
 from ..store import ExecutionBusy, ExecutionSummary
 from ..streaming import chunk_line, error_chunk
 from .jobs import Job
@@ -69,8 +71,11 @@ def summary_json(row: ExecutionSummary | ExecutionState) -> dict[str, Any]:
     else:
         name, started, stopped = row.workflow_name, row.started_at, row.stopped_at
     status = "canceled" if row.status == "cancelled" else row.status
+    waiting: dict[str, Any] = {}
+    if isinstance(row, ExecutionState) and wait_till(row) is not None:  # a Wait node's: n8n's "waiting" and waitTill
+        status, waiting = "waiting", {"waitTill": wait_till(row)}
     return {"id": row.id, "finished": row.status == "success", "mode": row.mode, "retryOf": None, "status": status,
-            "startedAt": iso_time(started), "stoppedAt": iso_time(stopped), "workflowName": name}
+            "startedAt": iso_time(started), "stoppedAt": iso_time(stopped), "workflowName": name, **waiting}
 
 
 class Server:
@@ -100,8 +105,15 @@ class Server:
         ]
         if self.webhooks is not None:
             every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+            from .waiting import WaitingWebhooks
+
+            waiting = WaitingWebhooks(self.webhooks)
             routes += [Route("/webhook/{path:path}", self.webhooks.webhook, methods=every),
-                       Route("/form/{path:path}", self.webhooks.form, methods=every)]
+                       Route("/form/{path:path}", self.webhooks.form, methods=every),
+                       Route("/webhook-waiting/{execution_id}", waiting.resume, methods=every),
+                       Route("/webhook-waiting/{execution_id}/{suffix:path}", waiting.resume, methods=every),
+                       Route("/form-waiting/{execution_id}", waiting.form, methods=every),
+                       Route("/form-waiting/{execution_id}/{suffix:path}", waiting.form, methods=every)]
         return Starlette(routes=routes, lifespan=self._lifespan,
                          exception_handlers={404: self._no_route, 405: self._no_route})
 
@@ -119,10 +131,14 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        from .waiting import WaitTracker
+
         firing = asyncio.get_running_loop().create_task(self.scheduler.run()) if self.scheduler is not None else None
+        tracking = asyncio.get_running_loop().create_task(WaitTracker(self.runner).run())
         try:
             yield
         finally:
+            tracking.cancel()
             if firing is not None:
                 firing.cancel()
             await self.runner.close()
@@ -308,7 +324,12 @@ class Server:
 
     async def resume_execution(self, request: Request) -> Response:
         execution_id = request.path_params["execution_id"]
-        self._load(execution_id)
+        state = self._load(execution_id)
+        limit = ((state.pause or {}).get("payload") or {}).get("waitTill")
+        if wait_till(state) is not None and (limit is None or limit > now_ms()):  # a Wait node waits for its request
+            where = "form-waiting" if state.pause["payload"].get("resume") == "form" else "webhook-waiting"
+            raise HttpError(409, f'execution "{execution_id}" waits for a webhook call at "{state.pause["node"]}": a request '
+                                 f"to its resume URL (/{where}/{execution_id}) resumes it")
         try:
             await self.runner.resume(execution_id)
         except Conflict as exc:

@@ -3,7 +3,8 @@
 the execution from its last stored boundary.
 
 A job is plain JSON (the broker carries it): the execution id, and for a new execution its
-workflow, start node and input items; `resume` continues a paused one.
+workflow, start node and input items; `resume` continues a paused one (with `items`: the
+request that resumes an execution a Wait node left waiting).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def prepare(engine: Engine, job: Job, signal: AbortSignal | None = None) -> Exec
         return None
     try:
         execution = engine.resume(job.execution_id, signal=signal)
+        execution.resume_items = job.items  # a waiting Wait node's request item (None: resumed without one)
         if status != "paused":  # crashed: the process running it died (its job came back, or the API resumes it)
             log.info("execution %s was %s: resuming it from its last boundary", job.execution_id, status)
         return execution

@@ -62,6 +62,7 @@ def main(targets: list[str], mode: str, host: str, port: int) -> int:
         print(f"mini-n8n: warning: {ENV_API_KEY} is not set: the executions API answers 401 to every request", file=sys.stderr)
     base = f"http://{host}:{port}"
     public = os.environ.get(ENV_WEBHOOK_URL) or f"http://{'localhost' if host in LOOPBACK_OR_ANY else host}:{port}/"
+    os.environ[ENV_WEBHOOK_URL] = public  # $execution.resumeUrl of the executions run in this process
     webhooks = WebhookServer(served.webhooks, runner, public)
     scheduler = Scheduler(served.schedules, runner) if served.schedules else None
     for warning in scheduler.warnings if scheduler is not None else ():

@@ -154,6 +154,7 @@ class QueueRunner:
         self.running: dict[str, AbortSignal] = {}  # none run in this process
         self.timeout_s = response_timeout()
         self._waiting: dict[str, list[asyncio.Future[ExecutionState]]] = {}
+        self._resumed_from: dict[str, dict[str, Any] | None] = {}  # a resumed execution's pause it left
         self._poller: asyncio.Task[None] | None = None
 
     async def _publish(self, job: Job) -> None:
@@ -166,6 +167,8 @@ class QueueRunner:
         await self._publish(job)
 
     async def submit(self, job: Job) -> ExecutionState:
+        if job.resume:  # settled only once it left the pause it is resumed from
+            self._resumed_from[job.execution_id] = self.engine.store.load(job.execution_id).pause
         future = await self._queue(job)
         try:
             return await self._settled(job.execution_id, future)
@@ -239,6 +242,7 @@ class QueueRunner:
             waiters.remove(future)
             if not waiters:
                 del self._waiting[execution_id]
+                self._resumed_from.pop(execution_id, None)
 
     async def _poll(self) -> None:
         """One query for all waiting executions every POLL_S, while any are waiting."""
@@ -259,6 +263,12 @@ class QueueRunner:
             if status not in SETTLED:
                 continue
             state = store.load(execution_id)
+            if state.status not in SETTLED:  # a worker took it on since the status was read
+                continue
+            if state.status == "paused" and execution_id in self._resumed_from \
+                    and state.pause == self._resumed_from[execution_id]:
+                continue  # no worker took the resumed job yet
+            self._resumed_from.pop(execution_id, None)
             for future in self._waiting.pop(execution_id, []):
                 if not future.done():
                     future.set_result(state)

@@ -309,8 +309,13 @@ class WebhookServer:
             raise WebhookError(403, "IP is not whitelisted to access the webhook!", text=True)
 
     async def _run(self, endpoint: WebhookEndpoint, item: dict[str, Any], on_received: Any = None) -> Response:
-        settings = endpoint.response
         job = Job.new(endpoint.workflow, endpoint.trigger.name, [item], uuid.uuid4().hex[:12])
+        return await self.answer(job, endpoint.response, endpoint.source, on_received)
+
+    async def answer(self, job: Job, settings: Any, source: str, on_received: Any = None, since_ms: float = 0.0) -> Response:
+        """Run the job (a new execution, or a waiting one resumed) and answer as `settings`
+        (nodes.triggers.webhook.ResponseSettings) say; a Respond to Webhook node's response counts
+        from `since_ms` on."""
         if settings.mode == "onReceived":
             try:
                 await self.runner.start(job)
@@ -326,7 +331,7 @@ class WebhookServer:
         submitted = asyncio.ensure_future(self.runner.submit(job))
         try:
             if settings.mode == "responseNode":
-                made = await self._first_response(job.execution_id, submitted)
+                made = await self._first_response(job.execution_id, submitted, since_ms)
                 if made is not None:
                     return self._made_response(made)
             state = await submitted
@@ -334,16 +339,17 @@ class WebhookServer:
             log.warning("%s", exc)
             return json_response({"code": 504, "message": str(exc), "executionId": job.execution_id}, 504)
         except MiniN8nError as exc:
-            log.error("execution %s of %s failed to run: %s", job.execution_id, endpoint.source, exc)
+            log.error("execution %s of %s failed to run: %s", job.execution_id, source, exc)
             return json_response({"code": 500, "message": str(exc), "executionId": job.execution_id}, 500)
         except Exception as exc:
             log.error("execution %s could not be queued: %s", job.execution_id, exc)
             return json_response({"code": 503, "message": f"the job queue is unavailable: {exc}"}, 503)
         if settings.mode == "responseNode":
-            return self._respond_node_answer(state)
-        return self._last_node_answer(endpoint, state)
+            return self._respond_node_answer(state, since_ms)
+        return self._last_node_answer(settings, state)
 
-    async def _first_response(self, execution_id: str, submitted: "asyncio.Future[ExecutionState]") -> dict[str, Any] | None:
+    async def _first_response(self, execution_id: str, submitted: "asyncio.Future[ExecutionState]",
+                              since_ms: float = 0.0) -> dict[str, Any] | None:
         """The response a Respond to Webhook node made, as soon as its run is stored (the execution
         goes on), or None once the execution settled without one before."""
         from nodes.triggers.respond_to_webhook import RESPONSE_KEY
@@ -356,7 +362,7 @@ class WebhookServer:
             if not store.exists(execution_id):
                 continue
             made = [(task.start_time, task.metadata[RESPONSE_KEY]) for _node, _index, task in store.runs(execution_id)
-                    if RESPONSE_KEY in task.metadata]
+                    if RESPONSE_KEY in task.metadata and task.start_time >= since_ms]
             if made:
                 self._going_on.add(submitted)  # the execution goes on after the answer; its end is logged
                 submitted.add_done_callback(self._went_on)
@@ -376,10 +382,10 @@ class WebhookServer:
         return body_response(made["body"], status, headers)
 
     @staticmethod
-    def _respond_node_answer(state: ExecutionState) -> Response:
+    def _respond_node_answer(state: ExecutionState, since_ms: float = 0.0) -> Response:
         from nodes.triggers.respond_to_webhook import response_of
 
-        made = response_of(state)
+        made = response_of(state, since_ms)
         if made is not None:
             return WebhookServer._made_response(made)
         if state.status == "paused":
@@ -389,8 +395,7 @@ class WebhookServer:
         return empty_response(200)  # no Respond to Webhook node ran: n8n answers 200 without a body
 
     @staticmethod
-    def _last_node_answer(endpoint: WebhookEndpoint, state: ExecutionState) -> Response:
-        settings = endpoint.response
+    def _last_node_answer(settings: Any, state: ExecutionState) -> Response:
         if state.status == "paused":
             return json_response({"executionId": state.id, "status": "paused"}, 202)
         if state.status != "success":

@@ -188,6 +188,9 @@ class ExecuteWorkflowNode(NodeType):
 
     @staticmethod
     def _result(state: ExecutionState, node: str) -> list[list[Item]]:
+        if state.status == "paused" and (state.pause or {}).get("kind") == "wait":
+            raise NodeOperationError(f'The sub-workflow waits at its Wait node "{state.pause.get("node")}" for a webhook '
+                                     "call, which mini-n8n does not support in a sub-workflow", node=node)
         if state.status != "success":
             error = state.error
             raise NodeOperationError(error.message if error else f"The sub-workflow ended {state.status}", node=node,

@@ -38,10 +38,11 @@ class RespondParams(NodeParams):
     redirectURL: str = Field("", title="Redirect URL")
 
 
-def response_of(state: ExecutionState) -> dict[str, Any] | None:
-    """The first response a Respond to Webhook node of the execution made (by when its run started)."""
+def response_of(state: ExecutionState, since_ms: float = 0.0) -> dict[str, Any] | None:
+    """The first response a Respond to Webhook node of the execution made (by when its run started),
+    from `since_ms` on (a resumed execution answers its resuming request with a later one)."""
     made = [(task.start_time, task.metadata[RESPONSE_KEY]) for runs in state.run_data.values() for task in runs
-            if RESPONSE_KEY in task.metadata]
+            if RESPONSE_KEY in task.metadata and task.start_time >= since_ms]
     return min(made, key=lambda pair: pair[0])[1] if made else None
 
 

@@ -197,3 +197,23 @@ def test_help_into_a_closed_pipe_exits_quietly() -> None:
     _, err = child.communicate(timeout=60)
     assert err == "", err  # argparse drops what it cannot write; nothing is left for the exit's flush
     assert child.returncode == 0
+
+
+def test_a_wait_on_a_webhook_call_exits_3_and_resume_input_continues_it(tmp_path: Path) -> None:
+    """The run stops waiting at the Wait node (exit 3, the URL it waits at); `resume ID --input`
+    continues it with that item as the Wait node's output."""
+    from tests.engine.test_wait_resume import waiting_workflow
+
+    path = tmp_path / "wait.json"
+    save_workflow(waiting_workflow({"httpMethod": "PUT"}), path)
+    run = mini_n8n("run", str(path))
+    assert run.returncode == 3, run.stderr
+    execution_id = field(run.stdout, "execution")
+    assert field(run.stdout, "paused") == 'wait at "Wait"'
+    assert field(run.stdout, "waiting for") == f"PUT http://localhost:5678/webhook-waiting/{execution_id} (mini-n8n serve)"
+    assert stored_status(execution_id) == (execution_id, "paused")
+    refused = mini_n8n("resume", execution_id)
+    assert refused.returncode == 2 and 'waits for a webhook call at "Wait"' in refused.stderr
+    resumed = mini_n8n("resume", execution_id, "--input", '{"body": {"ok": "by hand"}}')
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(field(resumed.stdout, "answer")) == {"got": "by hand"}

@@ -69,3 +69,14 @@ def test_a_workflow_that_calls_itself_forever_stops_at_the_depth_limit() -> None
     state = run(parse_workflow(data))
     assert state.status == "error"
     assert "Sub-workflows call each other more than 50 levels deep" in state.error.message
+
+
+def test_a_sub_workflow_waiting_on_a_webhook_call_is_an_error_naming_its_wait_node(tmp_path: Path) -> None:
+    waiting = {**SUB, "nodes": [*SUB["nodes"], node("Hold", "n8n-nodes-base.wait", {"resume": "webhook"})],
+               "connections": {**SUB["connections"], "Mark": {"main": [[{"node": "Hold", "type": "main", "index": 0}]]}}}
+    path = tmp_path / "sub.json"
+    path.write_text(json.dumps(waiting))
+    state = run(caller({"source": "localFile", "workflowPath": str(path)}))
+    assert state.status == "error"
+    assert state.error.message == ('The sub-workflow waits at its Wait node "Hold" for a webhook call, which mini-n8n '
+                                   "does not support in a sub-workflow")

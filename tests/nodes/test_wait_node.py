@@ -37,7 +37,15 @@ def test_stop_ends_a_long_wait_at_once() -> None:
     assert took < 5
 
 
-def test_a_webhook_resume_is_refused_by_name() -> None:
-    state = asyncio.run(Engine(builtin_registry()).run(wait_workflow({"resume": "webhook"})))
+def test_a_form_resume_waits_for_a_post_at_its_suffix() -> None:
+    state = asyncio.run(Engine(builtin_registry()).run(wait_workflow({"resume": "form", "options": {"webhookSuffix": "s"}})))
+    assert state.status == "paused" and state.pause["kind"] == "wait"
+    payload = {k: v for k, v in state.pause["payload"].items() if k != "since"}
+    assert payload == {"resume": "form", "waitTill": None, "httpMethod": "POST", "webhookSuffix": "s"}
+
+
+def test_a_resume_webhook_option_mini_n8n_does_not_serve_is_an_error_naming_it() -> None:
+    workflow = wait_workflow({"resume": "webhook", "options": {"ipWhitelist": "10.0.0.1", "webhookSuffix": "x"}})
+    state = asyncio.run(Engine(builtin_registry()).run(workflow))
     assert state.status == "error"
-    assert state.error.message == 'Node "Wait" resumes on a webhook call, which mini-n8n does not support yet'
+    assert state.error.message == 'Node "Wait": the option(s) ipWhitelist of the resume webhook are not supported by mini-n8n'
