@@ -72,21 +72,32 @@ def resume(engine: Engine, execution_id: str, *, items: list[Item] | None = None
     return execution
 
 
-def check_wait_resume(state: ExecutionState, items: list[Item] | None) -> None:
-    """Refuse items for an execution not waiting on a call, and a waiting one without items before its time limit."""
+def waiting_call(state: ExecutionState) -> str | None:
+    """What a stored execution waits for at a Wait node before it can go on without an item
+    ("a webhook call" or "a form submission"), or None (not waiting, or its time limit passed)."""
     import time
 
+    pause = state.pause or {}
+    if state.status != "paused" or pause.get("kind") != "wait":
+        return None
+    till = (pause.get("payload") or {}).get("waitTill")
+    if till is not None and time.time() * 1000 >= till:
+        return None
+    return "a form submission" if (pause.get("payload") or {}).get("resume") == "form" else "a webhook call"
+
+
+def check_wait_resume(state: ExecutionState, items: list[Item] | None) -> None:
+    """Refuse items for an execution not waiting on a call, and a waiting one without items before its time limit."""
     pause = state.pause or {}
     waiting = state.status == "paused" and pause.get("kind") == "wait"
     if items is not None and state.status == "paused" and not waiting:
         raise MiniN8nError(f'execution "{state.id}" is not waiting at a Wait node: it resumes without input')
-    if waiting and items is None:
+    call = waiting_call(state) if items is None else None
+    if call is not None:
         till = (pause.get("payload") or {}).get("waitTill")
-        if till is None or time.time() * 1000 < till:
-            call = "a form submission" if (pause.get("payload") or {}).get("resume") == "form" else "a webhook call"
-            raise MiniN8nError(f'execution "{state.id}" waits for {call} at "{pause.get("node")}": resume it with '
-                               "--input JSON (the request's item)"
-                               + ("" if till is None else " or after its time limit"))
+        raise MiniN8nError(f'execution "{state.id}" waits for {call} at "{pause.get("node")}": resume it with '
+                           "the request's item (`mini-n8n resume ID --input JSON`)"
+                           + ("" if till is None else " or after its time limit"))
 
 
 def rerun(engine: Engine, execution_id: str, *, from_iteration: int | None = None, compare: bool = False,

@@ -28,7 +28,7 @@ from engine.node_type import NodeType
 from engine.registry import Registry
 from engine.replay import ReplaySource
 from engine.rules import problems_by_node
-from engine.run_data import ExecutionState, TaskError
+from engine.run_data import ExecutionState, Item, TaskError
 from engine.run_state import RunChanges, RunOutcome, RunState
 from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
 from engine.store import ExecutionSummary
@@ -272,10 +272,18 @@ class RunBridge(QObject):
             self.engine, workflow, trigger=start.name, items=items, hooks=hooks, signal=signal,
             mode="debug" if breakpoints is not None else "manual"), breakpoints, False)
 
-    def resume(self, execution_id: str, breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:
-        """Continue a stored paused or crashed execution (stopping at `breakpoints`)."""
-        return self._start(lambda hooks, signal: runs.resume(self.engine, execution_id, hooks=hooks, signal=signal),
+    def resume(self, execution_id: str, breakpoints: Breakpoints | None = None,
+               items: list[Item] | None = None) -> asyncio.Task[RunOutcome] | None:
+        """Continue a stored paused or crashed execution (stopping at `breakpoints`); one waiting at
+        a Wait node for a call goes on with `items` as the request's."""
+        return self._start(lambda hooks, signal: runs.resume(self.engine, execution_id, items=items, hooks=hooks,
+                                                             signal=signal),
                            breakpoints or Breakpoints(), False, resumed=True)
+
+    def waiting_call(self, execution_id: str) -> str | None:
+        """What a stored execution waits for at a Wait node ("a webhook call", "a form submission"),
+        or None when it can go on by itself."""
+        return runs.waiting_call(self.engine.store.load(execution_id))
 
     def rerun(self, execution_id: str, from_iteration: int,
               breakpoints: Breakpoints | None = None) -> asyncio.Task[RunOutcome] | None:

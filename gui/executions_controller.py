@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QInputDialog
 from engine.run_state import RunChanges
 from engine.errors import MiniN8nError
 from engine.run_state import RunOutcome
+from engine.start import read_input
 from gui.bridge import RunBridge, RunStart, StoredRun
 from gui.panels.executions import LOCAL, ExecutionsPanel
 from gui.panels.server_dialog import ServerDialog
@@ -243,9 +244,29 @@ class ExecutionsController(QObject):
 
     # ----- running one again ---------------------------------------------------------------------
     def resume(self, execution_id: str) -> None:
-        """Continue a paused or crashed execution, with this window's breakpoints."""
-        if not self.bridge.running:
-            self.bridge.resume(execution_id, self.debug.breakpoints)
+        """Continue a paused or crashed execution, with this window's breakpoints; one waiting at a
+        Wait node for a webhook call or a form asks for the request's item first."""
+        if self.bridge.running:
+            return
+        try:
+            call = self.bridge.waiting_call(execution_id)
+        except MiniN8nError as exc:
+            self.runs.show_status(str(exc))
+            return
+        items = None
+        if call is not None:
+            text, ok = QInputDialog.getMultiLineText(
+                self.window, "Resume a waiting execution",
+                f"Execution {execution_id} waits for {call}.\nThe request's item as JSON (an object or a list of objects):",
+                '{\n  "body": {}\n}')
+            if not ok:
+                return
+            try:
+                items = read_input(text)
+            except MiniN8nError as exc:
+                self.runs.show_status(str(exc))
+                return
+        self.bridge.resume(execution_id, self.debug.breakpoints, items)
 
     def rerun(self, execution_id: str, iteration: int | None = None) -> None:
         """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""

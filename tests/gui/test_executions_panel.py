@@ -201,3 +201,47 @@ def test_replay_reports_where_a_changed_tool_diverges(run_window, qtbot) -> None
     assert text.startswith('Replay diverged at iteration 1, node "Lookup": the tool returned something else')
     assert f'"{before}"' in text
     assert panel.report.isVisible() and "a1160a" in panel.report.styleSheet()
+
+
+def waiting_execution(tmp_path: Path) -> str:
+    """An execution left waiting at a Wait node for a webhook call, by the CLI (the store the editor reads)."""
+    from tests.engine.test_wait_resume import waiting_workflow
+
+    path = tmp_path / "wait.json"
+    save_workflow(waiting_workflow({"httpMethod": "POST"}), path)
+    before = {s.id for s in ExecutionStore().list()}
+    subprocess.run([sys.executable, "-m", "engine.cli", "run", str(path)], cwd=ROOT, capture_output=True, timeout=60)
+    (new,) = [s for s in ExecutionStore().list() if s.id not in before]
+    state = ExecutionStore().load(new.id)
+    assert state.status == "paused" and state.pause["kind"] == "wait"
+    return state.id
+
+
+def test_a_waiting_execution_resumes_with_the_request_item_the_user_gives(run_window, qtbot, monkeypatch, tmp_path) -> None:
+    from PySide6.QtWidgets import QInputDialog
+
+    waiting = waiting_execution(tmp_path)
+    window, controller = run_window(agent_workflow([{"text": "unrelated"}], tools=[]))
+    panel = panel_of(controller)
+    panel.refresh()
+    assert panel.select(waiting) and panel.resume_button.isEnabled()
+    asked: list[str] = []
+
+    def answer(_parent, _title, label, _text):  # type: ignore[no-untyped-def]
+        asked.append(label)
+        return '{"body": {"ok": "from the editor"}}', True
+
+    monkeypatch.setattr(QInputDialog, "getMultiLineText", staticmethod(answer))
+    with qtbot.waitSignal(controller.run_shown, timeout=10_000) as shown:
+        click(qtbot, panel.resume_button)
+    assert "waits for a webhook call" in asked[0]
+    outcome = shown.args[0]
+    assert outcome.status == "success" and outcome.state.id == waiting
+    assert outcome.state.result[0]["json"] == {"got": "from the editor"}
+
+    cancelled = waiting_execution(tmp_path)
+    panel.refresh()
+    assert panel.select(cancelled)
+    monkeypatch.setattr(QInputDialog, "getMultiLineText", staticmethod(lambda *_args: ("", False)))
+    click(qtbot, panel.resume_button)  # the user closed the dialog: nothing runs
+    assert not controller.bridge.running and ExecutionStore().load(cancelled).status == "paused"
