@@ -65,7 +65,7 @@ FORMS: dict[str, CredentialForm] = {
         "httpBearerAuth", "Bearer Auth", (CredentialField("token", "Bearer Token", secret=True),), "", ""),
     "httpHeaderAuth": CredentialForm(
         "httpHeaderAuth", "Header Auth",
-        (CredentialField("name", "Name"), CredentialField("value", "Value", secret=True)), "", ""),
+        (CredentialField("name", "Header Name"), CredentialField("value", "Header Value", secret=True)), "", ""),
 }
 
 
