@@ -1,6 +1,6 @@
 """What the editor's Credentials dialog does with the credential store, secrets never shown back.
 
-The fields of each credential type n8n's model nodes use, credentials listed with their secrets
+The fields of each credential type n8n's model nodes and the MCP Client Tool use, credentials listed with their secrets
 masked, an edit that keeps a stored secret the user left blank, a connection test (a real
 request to the server's model list) and the problem of a node whose credential is missing.
 """
@@ -32,8 +32,8 @@ class CredentialForm:
     type: str
     title: str
     fields: tuple[CredentialField, ...]
-    base_field: str  # the field holding the server's URL
-    models_path: str  # the server's model list, requested by the connection test
+    base_field: str  # the field holding the server's URL ("" for a credential without a server)
+    models_path: str  # the server's model list, requested by the connection test ("": no test)
     key_header: str = "Authorization"  # how the connection test sends the key
     key_prefix: str = "Bearer "
     models_key: str = "data"  # the list in the model list's answer
@@ -61,7 +61,18 @@ FORMS: dict[str, CredentialForm] = {
         (CredentialField("apiKey", "API Key", secret=True),
          CredentialField("url", "Base URL (not in n8n: another server with Mistral's API)", "https://api.mistral.ai/v1")),
         "url", "models"),
+    "httpBearerAuth": CredentialForm(
+        "httpBearerAuth", "Bearer Auth", (CredentialField("token", "Bearer Token", secret=True),), "", ""),
+    "httpHeaderAuth": CredentialForm(
+        "httpHeaderAuth", "Header Auth",
+        (CredentialField("name", "Header Name"), CredentialField("value", "Header Value", secret=True)), "", ""),
 }
+
+
+def secret_names(cred_type: str) -> frozenset[str]:
+    """The fields of a credential type never shown back: the form's secret fields and the usual keys."""
+    form = FORMS.get(cred_type)
+    return SECRET_FIELDS | {f.name for f in form.fields if f.secret} if form else SECRET_FIELDS
 
 
 def form_for(cred_type: str) -> CredentialForm:
@@ -108,10 +119,11 @@ class CredentialBook:
         out = []
         for info in self.store.list():
             data = self.store.get(info.type, {"id": info.id}) or {}
+            secrets = secret_names(info.type)
             out.append(CredentialEntry(
                 info,
-                {k: str(v) for k, v in data.items() if k not in SECRET_FIELDS},
-                {k: masked(str(v)) for k, v in data.items() if k in SECRET_FIELDS and v},
+                {k: str(v) for k, v in data.items() if k not in secrets},
+                {k: masked(str(v)) for k, v in data.items() if k in secrets and v},
                 editable=not info.id.startswith("env:"),
             ))
         return out
@@ -124,10 +136,11 @@ class CredentialBook:
     def _merged(self, cred_type: str, data: Mapping[str, str], cred_id: str | None) -> dict[str, str]:
         """The data to keep: what was typed, a blank secret keeping the stored one, empty fields left out."""
         stored = self._stored(cred_type, cred_id)
+        secrets = secret_names(cred_type)
         merged = {}
         for name, value in data.items():
             value = value.strip()
-            if not value and name in SECRET_FIELDS and stored.get(name):
+            if not value and name in secrets and stored.get(name):
                 value = str(stored[name])
             if value:
                 merged[name] = value
@@ -145,7 +158,7 @@ class CredentialBook:
     async def check(self, cred_type: str, data: Mapping[str, str], cred_id: str | None = None) -> CheckResult:
         """Ask the server for its model list with these values: reachable, key accepted, how many models."""
         form = FORMS.get(cred_type)
-        if form is None:
+        if form is None or not form.models_path:
             return CheckResult(False, f"mini-n8n cannot test credentials of type {cred_type}")
         values = self._merged(cred_type, data, cred_id)
         default = next(f.default for f in form.fields if f.name == form.base_field)

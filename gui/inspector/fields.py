@@ -270,12 +270,21 @@ class FormBuilder:
         combo.installEventFilter(_wheel_guard)
         combo.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         choices = choices_of(schema)
+        if nullable:  # unset: the node type's default for the node's version (its description says which)
+            combo.addItem("— default —", None)
         for choice in choices:
             combo.addItem(str(choice), choice)
-        if value not in choices:
+        if value not in choices and not (nullable and value is None):
             combo.addItem(f"{value} (not a valid choice)", value)
         combo.setCurrentIndex(combo.findData(value) if combo.findData(value) >= 0 else combo.count() - 1)
-        combo.activated.connect(lambda i: self._commit_if_changed(path, combo.itemData(i)))
+
+        def chosen(i: int) -> None:
+            if combo.itemData(i) is None and nullable:
+                if value_at(self.params, path) is not _MISSING:
+                    self.unset(path)
+            else:
+                self._commit_if_changed(path, combo.itemData(i))
+        combo.activated.connect(chosen)
         return combo
 
     def _edit_sticky_colour(self, schema: dict[str, Any], path: Path, value: Any, nullable: bool) -> QWidget:

@@ -32,6 +32,15 @@ class McpFailure(Exception):
     """An MCP server that would not start, answer, or run a tool; the message says which."""
 
 
+class McpRefused(McpFailure):
+    """An HTTP MCP server that answered 401 or 403: the node names the credential it sent."""
+
+    def __init__(self, server: "McpServer", status: int, reason: str) -> None:
+        super().__init__(f"{server.url} answered {status} {reason}")
+        self.status = status
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class McpServer:
     """Where the server is: a command to start (stdio) or an endpoint URL (HTTP transports)."""
@@ -42,6 +51,7 @@ class McpServer:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 60.0
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # authentication: never shown
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -117,8 +127,28 @@ def _stderr_tail(errlog: IO[str] | None) -> str:
     return text[-STDERR_TAIL:]
 
 
+class _Refusals:
+    """The first 401/403 an HTTP transport got: the SDK reports it as a generic error, if at all."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.reason = ""
+
+    async def __call__(self, response: Any) -> None:
+        if response.status_code in (401, 403) and not self.status:
+            self.status, self.reason = response.status_code, response.reason_phrase
+
+    def client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        """The SDK's HTTP client with its defaults, noting refusals (an McpHttpClientFactory)."""
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks = {"request": [], "response": [self]}
+        return client
+
+
 @contextlib.asynccontextmanager
-async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
+async def _streams(server: McpServer, errlog: IO[str], refusals: _Refusals) -> AsyncIterator[Any]:
     from mcp import StdioServerParameters
     from mcp.client.sse import sse_client
     from mcp.client.stdio import stdio_client
@@ -129,10 +159,12 @@ async def _streams(server: McpServer, errlog: IO[str]) -> AsyncIterator[Any]:
         async with stdio_client(params, errlog=errlog) as streams:
             yield streams
     elif server.transport == "httpStreamable":
-        async with streamable_http_client(server.url) as streams:
-            yield streams[0], streams[1]
+        async with refusals.client(headers=dict(server.headers)) as client:
+            async with streamable_http_client(server.url, http_client=client) as streams:
+                yield streams[0], streams[1]
     else:
-        async with sse_client(server.url, timeout=server.timeout_s) as streams:
+        async with sse_client(server.url, headers=dict(server.headers), timeout=server.timeout_s,
+                              httpx_client_factory=refusals.client) as streams:
             yield streams[0], streams[1]
 
 
@@ -172,10 +204,11 @@ async def with_session(server: McpServer, phase: str, action: Callable[["ClientS
     logging.getLogger("mcp.client.stdio").addFilter(_quiet)  # the same filter object is added once
     current = "starting"
     stray = _StrayOutput()
+    refusals = _Refusals()
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.fail_after(server.timeout_s):
-                async with _streams(server, errlog) as (read, write):
+                async with _streams(server, errlog, refusals) as (read, write):
                     handler = stray if server.transport == "stdio" else None  # stdout lines are stdio's only
                     async with ClientSession(read, write, message_handler=handler) as session:
                         await session.initialize()
@@ -189,6 +222,8 @@ async def with_session(server: McpServer, phase: str, action: Callable[["ClientS
             if isinstance(leaf, McpFailure):
                 stray.warn(server)
                 raise leaf from None
+            if refusals.status:
+                raise McpRefused(server, refusals.status, refusals.reason) from None
             raise _explain(server, exc, current, errlog, stray) from None
     stray.warn(server)
     return result

@@ -81,3 +81,19 @@ async def test_gemini_and_mistral_credentials_are_tested_against_their_model_lis
         refused = await book.check("mistralCloudApi", {"url": mistral.base_url, "apiKey": "wrong-key-1234"})
     assert ok.ok and ok.message == f"Connection tested: 1 model at {mistral.base_url}"
     assert not refused.ok and refused.message.endswith("refused the API key (401)")
+
+
+async def test_header_auth_value_is_a_secret_and_needs_no_server(book: CredentialBook) -> None:
+    """The MCP Client Tool's Header Auth: the value is masked and kept when left blank; nothing to test."""
+    from engine.registry import builtin_registry
+
+    mcp = builtin_registry().get("@n8n/n8n-nodes-langchain.mcpClientTool")
+    forms = {form.type: form for form in book.types()}
+    assert set(mcp.credential_types) <= set(forms)
+    info = book.save("httpHeaderAuth", "Gateway", {"name": "X-Api-Key", "value": KEY})
+    [entry] = book.entries()
+    assert entry.values == {"name": "X-Api-Key"} and entry.masked_secrets == {"value": "sk-…wxyz"}
+    book.save("httpHeaderAuth", "Gateway", {"name": "X-Key", "value": ""}, info.id)
+    assert book.store.get("httpHeaderAuth", {"id": info.id}) == {"name": "X-Key", "value": KEY}
+    result = await book.check("httpBearerAuth", {"token": KEY})
+    assert not result.ok and result.message == "mini-n8n cannot test credentials of type httpBearerAuth"

@@ -157,3 +157,24 @@ def test_every_node_type_gets_a_form_without_errors(qtbot, make_window) -> None:
         properties = builder.displayed(node_type.Params.model_json_schema(), ())  # what displayOptions show
         for key in properties:
             assert any(path[0] == key for path in builder.rows), (node_type.type, key)
+
+
+def test_an_unset_choice_shows_the_default_and_choosing_it_unsets(qtbot, make_window, tmp_path: Path) -> None:
+    """The MCP Client Tool's transport defaults by version: unset is '— default —', never a bogus value."""
+    from tests.builders import agent_workflow
+
+    wf = agent_workflow([{"text": "x"}], tools=[("MCP", "@n8n/n8n-nodes-langchain.mcpClientTool", {"endpointUrl": "http://x/mcp"})])
+    path = tmp_path / "mcp.json"
+    path.write_text(wf.to_json())
+    window = make_window(path)
+    window.scene.select_names(["MCP"])
+    combo = window.inspector.builder.editors[("serverTransport",)]
+    assert [combo.itemText(i) for i in range(combo.count())] == ["— default —", "sse", "httpStreamable", "stdio"]
+    assert combo.currentIndex() == 0
+    combo.setCurrentIndex(2)
+    combo.activated.emit(2)
+    assert window.document.node("MCP").parameters["serverTransport"] == "httpStreamable"
+    combo = window.inspector.builder.editors[("serverTransport",)]
+    combo.setCurrentIndex(0)
+    combo.activated.emit(0)
+    assert "serverTransport" not in window.document.node("MCP").parameters

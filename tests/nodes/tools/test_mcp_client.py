@@ -27,10 +27,12 @@ def http_params(url: str, **extra: object) -> dict:
     return {"serverTransport": "httpStreamable", "endpointUrl": url, "options": {"timeout": 20000}, **extra}
 
 
-async def run(engine: Engine, params: dict, calls: list[dict], *, replies_after: int = 1):
+async def run(engine: Engine, params: dict, calls: list[dict], *, replies_after: int = 1, version: float | None = None):
     replies = [{"text": "", "toolCalls": calls}] if calls else []
     replies += [{"text": "done"}] * replies_after
     wf = agent_workflow(replies, tools=[("MCP", MCP, params)], agent_options={"returnIntermediateSteps": True})
+    if version is not None:
+        wf.node("MCP").typeVersion = version
     return await engine.run(wf, items=[{"json": {"chatInput": "go"}}])
 
 
@@ -141,10 +143,15 @@ async def test_stdio_server_lists_once_per_execution_and_starts_per_call(engine:
 
 async def test_sse_transport_of_version_1_nodes(engine: Engine) -> None:
     with http_mcp_server("--sse") as url:
-        params = {"sseEndpoint": url, "options": {"timeout": 20000}}  # n8n's default transport is SSE
-        state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")])
-    assert state.status == "success", state.error
-    assert answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"]) == "5"
+        params = {"sseEndpoint": url, "options": {"timeout": 20000}}  # version 1 speaks SSE only
+        state = await run(engine, params, [tool_call("add", {"a": 2, "b": 3}, "c1")], version=1)
+        assert state.status == "success", state.error
+        assert answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"]) == "5"
+        # version 1.1 without a transport set speaks SSE too (HTTP Streamable is 1.2's default)
+        state = await run(engine, {"endpointUrl": url, "options": {"timeout": 20000}},
+                          [tool_call("add", {"a": 2, "b": 4}, "c1")], version=1.1)
+        assert state.status == "success", state.error
+        assert answer_of(state.result[0]["json"]["intermediateSteps"][0]["observation"]) == "6"
 
 
 async def test_stop_during_a_tool_call_ends_the_server_process(engine: Engine, tmp_path) -> None:
