@@ -44,6 +44,7 @@ class WriterState:
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
+    salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
 
 
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:

@@ -32,7 +32,7 @@ from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .codec import StoreDamaged, pack
 from .deltas import run_delta, stack_delta
-from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal
+from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
@@ -70,7 +70,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
+        self._spare: Journal | None = None  # an ended execution's journal, emptied, for the next one
+        self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.journal"
         self.mark_crashed()
+        self._remove_dead_spares()
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -82,6 +85,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(self._writers[execution_id])
         if self._housekeeper is not None:
             self._housekeeper.join()
+        if self._spare is not None:
+            self._spare.close(remove=True)
+            self._spare = None
         self._db.close()
 
     def _guard(self, what: str, work: Callable[[], T]) -> T:
@@ -114,6 +120,30 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self._journals / f"{name}.journal"
 
+    def _new_journal(self, execution_id: str) -> Journal:
+        spare, self._spare = self._spare, None
+        return Journal(self._journal_path(execution_id), spare=spare)
+
+    def _retire(self, journal: Journal) -> None:
+        """An execution's journal, folded in: kept emptied for the next execution, or removed."""
+        if self._spare is None and journal.park(self._spare_path):
+            self._spare = journal
+        else:
+            journal.close(remove=True)
+
+    def _remove_dead_spares(self) -> None:
+        """Spare journals (spare.PID.START.journal) of processes that are gone: they hold nothing."""
+        try:
+            names = os.listdir(self._journals)
+        except OSError:
+            return
+        for name in names:
+            parts = name.split(".")
+            if len(parts) == 4 and parts[0] == "spare" and parts[3] == "journal" and parts[1].isdigit():
+                started = int(parts[2]) if parts[2].isdigit() else None
+                if not same_process_alive(int(parts[1]), started):
+                    (self._journals / name).unlink(missing_ok=True)
+
     def _recover(self, execution_id: str) -> Path | None:
         """Inside a write transaction, with the execution claimed: fold what a dead owner left in
         its journal; returns the journal to remove once committed."""
@@ -142,7 +172,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer = self._writers.pop(state.id, None)
         if writer is not None:
             self._fold(writer)
-            writer.journal.close(remove=True)
+            self._retire(writer.journal)
         self._transaction(f"releasing execution {state.id}", lambda: self._db.execute(
             "UPDATE executions SET owner_pid=NULL, owner_start=NULL WHERE id=? AND owner_pid=?", (state.id, self._pid)))
 
@@ -207,6 +237,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
         if recovered is not None:
             recovered.unlink(missing_ok=True)
+        writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         self._writers[state.id] = writer
         execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
@@ -233,7 +264,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer = self._writers.pop(execution_id, None)
             if writer is not None:
                 self._fold(writer)
-                writer.journal.close(remove=True)
+                self._retire(writer.journal)
             if self.retention.active:
                 self._prune_in_background()
 
@@ -314,7 +345,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             # a new execution started running: the row says so at the next fold (until then it
             # reads "new", which a dead owner turns into "crashed" just as it would "running")
             writer.row_due = state
-        writer.journal.append(encode_record(runs, boundary))
+        writer.journal.append(encode_record(runs, boundary, writer.salt))
         if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
             self._fold(writer)
         elif writer.timer is None:

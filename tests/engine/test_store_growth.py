@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from engine.executor import Engine
-from engine.hooks import NodeAfter
+from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention
 from engine.workflow import parse_workflow, workflow_to_data
@@ -76,3 +76,38 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert not os.path.exists(f"{path}-wal") or os.path.getsize(f"{path}-wal") <= 1024 * 1024
+
+
+async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
+    """An ended execution's journal is kept, emptied, for the next one (its pages are allocated
+    already); closing the store removes it, and a store opened later removes a dead process's."""
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    journals = Path(f"{path}-boundaries")
+    engine = Engine(builtin_registry(), store=store)
+    first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
+    spares = list(journals.iterdir())
+    assert [p.name for p in spares] == [f"spare.{os.getpid()}.{store._started}.journal"]
+    inode = spares[0].stat().st_ino
+    seen: list[int] = []
+
+    def watch(event: object) -> None:
+        own = journals / f"{event.execution_id}.journal"  # type: ignore[attr-defined]
+        if own.exists():
+            seen.append(own.stat().st_ino)
+
+    hooks = Hooks()
+    hooks.add(watch, kinds=(NodeAfter,))
+    second = await engine.create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+    assert first.status == second.status == "success"
+    assert seen and set(seen) == {inode}  # the second execution wrote into the first one's file
+    assert [p.stat().st_ino for p in journals.iterdir()] == [inode]
+    for state in (first, second):  # each execution's rows are its own
+        stored = store.load(state.id)
+        assert {name: len(runs) for name, runs in stored.run_data.items()} == {name: len(runs) for name, runs in state.run_data.items()}
+    store.close()
+    assert list(journals.iterdir()) == []
+    (journals / "spare.999999999.1.journal").write_bytes(b"")  # a process that is gone
+    (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
+    ExecutionStore(path, retention=Retention()).close()
+    assert [p.name for p in journals.iterdir()] == ["spare.x.journal"]
