@@ -30,6 +30,7 @@ class WriterState:
     run_seq: int
     boundary_seq: int = 0
     stack: list[Any] | None = None  # the last boundary's stack (JSON), journaled
+    seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
     folded_stack: list[Any] | None = None  # the stack of the last boundary row in the database
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one

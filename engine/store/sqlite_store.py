@@ -27,7 +27,7 @@ from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
-from ..run_data import ExecutionState
+from ..run_data import ExecutionState, response_json
 from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .codec import StoreDamaged, pack
@@ -42,6 +42,7 @@ DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at mos
 FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
 FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
 PRUNE_INTERVAL_S = 60.0
+CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
 
@@ -284,11 +285,42 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
+    def _stack_json(self, state: ExecutionState, writer: WriterState) -> list[dict[str, Any]]:
+        """StackEntry.to_json(for_store=True) of each entry, made again only for entries that
+        changed since the last boundary: an entry at the same place, of the same revision and
+        with the same pending request keeps its JSON, with the answers added since appended."""
+        before, seen = writer.stack, writer.seen
+        marks: list[tuple[Any, int, Any, int]] = []
+        stack = []
+        for i, entry in enumerate(state.stack):
+            pending = entry.pending
+            answered = len(pending.responses) if pending is not None else 0
+            mark = (entry, entry.revision, pending, answered)
+            marks.append(mark)
+            if before is not None and i < len(seen) and i < len(before):
+                was = seen[i]
+                if was[0] is entry and was[1] == mark[1] and was[2] is pending and was[3] <= answered:
+                    old = before[i]
+                    if was[3] < answered:
+                        assert pending is not None
+                        old = dict(old)
+                        waiting = old["pending"] = dict(old["pending"])
+                        waiting["responses"] = [*waiting["responses"], *(response_json(r, True) for r in pending.responses[was[3]:])]
+                    stack.append(old)
+                    continue
+            stack.append(entry.to_json(for_store=True))
+        writer.seen = marks
+        if CHECK_STACKS:
+            whole = [entry.to_json(for_store=True) for entry in state.stack]
+            if pack(stack)[0] != pack(whole)[0]:
+                raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
+        return stack
+
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
-        stack = [entry.to_json(for_store=True) for entry in state.stack]
+        stack = self._stack_json(state, writer)
         writer.boundary_seq += 1
         seq = writer.boundary_seq
         if writer.stack is None:
