@@ -180,10 +180,14 @@ class Journal:
     def _open(self, size: int) -> None:
         spare, self._spare = self._spare, None
         if self._fd is None and spare is not None and spare._map is not None:
-            os.rename(spare.path, self.path)  # emptied when parked: it reads as no record here
-            self._fd, self._map, spare._fd, spare._map = spare._fd, spare._map, None, None
-            if size <= len(self._map):
-                return
+            try:
+                os.rename(spare.path, self.path)  # emptied when parked: it reads as no record here
+            except OSError:
+                spare.close(remove=False)  # gone meanwhile: a new file, as without a spare
+            else:
+                self._fd, self._map, spare._fd, spare._map = spare._fd, spare._map, None, None
+                if size <= len(self._map):
+                    return
         if self._fd is None:
             if not self.path.parent.is_dir():
                 self.path.parent.mkdir(parents=True, exist_ok=True)

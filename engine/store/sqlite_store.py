@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
@@ -45,6 +46,7 @@ PRUNE_INTERVAL_S = 60.0
 CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
+_stores = itertools.count()
 
 
 def default_path() -> Path:
@@ -72,7 +74,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self._spare: Journal | None = None  # an ended execution's journal, emptied, for the next one
-        self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.journal"
+        # one name per store object: two stores of one process on the same file keep theirs apart
+        self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.{next(_stores)}.journal"
         self.mark_crashed()
         self._remove_dead_spares()
 
@@ -133,14 +136,14 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             journal.close(remove=True)
 
     def _remove_dead_spares(self) -> None:
-        """Spare journals (spare.PID.START.journal) of processes that are gone: they hold nothing."""
+        """Spare journals (spare.PID.START.N.journal) of processes that are gone: they hold nothing."""
         try:
             names = os.listdir(self._journals)
         except OSError:
             return
         for name in names:
             parts = name.split(".")
-            if len(parts) == 4 and parts[0] == "spare" and parts[3] == "journal" and parts[1].isdigit():
+            if len(parts) == 5 and parts[0] == "spare" and parts[4] == "journal" and parts[1].isdigit():
                 started = int(parts[2]) if parts[2].isdigit() else None
                 if not same_process_alive(int(parts[1]), started):
                     (self._journals / name).unlink(missing_ok=True)

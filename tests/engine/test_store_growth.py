@@ -87,7 +87,8 @@ async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Pat
     engine = Engine(builtin_registry(), store=store)
     first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
     spares = list(journals.iterdir())
-    assert [p.name for p in spares] == [f"spare.{os.getpid()}.{store._started}.journal"]
+    assert [p.name for p in spares] == [store._spare_path.name]
+    assert store._spare_path.name.startswith(f"spare.{os.getpid()}.{store._started}.")
     inode = spares[0].stat().st_ino
     seen: list[int] = []
 
@@ -107,7 +108,29 @@ async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Pat
         assert {name: len(runs) for name, runs in stored.run_data.items()} == {name: len(runs) for name, runs in state.run_data.items()}
     store.close()
     assert list(journals.iterdir()) == []
-    (journals / "spare.999999999.1.journal").write_bytes(b"")  # a process that is gone
+    (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # a process that is gone
     (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
     ExecutionStore(path, retention=Retention()).close()
     assert [p.name for p in journals.iterdir()] == ["spare.x.journal"]
+
+
+async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(tmp_path: Path) -> None:
+    """Each store keeps its own spare journal: what an execution journals is in the file named for it."""
+    from engine.store.journal import read_journal
+
+    path = tmp_path / "x.sqlite"
+    stores = [ExecutionStore(path, retention=Retention()), ExecutionStore(path, retention=Retention())]
+    journaled: list[int] = []
+
+    def watch(event: object) -> None:
+        execution_id = event.execution_id  # type: ignore[attr-defined]
+        journaled.append(len(read_journal(Path(f"{path}-boundaries") / f"{execution_id}.journal", execution_id).boundaries))
+
+    for store in (*stores, *stores):
+        hooks = Hooks()
+        hooks.add(watch, kinds=(NodeAfter,))
+        state = await Engine(builtin_registry(), store=store).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+        assert state.status == "success"
+        assert journaled[-1] > 0  # the boundaries before the last node's end are in the execution's own file
+    for store in stores:
+        store.close()
