@@ -13,6 +13,7 @@ time); a dead owner's execution is "crashed", its journal folded in, and anyone 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import itertools
 import os
@@ -47,6 +48,27 @@ CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
 _stores = itertools.count()
+# spare journals of closed stores, by journal folder: the next store of this process on the same
+# file takes one over (removed when the process exits; a later store removes what a killed one left)
+_parked: dict[Path, list[Journal]] = {}
+PARKED_MAX = 4  # kept open at most (a file descriptor and a mapping each)
+
+
+def _park(journals: Path, journal: Journal) -> None:
+    _parked.setdefault(journals, []).append(journal)
+    while sum(map(len, _parked.values())) > PARKED_MAX:  # the oldest folder's first goes
+        oldest = next(folder for folder, parked in _parked.items() if parked)
+        _parked[oldest].pop(0).close(remove=True)
+
+
+os.register_at_fork(after_in_child=_parked.clear)  # a forked child must not take its parent's files
+
+
+@atexit.register
+def _remove_parked() -> None:
+    for journals in _parked.values():
+        while journals:
+            journals.pop().close(remove=True)
 
 
 def default_path() -> Path:
@@ -73,7 +95,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
-        self._spare: Journal | None = None  # an ended execution's journal, emptied, for the next one
+        parked = _parked.get(self._journals)
+        self._spare: Journal | None = parked.pop() if parked else None  # an ended execution's journal, emptied, for the next one
         # one name per store object: two stores of one process on the same file keep theirs apart
         self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.{next(_stores)}.journal"
         self.mark_crashed()
@@ -89,8 +112,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(self._writers[execution_id])
         if self._housekeeper is not None:
             self._housekeeper.join()
-        if self._spare is not None:
-            self._spare.close(remove=True)
+        if self._spare is not None:  # for the next store of this process on this file
+            _park(self._journals, self._spare)
             self._spare = None
         self._db.close()
 

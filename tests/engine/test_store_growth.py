@@ -10,6 +10,7 @@ from pathlib import Path
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
+import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore, Retention
 from engine.workflow import parse_workflow, workflow_to_data
 from nodes.triggers.chat_trigger import chat_item
@@ -80,7 +81,8 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
 
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
     """An ended execution's journal is kept, emptied, for the next one (its pages are allocated
-    already); closing the store removes it, and a store opened later removes a dead process's."""
+    already), also by the next store of the process on the same file; the process's exit removes
+    it, and a store opened later removes a dead process's."""
     path = tmp_path / "x.sqlite"
     store = ExecutionStore(path, retention=Retention())
     journals = Path(f"{path}-boundaries")
@@ -106,7 +108,12 @@ async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Pat
     for state in (first, second):  # each execution's rows are its own
         stored = store.load(state.id)
         assert {name: len(runs) for name, runs in stored.run_data.items()} == {name: len(runs) for name, runs in state.run_data.items()}
-    store.close()
+    store.close()  # its spare is left for the next store of this process on this file
+    again = ExecutionStore(path, retention=Retention())
+    third = await Engine(builtin_registry(), store=again).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+    assert third.status == "success" and seen[-1] == inode
+    again.close()
+    sqlite_store._remove_parked()  # as when the process exits
     assert list(journals.iterdir()) == []
     (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # a process that is gone
     (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
@@ -134,3 +141,18 @@ async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(t
         assert journaled[-1] > 0  # the boundaries before the last node's end are in the execution's own file
     for store in stores:
         store.close()
+
+
+def test_at_most_a_few_spare_journals_stay_open_after_their_stores_close(tmp_path: Path) -> None:
+    from engine.store.journal import Journal
+
+    sqlite_store._remove_parked()  # what earlier tests left
+    for i in range(sqlite_store.PARKED_MAX + 3):
+        journal = Journal(tmp_path / f"e{i}.journal")
+        journal.append(b"x")
+        assert journal.park(tmp_path / f"spare{i}.journal")
+        sqlite_store._park(tmp_path / f"folder{i % 2}", journal)
+    assert sum(map(len, sqlite_store._parked.values())) == sqlite_store.PARKED_MAX
+    assert len(list(tmp_path.iterdir())) == sqlite_store.PARKED_MAX  # the others are closed and removed
+    sqlite_store._remove_parked()
+    assert list(tmp_path.iterdir()) == []
