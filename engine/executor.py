@@ -274,6 +274,7 @@ class Execution:
                 await self._pause_before(entry)
             self._checkpoint(True)
             stack.pop()
+            entry.touch()  # it changes while it runs: if it comes back to the stack, it is written again
             if not await self._run_entry(entry):
                 return
 
@@ -302,6 +303,8 @@ class Execution:
                 new_args = {**new_args, "tool": action.input.get("tool")}
             action.input = new_args
             entry.input = [{"json": new_args}]
+            entry.touch()
+            self._touch_waiting(action.id)  # its request's action is this one
 
     async def _pause_after_tool(self, entry: StackEntry, task: TaskData) -> None:
         """The "tool_result" / "tool_error" pause points; the observation may be edited here."""
@@ -311,9 +314,10 @@ class Execution:
             return
         action = entry.action
         assert action is not None
-        response = self._waiting_response(action.id)
-        if response is None:
+        found = self._waiting_response(action.id)
+        if found is None:
             return
+        waiting, response = found
         text, failed = observation(response.data)
         parent = entry.parent or {}
         edit = await self.pause_at(PausePoint(
@@ -327,16 +331,25 @@ class Execution:
             shown = data.get("metadata") or {}  # new containers: the one the stack held may be stored already
             data["metadata"] = {**shown, "edits": [*shown.get("edits", ()), record]}
             response.data = data
+            waiting.touch()
             task.metadata.setdefault("edits", []).append(record)
             self.update_run(entry.node, entry.run_index or 0, task)
 
-    def _waiting_response(self, action_id: str) -> ActionResponse | None:
+    def _waiting_response(self, action_id: str) -> tuple[StackEntry, ActionResponse] | None:
+        """The answer to action `action_id` and the entry whose request holds it."""
         for waiting in reversed(self.state.stack):
             if waiting.pending is not None:
                 for response in waiting.pending.responses:
                     if response.action.id == action_id:
-                        return response
+                        return waiting, response
         return None
+
+    def _touch_waiting(self, action_id: str) -> None:
+        """The entry whose pending request holds action `action_id` changed with it."""
+        for waiting in reversed(self.state.stack):
+            pending = waiting.pending
+            if pending is not None and any(a.id == action_id for a in pending.request.actions):
+                waiting.touch()
 
     async def _run_entry(self, entry: StackEntry) -> bool:
         """Run one stack entry; False when the execution has failed and must stop."""

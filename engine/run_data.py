@@ -157,6 +157,14 @@ class StackEntry(BaseModel):
     pinned: bool = False  # the node output its pinned data instead of running
     # a node with several main inputs (Merge): the items of each input, None where none came
     inputs: list[list[Item] | None] | None = None
+    # moved by `touch()` wherever the entry changes while on the stack or off it (not by answers
+    # appended to its pending request): the store writes again only entries whose revision moved.
+    # Not part of the entry's JSON; kept in __dict__ directly (pydantic's __setattr__ costs a µs)
+    revision: int = Field(0, exclude=True)
+
+    def touch(self) -> None:
+        """Note a change other than an answer appended to the pending request's responses."""
+        self.__dict__["revision"] += 1
 
     def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
@@ -188,9 +196,14 @@ class StackEntry(BaseModel):
             out["pending"] = {
                 "request": {"actions": [a.to_json(shared=for_store) for a in request.actions],
                             "metadata": request.metadata if for_store else plain(request.metadata)},
-                "responses": [{"action": r.action.to_json(shared=for_store), "data": r.data} for r in pending.responses],
+                "responses": [response_json(r, for_store) for r in pending.responses],
             }
         return out
+
+
+def response_json(response: ActionResponse, for_store: bool = False) -> dict[str, Any]:
+    """One answer of a pending request as StackEntry.to_json writes it."""
+    return {"action": response.action.to_json(shared=for_store), "data": response.data}
 
 
 class ExecutionState(BaseModel):

@@ -41,3 +41,10 @@ def _private_editor_files(tmp_path_factory: pytest.TempPathFactory, monkeypatch:
 
 
 from tests.store_backends import pg_target, store_target  # noqa: E402,F401  (the store tests' back ends)
+
+
+@pytest.fixture(autouse=True)
+def _check_store_stacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every boundary the store writes in a test is checked against the stack made whole: an entry
+    changed without StackEntry.touch() fails the test instead of storing a stale entry."""
+    monkeypatch.setattr("engine.store.sqlite_store.CHECK_STACKS", True)

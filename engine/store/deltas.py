@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..connection_types import AI_LANGUAGE_MODEL
-from ..json_delta import encode
+from ..json_delta import SAME, encode
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`new` (StackEntry.to_json(for_store=True) of each entry) as a delta from the stack `old`."""
-    return [_entry_delta(entry, old[i]) if i < len(old) else entry for i, entry in enumerate(new)]
+    """`new` (StackEntry.to_json(for_store=True) of each entry) as a delta from the stack `old`;
+    an entry's JSON kept from `old` (the entry did not change) is written as SAME."""
+    return [(SAME if entry is old[i] else _entry_delta(entry, old[i])) if i < len(old) else entry for i, entry in enumerate(new)]
 
 
 def _entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -28,13 +29,16 @@ def _entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         request, was = pending["request"], before["request"]
         responses, answered = pending["responses"], before["responses"]
         out["pending"] = {
-            "request": {"actions": request["actions"], "metadata": encode(request["metadata"], was["metadata"])},
+            "request": SAME if request is was else
+            {"actions": request["actions"], "metadata": encode(request["metadata"], was["metadata"])},
             "responses": [_response_delta(r, answered[i]) if i < len(answered) else r for i, r in enumerate(responses)],
         }
     return out
 
 
 def _response_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    if new is old:
+        return SAME
     return {"action": new["action"], "data": encode(new["data"], old["data"])}
 
 

@@ -8,15 +8,19 @@ the database in groups (one transaction for many boundaries) and empties the jou
 crash, whoever marks the execution crashed folds what the dead process left. Each record
 carries its length and a CRC-32, and is followed by an end mark (zero bytes, overwritten by the
 next record): reading stops at the end mark, so a torn record or what an emptied journal held
-before is never read.
+before is never read. An ended execution's journal, emptied, is taken over by the process's next
+execution (`park`, then `Journal(path, spare=...)`): writing into pages the file already has
+costs a third of allocating new ones. The record's crc starts from a CRC-32 of the execution id,
+so a record of the execution that used the file before never reads as one of the next.
 
-Record: b"MC" u32 body-length u32 crc, then body: u16 run count, each run
+Record: b"MS" u32 body-length u32 crc, then body: u16 run count, each run
 (q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),
 then u8 has-boundary and the boundary (q seq, q runs, q base or -1 for a whole stack,
 u16 last-node length or 0xFFFF for none, last node, u32 stack length, u32 stack crc, stack).
 The record's crc covers the body without the data and stack bytes, which their own crcs cover
 (computed once, for the database row): the bytes are not checksummed twice. Records of the
-older layout (b"MB": the crc over the whole body) are still read.
+older layouts are still read: b"MC" (the same crc, not started from the execution id) and b"MB"
+(the crc over the whole body).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAGIC = b"MC"
-WHOLE_BODY_MAGIC = b"MB"  # the older layout
+MAGIC = b"MS"
+UNSALTED_MAGIC = b"MC"  # the older layouts
+WHOLE_BODY_MAGIC = b"MB"
 _HEAD = struct.Struct("<2sII")
 _RUN = struct.Struct("<qqqH")
 _BLOB = struct.Struct("<II")
@@ -58,7 +63,13 @@ class Pending:
         self.boundaries.clear()
 
 
-def encode_record(runs: list[RunRow], boundary: BoundaryRow | None) -> bytes:
+def salt(execution_id: str) -> int:
+    """Where an execution's record crcs start: a record of another execution fails its check."""
+    return zlib.crc32(execution_id.encode("utf-8", "surrogatepass"))
+
+
+def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -> bytes:
+    """One record; `seed` is salt(execution id)."""
     meta = [_COUNT.pack(len(runs))]  # what the record's crc covers
     body = [meta[0]]
     for _eid, seq, node, run_index, base, data, crc in runs:
@@ -77,13 +88,14 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None) -> bytes:
         meta.append(head)
         body += (head, data)
     joined = b"".join(body)
-    return _HEAD.pack(MAGIC, len(joined), zlib.crc32(b"".join(meta))) + joined
+    return _HEAD.pack(MAGIC, len(joined), zlib.crc32(b"".join(meta), seed)) + joined
 
 
 def decode_records(execution_id: str, raw: bytes) -> Pending:
     """The rows of every whole record in `raw`; a torn or damaged tail ends the reading."""
     out = Pending()
     pos = 0
+    seed = salt(execution_id)
     while pos + _HEAD.size <= len(raw):
         magic, length, crc = _HEAD.unpack_from(raw, pos)
         body = raw[pos + _HEAD.size: pos + _HEAD.size + length]
@@ -92,9 +104,11 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
         if magic == WHOLE_BODY_MAGIC:
             if zlib.crc32(body) != crc:
                 break
-            record = _read_body(execution_id, body, None)
+            record = _read_body(execution_id, body, None, 0)
         elif magic == MAGIC:
-            record = _read_body(execution_id, body, crc)
+            record = _read_body(execution_id, body, crc, seed)
+        elif magic == UNSALTED_MAGIC:
+            record = _read_body(execution_id, body, crc, 0)
         else:
             break
         if record is None:
@@ -105,7 +119,7 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
     return out
 
 
-def _read_body(execution_id: str, body: bytes, meta_crc: int | None) -> Pending | None:
+def _read_body(execution_id: str, body: bytes, meta_crc: int | None, seed: int) -> Pending | None:
     """One record's rows; None when it is damaged. With `meta_crc` (the current layout) the crc of
     the body without its blobs is checked against it, and each blob against its own crc."""
     out = Pending()
@@ -114,7 +128,7 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None) -> Pending 
         at = 0
         (count,) = _COUNT.unpack_from(body, at)
         at += _COUNT.size
-        meta = zlib.crc32(body[:at])
+        meta = zlib.crc32(body[:at], seed)
         for _ in range(count):
             start = at
             seq, run_index, base, name_len = _RUN.unpack_from(body, at)
@@ -153,15 +167,27 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None) -> Pending 
 
 
 class Journal:
-    """One execution's journal file, created at its first record and mapped into memory."""
+    """One execution's journal file, created at its first record and mapped into memory; or,
+    given a `spare` (an ended execution's journal, parked), that file renamed to `path` then."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, spare: Journal | None = None) -> None:
         self.path = path
         self._fd: int | None = None
         self._map: mmap.mmap | None = None
         self._end = 0  # where the next record goes (the end mark is there)
+        self._spare = spare
 
     def _open(self, size: int) -> None:
+        spare, self._spare = self._spare, None
+        if self._fd is None and spare is not None and spare._map is not None:
+            try:
+                os.rename(spare.path, self.path)  # emptied when parked: it reads as no record here
+            except OSError:
+                spare.close(remove=False)  # gone meanwhile: a new file, as without a spare
+            else:
+                self._fd, self._map, spare._fd, spare._map = spare._fd, spare._map, None, None
+                if size <= len(self._map):
+                    return
         if self._fd is None:
             if not self.path.parent.is_dir():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +216,20 @@ class Journal:
             self._map[0:len(END)] = END
             self._end = 0
 
+    def park(self, path: Path) -> bool:
+        """Empty the journal and rename its file to `path`, for a later execution to take over;
+        False when there is no file."""
+        if self._map is None:
+            return False
+        self.empty()
+        os.rename(self.path, path)
+        self.path = path
+        return True
+
     def close(self, *, remove: bool) -> None:
+        if self._spare is not None:
+            self._spare.close(remove=True)
+            self._spare = None
         if self._map is not None:
             self._map.close()
             self._map = None

@@ -30,6 +30,7 @@ class WriterState:
     run_seq: int
     boundary_seq: int = 0
     stack: list[Any] | None = None  # the last boundary's stack (JSON), journaled
+    seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
     folded_stack: list[Any] | None = None  # the stack of the last boundary row in the database
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one
@@ -44,6 +45,7 @@ class WriterState:
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
+    salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
 
 
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:

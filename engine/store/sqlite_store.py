@@ -13,7 +13,9 @@ time); a dead owner's execution is "crashed", its journal folded in, and anyone 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
+import itertools
 import os
 import re
 import sqlite3
@@ -27,12 +29,12 @@ from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
-from ..run_data import ExecutionState
+from ..run_data import ExecutionState, response_json
 from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .codec import StoreDamaged, pack
 from .deltas import run_delta, stack_delta
-from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal
+from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
@@ -42,8 +44,31 @@ DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at mos
 FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
 FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
 PRUNE_INTERVAL_S = 60.0
+CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
+_stores = itertools.count()
+# spare journals of closed stores, by journal folder: the next store of this process on the same
+# file takes one over (removed when the process exits; a later store removes what a killed one left)
+_parked: dict[Path, list[Journal]] = {}
+PARKED_MAX = 4  # kept open at most (a file descriptor and a mapping each)
+
+
+def _park(journals: Path, journal: Journal) -> None:
+    _parked.setdefault(journals, []).append(journal)
+    while sum(map(len, _parked.values())) > PARKED_MAX:  # the oldest folder's first goes
+        oldest = next(folder for folder, parked in _parked.items() if parked)
+        _parked[oldest].pop(0).close(remove=True)
+
+
+os.register_at_fork(after_in_child=_parked.clear)  # a forked child must not take its parent's files
+
+
+@atexit.register
+def _remove_parked() -> None:
+    for journals in _parked.values():
+        while journals:
+            journals.pop().close(remove=True)
 
 
 def default_path() -> Path:
@@ -70,7 +95,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
+        parked = _parked.get(self._journals)
+        self._spare: Journal | None = parked.pop() if parked else None  # an ended execution's journal, emptied, for the next one
+        # one name per store object: two stores of one process on the same file keep theirs apart
+        self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.{next(_stores)}.journal"
         self.mark_crashed()
+        self._remove_dead_spares()
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -82,6 +112,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(self._writers[execution_id])
         if self._housekeeper is not None:
             self._housekeeper.join()
+        if self._spare is not None:  # for the next store of this process on this file
+            _park(self._journals, self._spare)
+            self._spare = None
         self._db.close()
 
     def _guard(self, what: str, work: Callable[[], T]) -> T:
@@ -114,6 +147,30 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self._journals / f"{name}.journal"
 
+    def _new_journal(self, execution_id: str) -> Journal:
+        spare, self._spare = self._spare, None
+        return Journal(self._journal_path(execution_id), spare=spare)
+
+    def _retire(self, journal: Journal) -> None:
+        """An execution's journal, folded in: kept emptied for the next execution, or removed."""
+        if self._spare is None and journal.park(self._spare_path):
+            self._spare = journal
+        else:
+            journal.close(remove=True)
+
+    def _remove_dead_spares(self) -> None:
+        """Spare journals (spare.PID.START.N.journal) of processes that are gone: they hold nothing."""
+        try:
+            names = os.listdir(self._journals)
+        except OSError:
+            return
+        for name in names:
+            parts = name.split(".")
+            if len(parts) == 5 and parts[0] == "spare" and parts[4] == "journal" and parts[1].isdigit():
+                started = int(parts[2]) if parts[2].isdigit() else None
+                if not same_process_alive(int(parts[1]), started):
+                    (self._journals / name).unlink(missing_ok=True)
+
     def _recover(self, execution_id: str) -> Path | None:
         """Inside a write transaction, with the execution claimed: fold what a dead owner left in
         its journal; returns the journal to remove once committed."""
@@ -142,7 +199,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer = self._writers.pop(state.id, None)
         if writer is not None:
             self._fold(writer)
-            writer.journal.close(remove=True)
+            self._retire(writer.journal)
         self._transaction(f"releasing execution {state.id}", lambda: self._db.execute(
             "UPDATE executions SET owner_pid=NULL, owner_start=NULL WHERE id=? AND owner_pid=?", (state.id, self._pid)))
 
@@ -207,6 +264,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
         if recovered is not None:
             recovered.unlink(missing_ok=True)
+        writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         self._writers[state.id] = writer
         execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
@@ -233,7 +291,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer = self._writers.pop(execution_id, None)
             if writer is not None:
                 self._fold(writer)
-                writer.journal.close(remove=True)
+                self._retire(writer.journal)
             if self.retention.active:
                 self._prune_in_background()
 
@@ -253,11 +311,42 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
+    def _stack_json(self, state: ExecutionState, writer: WriterState) -> list[dict[str, Any]]:
+        """StackEntry.to_json(for_store=True) of each entry, made again only for entries that
+        changed since the last boundary: an entry at the same place, of the same revision and
+        with the same pending request keeps its JSON, with the answers added since appended."""
+        before, seen = writer.stack, writer.seen
+        marks: list[tuple[Any, int, Any, int]] = []
+        stack = []
+        for i, entry in enumerate(state.stack):
+            pending = entry.pending
+            answered = len(pending.responses) if pending is not None else 0
+            mark = (entry, entry.revision, pending, answered)
+            marks.append(mark)
+            if before is not None and i < len(seen) and i < len(before):
+                was = seen[i]
+                if was[0] is entry and was[1] == mark[1] and was[2] is pending and was[3] <= answered:
+                    old = before[i]
+                    if was[3] < answered:
+                        assert pending is not None
+                        old = dict(old)
+                        waiting = old["pending"] = dict(old["pending"])
+                        waiting["responses"] = [*waiting["responses"], *(response_json(r, True) for r in pending.responses[was[3]:])]
+                    stack.append(old)
+                    continue
+            stack.append(entry.to_json(for_store=True))
+        writer.seen = marks
+        if CHECK_STACKS:
+            whole = [entry.to_json(for_store=True) for entry in state.stack]
+            if pack(stack)[0] != pack(whole)[0]:
+                raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
+        return stack
+
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
-        stack = [entry.to_json(for_store=True) for entry in state.stack]
+        stack = self._stack_json(state, writer)
         writer.boundary_seq += 1
         seq = writer.boundary_seq
         if writer.stack is None:
@@ -314,7 +403,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             # a new execution started running: the row says so at the next fold (until then it
             # reads "new", which a dead owner turns into "crashed" just as it would "running")
             writer.row_due = state
-        writer.journal.append(encode_record(runs, boundary))
+        writer.journal.append(encode_record(runs, boundary, writer.salt))
         if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
             self._fold(writer)
         elif writer.timer is None:

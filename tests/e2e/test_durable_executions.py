@@ -243,9 +243,15 @@ from engine.registry import builtin_registry
 from engine.store import ExecutionStore
 from engine.workflow import load_workflow
 from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
 
 async def main():
-    execution = Engine(builtin_registry(), store=ExecutionStore()).create(load_workflow(sys.argv[1]), items=[chat_item("go", "j")])
+    store = ExecutionStore()
+    # an execution before it: the one killed writes into the file this one's journal was (emptied, with its old records)
+    warm = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(30)] + [{"text": "warm"}],
+                          agent_options={"maxIterations": 40})
+    assert (await Engine(builtin_registry(), store=store).run(warm, items=[chat_item("warm", "w")])).status == "success"
+    execution = Engine(builtin_registry(), store=store).create(load_workflow(sys.argv[1]), items=[chat_item("go", "j")])
     calculator_runs = 0
     def on_event(event):
         nonlocal calculator_runs
@@ -276,10 +282,11 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
         if child.poll() is None:
             child.kill()
     with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # the database alone has not got them
-        assert db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator'").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator' AND execution_id=?", (execution_id,)).fetchone()[0] == 0
     store = ExecutionStore()  # opening it folds the dead process's journal in
     assert store.list()[0].status == "crashed"
     assert len(store.load(execution_id).run_data["Calculator"]) == 2
+    assert list(Path(f"{os.environ['MINI_N8N_DB']}-boundaries").iterdir()) == []  # and removes its spare journal
     store.close()
     resumed = mini_n8n("resume", execution_id, timeout=120)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

@@ -131,3 +131,48 @@ async def test_a_folded_group_keeps_only_its_last_boundary_and_resumes_from_it(t
     rows = store.connection.execute("SELECT base FROM boundaries WHERE execution_id=? ORDER BY seq", (state.id,)).fetchall()
     assert rows[0][0] is None and len(rows) <= 4  # a whole row, then at most DELTAS_PER_WHOLE - 1 deltas
     store.close()
+
+
+async def test_edited_tool_arguments_are_in_the_next_boundary_of_the_waiting_agent_too(tmp_path: Path) -> None:
+    """An edit at a before_tool pause changes the tool's entry and the action in the agent's
+    request (the same Action): the stack stored at the next boundary holds the edit in both
+    (checked against the stack made whole, as at every boundary in tests)."""
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    execution.debugger = Debugger(Breakpoints(before_tool=True))
+
+    def at_pause(point: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+        return "continue", {"args": {"input": "100 + 1"}} if point.get("toolCallId") == "d3" else None
+
+    state, _points = await drive(execution, at_pause)
+    assert state.status == "success"
+    assert state.run_data["Calculator"][5].data["ai_tool"][0][0]["json"] == {"response": "101"}
+    store.close()
+
+
+def test_a_stack_entry_changed_without_touch_is_caught(tmp_path: Path) -> None:
+    """The store writes an unchanged entry's JSON again only when its revision moved; tests check
+    every boundary against the stack made whole, and a change made without touch() fails it."""
+    from engine.store.journal import Journal
+    from engine.store.sqlite_rows import WriterState
+    from engine.workflow import parse_workflow
+
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    state = ExecutionState(workflow=parse_workflow({"name": "w", "nodes": [], "connections": {}}, "w"),
+                           stack=[StackEntry(node="A"), StackEntry(node="B")])
+    writer = WriterState(journal=Journal(tmp_path / "j"), run_seq=0)
+    store._boundary_row(state, writer)
+    row = store._boundary_row(state, writer)
+    assert unpack(row[5], row[6], "boundary") == [{"\u2063delta": "same"}] * 2  # nothing changed: nothing rewritten
+    state.stack[1].round = 3
+    state.stack[1].touch()
+    row = store._boundary_row(state, writer)
+    assert decode(unpack(row[5], row[6], "boundary"), as_json(writer.stack))[1]["round"] == 3
+    state.stack[0].round = 5  # no touch()
+    try:
+        store._boundary_row(state, writer)
+    except AssertionError as exc:
+        assert "touch" in str(exc)
+    else:
+        raise AssertionError("an untouched change was not caught")
+    store.close()

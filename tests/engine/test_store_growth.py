@@ -8,8 +8,9 @@ import sqlite3
 from pathlib import Path
 
 from engine.executor import Engine
-from engine.hooks import NodeAfter
+from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
+import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore, Retention
 from engine.workflow import parse_workflow, workflow_to_data
 from nodes.triggers.chat_trigger import chat_item
@@ -76,3 +77,82 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert not os.path.exists(f"{path}-wal") or os.path.getsize(f"{path}-wal") <= 1024 * 1024
+
+
+async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
+    """An ended execution's journal is kept, emptied, for the next one (its pages are allocated
+    already), also by the next store of the process on the same file; the process's exit removes
+    it, and a store opened later removes a dead process's."""
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    journals = Path(f"{path}-boundaries")
+    engine = Engine(builtin_registry(), store=store)
+    first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
+    spares = list(journals.iterdir())
+    assert [p.name for p in spares] == [store._spare_path.name]
+    assert store._spare_path.name.startswith(f"spare.{os.getpid()}.{store._started}.")
+    inode = spares[0].stat().st_ino
+    seen: list[int] = []
+
+    def watch(event: object) -> None:
+        own = journals / f"{event.execution_id}.journal"  # type: ignore[attr-defined]
+        if own.exists():
+            seen.append(own.stat().st_ino)
+
+    hooks = Hooks()
+    hooks.add(watch, kinds=(NodeAfter,))
+    second = await engine.create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+    assert first.status == second.status == "success"
+    assert seen and set(seen) == {inode}  # the second execution wrote into the first one's file
+    assert [p.stat().st_ino for p in journals.iterdir()] == [inode]
+    for state in (first, second):  # each execution's rows are its own
+        stored = store.load(state.id)
+        assert {name: len(runs) for name, runs in stored.run_data.items()} == {name: len(runs) for name, runs in state.run_data.items()}
+    store.close()  # its spare is left for the next store of this process on this file
+    again = ExecutionStore(path, retention=Retention())
+    third = await Engine(builtin_registry(), store=again).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+    assert third.status == "success" and seen[-1] == inode
+    again.close()
+    sqlite_store._remove_parked()  # as when the process exits
+    assert list(journals.iterdir()) == []
+    (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # a process that is gone
+    (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
+    ExecutionStore(path, retention=Retention()).close()
+    assert [p.name for p in journals.iterdir()] == ["spare.x.journal"]
+
+
+async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(tmp_path: Path) -> None:
+    """Each store keeps its own spare journal: what an execution journals is in the file named for it."""
+    from engine.store.journal import read_journal
+
+    path = tmp_path / "x.sqlite"
+    stores = [ExecutionStore(path, retention=Retention()), ExecutionStore(path, retention=Retention())]
+    journaled: list[int] = []
+
+    def watch(event: object) -> None:
+        execution_id = event.execution_id  # type: ignore[attr-defined]
+        journaled.append(len(read_journal(Path(f"{path}-boundaries") / f"{execution_id}.journal", execution_id).boundaries))
+
+    for store in (*stores, *stores):
+        hooks = Hooks()
+        hooks.add(watch, kinds=(NodeAfter,))
+        state = await Engine(builtin_registry(), store=store).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
+        assert state.status == "success"
+        assert journaled[-1] > 0  # the boundaries before the last node's end are in the execution's own file
+    for store in stores:
+        store.close()
+
+
+def test_at_most_a_few_spare_journals_stay_open_after_their_stores_close(tmp_path: Path) -> None:
+    from engine.store.journal import Journal
+
+    sqlite_store._remove_parked()  # what earlier tests left
+    for i in range(sqlite_store.PARKED_MAX + 3):
+        journal = Journal(tmp_path / f"e{i}.journal")
+        journal.append(b"x")
+        assert journal.park(tmp_path / f"spare{i}.journal")
+        sqlite_store._park(tmp_path / f"folder{i % 2}", journal)
+    assert sum(map(len, sqlite_store._parked.values())) == sqlite_store.PARKED_MAX
+    assert len(list(tmp_path.iterdir())) == sqlite_store.PARKED_MAX  # the others are closed and removed
+    sqlite_store._remove_parked()
+    assert list(tmp_path.iterdir()) == []

@@ -1,5 +1,5 @@
 """The boundary journal: records read back in order; a torn record, and whatever an emptied
-journal held before, are never read."""
+journal held before, are never read; nor does a record of the execution that used the file before."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import struct
 import zlib
 from pathlib import Path
 
-from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read_journal
+from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read_journal, salt
+
+
+E1 = salt("e1")
 
 
 def boundary(seq: int, size: int = 10) -> tuple:
@@ -19,7 +22,7 @@ def test_records_read_back_in_order_and_the_file_grows_when_needed(tmp_path: Pat
     journal = Journal(tmp_path / "j" / "e1.journal")
     big = (MAPPED_BYTES // 3)  # three of them do not fit in the first mapping
     for seq in range(1, 6):
-        journal.append(encode_record([], boundary(seq, big if seq % 2 else 10)))
+        journal.append(encode_record([], boundary(seq, big if seq % 2 else 10), E1))
     read = read_journal(journal.path, "e1")
     assert [b[1] for b in read.boundaries] == [1, 2, 3, 4, 5]
     assert read.boundaries[2][5] == bytes([3]) * big
@@ -30,10 +33,10 @@ def test_records_read_back_in_order_and_the_file_grows_when_needed(tmp_path: Pat
 def test_an_emptied_journal_reads_nothing_of_what_it_held(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "e1.journal")
     for seq in range(1, 5):
-        journal.append(encode_record([], boundary(seq)))
+        journal.append(encode_record([], boundary(seq), E1))
     journal.empty()
     assert not read_journal(journal.path, "e1")
-    journal.append(encode_record([], boundary(5)))  # the same size as the old records: one follows it
+    journal.append(encode_record([], boundary(5), E1))  # the same size as the old records: one follows it
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [5]
     journal.close(remove=False)
 
@@ -41,10 +44,10 @@ def test_an_emptied_journal_reads_nothing_of_what_it_held(tmp_path: Path) -> Non
 def test_a_torn_record_ends_the_reading(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "e1.journal")
     for seq in range(1, 4):
-        journal.append(encode_record([], boundary(seq)))
+        journal.append(encode_record([], boundary(seq), E1))
     journal.close(remove=False)
     raw = bytearray(journal.path.read_bytes())
-    one = len(encode_record([], boundary(1)))
+    one = len(encode_record([], boundary(1), E1))
     raw[2 * one + 20] ^= 0xFF  # a byte of the third record's body
     journal.path.write_bytes(bytes(raw))
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1, 2]
@@ -55,10 +58,10 @@ def test_a_damaged_blob_ends_the_reading(tmp_path: Path) -> None:
     """The record's own crc leaves out the blobs (their crcs cover them): a flipped blob byte is caught too."""
     journal = Journal(tmp_path / "e1.journal")
     for seq in range(1, 4):
-        journal.append(encode_record([("e1", seq, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(seq, 100)))
+        journal.append(encode_record([("e1", seq, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(seq, 100), E1))
     journal.close(remove=False)
     raw = bytearray(journal.path.read_bytes())
-    one = len(encode_record([("e1", 1, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(1, 100)))
+    one = len(encode_record([("e1", 1, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(1, 100), E1))
     raw[2 * one + one - 50] ^= 0xFF  # a byte of the third record's stack
     journal.path.write_bytes(bytes(raw))
     read = read_journal(journal.path, "e1")
@@ -72,3 +75,35 @@ def test_records_of_the_older_layout_still_read(tmp_path: Path) -> None:
     (tmp_path / "e1.journal").write_bytes(struct.pack("<2sII", b"MB", len(body), zlib.crc32(body)) + body + END)
     read = read_journal(tmp_path / "e1.journal", "e1")
     assert read.boundaries == [("e1", 7, 3, "Node", None, data, zlib.crc32(data))]
+
+
+def test_records_of_the_older_unsalted_layout_still_read(tmp_path: Path) -> None:
+    """b"MC" records (the crc not started from the execution id)."""
+    record = encode_record([], boundary(3), 0)
+    (tmp_path / "e1.journal").write_bytes(b"MC" + record[2:] + END)
+    assert [b[1] for b in read_journal(tmp_path / "e1.journal", "e1").boundaries] == [3]
+
+
+def test_a_parked_journal_taken_over_reads_nothing_of_the_execution_before(tmp_path: Path) -> None:
+    first = Journal(tmp_path / "e1.journal")
+    for seq in range(1, 4):
+        first.append(encode_record([], boundary(seq), E1))
+    assert first.park(tmp_path / "spare.journal")
+    assert not (tmp_path / "e1.journal").exists() and not read_journal(tmp_path / "spare.journal", "e1")
+    second = Journal(tmp_path / "e2.journal", spare=first)
+    assert not read_journal(second.path, "e2")  # nothing is renamed before the first record
+    second.append(encode_record([], ("e2", 9, 9, "Node", None, b"[]", zlib.crc32(b"[]")), salt("e2")))
+    assert not (tmp_path / "spare.journal").exists()
+    assert [b[1] for b in read_journal(second.path, "e2").boundaries] == [9]
+    second.close(remove=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_of_another_execution_does_not_read(tmp_path: Path) -> None:
+    """Should a file ever hold another execution's records where this one's belong (a crash of the
+    machine between emptying a journal and renaming it), their crcs do not match this execution's."""
+    journal = Journal(tmp_path / "e2.journal")
+    journal.append(encode_record([], boundary(1), E1))
+    journal.close(remove=False)
+    assert not read_journal(journal.path, "e2")
+    assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1]
