@@ -267,6 +267,14 @@ class HttpRequestTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = HttpToolParams
+    implemented_parameters = frozenset({
+        "toolDescription", "method", "url", "sendQuery", "specifyQuery", "parametersQuery", "jsonQuery", "sendHeaders",
+        "specifyHeaders", "parametersHeaders", "jsonHeaders", "sendBody", "specifyBody", "parametersBody", "jsonBody",
+        "placeholderDefinitions", "authentication", "genericAuthType", "nodeCredentialType", "optimizeResponse",
+        "responseType", "dataField", "fieldsToInclude", "fields"})
+    unsupported_parameters = dict.fromkeys(
+        ("cssSelector", "onlyContent", "elementsToOmit", "truncateResponse", "maxLength"),
+        "a setting of Optimize Response for HTML or text responses, which is refused with an error naming it")
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: HttpToolParams = ctx.params()
