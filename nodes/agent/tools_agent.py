@@ -144,8 +144,8 @@ class ToolsAgent(NodeType):
                         "a parameter of the ReAct Agent (agent: reActAgent), which is refused with an error naming it"),
         "options.humanMessageTemplate": ("a parameter of the ReAct and Plan and Execute Agents, which are refused "
                                          "with an error naming them"),
-        "options.humanMessage": ("the Conversational Agent's human message runs as the Tools Agent without it "
-                                 "(a run-log note names it)"),
+        "options.humanMessage": ("the Conversational Agent runs as the Tools Agent, which does not use its human "
+                                 "message (a run-log note names it)"),
         "options.maxTokensFromMemory": "memory is read whole, not cut to this many tokens (a run-log note names it)",
     }
 
