@@ -68,6 +68,10 @@ class AgentTool(ToolsAgent):
     )
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = AgentToolParams
+    implemented_parameters = frozenset({
+        "text", "toolDescription", "hasOutputParser", "needsFallback", "options", "options.systemMessage",
+        "options.maxIterations", "options.returnIntermediateSteps", "options.passthroughBinaryImages", "options.batching"})
+    unsupported_parameters: dict[str, str] = {}
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: AgentToolParams = ctx.params()

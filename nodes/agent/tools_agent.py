@@ -21,13 +21,14 @@ from engine.node_type import NodeParams, NodeType
 from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
+from nodes.ignored_parameters import note_ignored
 
 from . import fallback, output_parser, streaming
 from .batching import batching
 from .binary_input import binary_messages
 from .memory_context import remember
 from .steps import build_steps, cached_message, intermediate_steps, make_step, n8n_v3_intermediate_steps, scratchpad_messages
-from .versions import VERSIONS, check_agent_kind, legacy_prompt, system_message
+from .versions import VERSIONS, agent_kind, check_agent_kind, legacy_prompt, system_message
 
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant"
 
@@ -130,6 +131,23 @@ class ToolsAgent(NodeType):
     )
     outputs = (PortSpec(MAIN),)
     Params = AgentParams
+    implemented_parameters = frozenset({
+        "agent", "promptType", "text", "hasOutputParser", "needsFallback", "options", "options.systemMessage",
+        "options.maxIterations", "options.returnIntermediateSteps", "options.enableStreaming",
+        "options.passthroughBinaryImages", "options.batching"})
+    unsupported_parameters = {
+        **dict.fromkeys(("dataSource", "credentials", "binaryPropertyName", "input", "options.includedTables",
+                         "options.ignoredTables", "options.includedSampleRows", "options.topK", "options.prefixPrompt",
+                         "options.suffixPrompt"),
+                        "a parameter of the SQL Agent (agent: sqlAgent), which is refused with an error naming it"),
+        **dict.fromkeys(("options.prefix", "options.suffix", "options.suffixChat"),
+                        "a parameter of the ReAct Agent (agent: reActAgent), which is refused with an error naming it"),
+        "options.humanMessageTemplate": ("a parameter of the ReAct and Plan and Execute Agents, which are refused "
+                                         "with an error naming them"),
+        "options.humanMessage": ("the Conversational Agent runs as the Tools Agent, which does not use its human "
+                                 "message (a run-log note names it)"),
+        "options.maxTokensFromMemory": "memory is read whole, not cut to this many tokens (a run-log note names it)",
+    }
 
     @classmethod
     def shown_inputs(cls, parameters: dict[str, Any], version: float) -> tuple[PortSpec, ...]:
@@ -146,6 +164,11 @@ class ToolsAgent(NodeType):
         first: AgentParams = ctx.params(0)
         if response is None:
             check_agent_kind(ctx)
+            noted = ["options.maxTokensFromMemory"]
+            if agent_kind(float(ctx.node.typeVersion), ctx.node.parameters) == "conversationalAgent":
+                noted.append("options.humanMessage")
+            note_ignored(ctx, self.unsupported_parameters, [n for n in noted if n in self.unsupported_parameters],
+                         {"options.maxTokensFromMemory": 0})
         check_max_iterations(response, first.options.maxIterations, name)
         model: ChatModel | None = await fallback.agent_model(ctx)
         if model is None:

@@ -23,6 +23,7 @@ from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
 from nodes.agent.fallback import agent_model
+from nodes.ignored_parameters import note_ignored
 from nodes.parsers.format_instructions import format_instructions
 
 VERSIONS = (1, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7)
@@ -125,10 +126,15 @@ class ChainLlm(NodeType):
     )
     outputs = (PortSpec(MAIN),)
     Params = ChainParams
+    implemented_parameters = frozenset({"promptType", "text", "prompt", "hasOutputParser", "needsFallback", "messages"})
+    unsupported_parameters = {
+        "batching": "items are sent to the model one at a time, without its batch size or delay (a run-log note names it)",
+    }
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
         name = ctx.node.name
         version = float(ctx.node.typeVersion)
+        note_ignored(ctx, self.unsupported_parameters, ["batching"], {"batching": {}})
         model = await agent_model(ctx)
         if model is None:
             raise NodeOperationError(f'Node "{name}" needs a Chat Model connected', node=name)

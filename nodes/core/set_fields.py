@@ -86,6 +86,10 @@ class SetFields(NodeType):
     group = "Core"
     icon = "set"
     Params = SetParams
+    implemented_parameters = frozenset({
+        "mode", "duplicateItem", "duplicateCount", "values", "keepOnlySet", "fields", "assignments", "jsonOutput",
+        "include", "includeOtherFields", "includeFields", "excludeFields", "options", "options.dotNotation",
+        "options.ignoreConversionErrors", "options.includeBinary", "options.stripBinary"})
 
     @classmethod
     def n8n_parameters(cls, parameters: dict[str, Any], version: float) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class BufferWindowMemory(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_MEMORY, "Memory"),)
     Params = BufferWindowParams
+    implemented_parameters = frozenset({"sessionIdType", "sessionKey", "contextWindowLength"})
 
     async def supply_data(self, ctx: SupplyContext) -> WindowMemory:
         params: BufferWindowParams = ctx.params()

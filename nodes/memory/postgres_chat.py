@@ -127,6 +127,7 @@ class PostgresChatMemory(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_MEMORY, "Memory"),)
     Params = PostgresMemoryParams
+    implemented_parameters = frozenset({"sessionIdType", "sessionKey", "contextWindowLength", "tableName"})
     credential_types = (CREDENTIAL_TYPE,)
 
     async def supply_data(self, ctx: SupplyContext) -> PostgresMemory:

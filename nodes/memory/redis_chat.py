@@ -106,6 +106,7 @@ class RedisChatMemory(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_MEMORY, "Memory"),)
     Params = RedisMemoryParams
+    implemented_parameters = frozenset({"sessionIdType", "sessionKey", "contextWindowLength", "sessionTTL"})
     credential_types = (CREDENTIAL_TYPE,)
 
     async def supply_data(self, ctx: SupplyContext) -> RedisMemory:

@@ -165,6 +165,8 @@ class AnthropicChatModel(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = AnthropicParams
+    implemented_parameters = frozenset({"model", "options", "options.maxTokensToSample", "options.temperature", "options.topK",
+                                        "options.topP", "options.thinking", "options.thinkingBudget"})
     credential_types = (CREDENTIAL_TYPE,)
 
     async def supply_data(self, ctx: SupplyContext) -> AnthropicChat:

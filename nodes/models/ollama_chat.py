@@ -19,6 +19,7 @@ from engine.context import SupplyContext
 from engine.credentials import CredentialError, credential_ref, describe_credential
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
+from nodes.ignored_parameters import note_ignored
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
@@ -40,6 +41,29 @@ class OllamaOptions(NodeParams):
     )
     idleTimeout: int = Field(30000, ge=1, title="Idle Timeout (ms)", description="How long a reply that has begun may pause")
     maxRetries: int = Field(2, ge=0, le=10, title="Max Retries")
+    # sent in the request's `options` only when set (n8n's Ollama client leaves unset ones out)
+    numPredict: int | None = Field(None, title="Max Tokens to Generate", description="-1: no limit")
+    topK: int | None = Field(None, title="Top K")
+    topP: float | None = Field(None, ge=0, le=1, title="Top P")
+    frequencyPenalty: float | None = Field(None, title="Frequency Penalty")
+    presencePenalty: float | None = Field(None, title="Presence Penalty")
+    repeatPenalty: float | None = Field(None, title="Repetition Penalty")
+    penalizeNewline: bool | None = Field(None, title="Penalize Newlines")
+    lowVram: bool | None = Field(None, title="Low VRAM Mode")
+    mainGpu: int | None = Field(None, title="Main GPU ID")
+    numBatch: int | None = Field(None, title="Context Batch Size")
+    numGpu: int | None = Field(None, title="Number of GPUs")
+    numThread: int | None = Field(None, title="Number of CPU Threads")
+    vocabOnly: bool | None = Field(None, title="Load Vocabulary Only")
+
+
+# n8n's option -> the key of Ollama's request `options`, in the order n8n's client writes them
+SAMPLING_OPTIONS = {
+    "numBatch": "num_batch", "numGpu": "num_gpu", "mainGpu": "main_gpu", "lowVram": "low_vram",
+    "vocabOnly": "vocab_only", "numThread": "num_thread", "numPredict": "num_predict", "topK": "top_k",
+    "topP": "top_p", "repeatPenalty": "repeat_penalty", "presencePenalty": "presence_penalty",
+    "frequencyPenalty": "frequency_penalty", "penalizeNewline": "penalize_newline",
+}
 
 
 class OllamaParams(NodeParams):
@@ -79,7 +103,8 @@ def request_body(params: OllamaParams, messages: list[ChatMessage], tools: list[
         "model": params.model,
         "messages": ollama_messages(messages),
         "stream": stream,
-        "options": {"temperature": opts.temperature, "num_ctx": opts.numCtx},
+        "options": {"temperature": opts.temperature, "num_ctx": opts.numCtx,
+                    **{key: getattr(opts, name) for name, key in SAMPLING_OPTIONS.items() if getattr(opts, name) is not None}},
         "keep_alive": int(opts.keepAlive) if opts.keepAlive.lstrip("-").isdigit() else opts.keepAlive,
     }
     if tools:
@@ -182,9 +207,16 @@ class OllamaChatModel(NodeType):
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = OllamaParams
     credential_types = (CREDENTIAL_TYPE,)
+    implemented_parameters = frozenset({"model", "options", "options.temperature", "options.numCtx", "options.keepAlive",
+                                        "options.format", *(f"options.{name}" for name in SAMPLING_OPTIONS)})
+    unsupported_parameters = dict.fromkeys(
+        ("options.useMLock", "options.useMMap"),
+        "not sent to Ollama, as in n8n, whose node passes it under a name its Ollama client does not read "
+        "(a run-log note names it)")
 
     async def supply_data(self, ctx: SupplyContext) -> OllamaChat:
         params: OllamaParams = ctx.params()
+        note_ignored(ctx, self.unsupported_parameters, self.unsupported_parameters)
         ref = credential_ref(ctx.node.credentials, CREDENTIAL_TYPE)
         try:
             cred = ctx.services.credentials.get(CREDENTIAL_TYPE, ref) or {}

@@ -252,6 +252,12 @@ class OpenAIChatModel(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = OpenAIParams
+    implemented_parameters = frozenset({
+        "model", "responsesApiEnabled", "builtInTools", "options", "options.baseURL", "options.temperature",
+        "options.maxTokens", "options.topP", "options.frequencyPenalty", "options.presencePenalty", "options.responseFormat",
+        "options.reasoningEffort", "options.textFormat", "options.promptCacheKey", "options.safetyIdentifier",
+        "options.serviceTier", "options.topLogprobs", "options.conversationId", "options.metadata", "options.promptConfig",
+        "options.timeout", "options.maxRetries"})
     credential_types = (CREDENTIAL_TYPE,)
 
     @classmethod

@@ -63,6 +63,9 @@ class OpenAICompatibleModel(NodeType):
     group = "Models"
     icon = "openai"
     Params = CompatibleParams
+    implemented_parameters = frozenset({"model", "options", "options.frequencyPenalty", "options.maxTokens",
+                                        "options.responseFormat", "options.presencePenalty", "options.temperature",
+                                        "options.timeout", "options.maxRetries", "options.topP"})
 
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:
         params: CompatibleParams = ctx.params()
@@ -160,6 +163,7 @@ class GroqChatModel(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_LANGUAGE_MODEL, "Model"),)
     Params = GroqParams
+    implemented_parameters = frozenset({"model", "options", "options.maxTokensToSample", "options.temperature"})
     credential_types = ("groqApi",)
 
     async def supply_data(self, ctx: SupplyContext) -> OpenAIChat:

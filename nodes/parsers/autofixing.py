@@ -102,6 +102,7 @@ class AutoFixingOutputParser(NodeType):
     )
     outputs = (PortSpec(AI_OUTPUT_PARSER, "Output Parser"),)
     Params = AutofixParams
+    implemented_parameters = frozenset({"options", "options.prompt"})
 
     async def supply_data(self, ctx: SupplyContext) -> AutoFixingParser:
         params: AutofixParams = ctx.params()

@@ -191,6 +191,12 @@ class StructuredOutputParserNode(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_OUTPUT_PARSER, "Output Parser"),)
     Params = StructuredParams
+    implemented_parameters = frozenset({"schemaType", "jsonSchemaExample", "inputSchema", "jsonSchema"})
+    unsupported_parameters = {
+        "autoFix": "Auto-Fix Format on is refused with an error naming it",
+        "customizeRetryPrompt": "a setting of Auto-Fix Format, which is refused with an error naming it",
+        "prompt": "a setting of Auto-Fix Format, which is refused with an error naming it",
+    }
 
     async def supply_data(self, ctx: SupplyContext) -> StructuredOutputParser:
         params: StructuredParams = ctx.params()

@@ -90,8 +90,9 @@ def warn_missing(node: str, missing: list[str]) -> None:
         log.warning('Code Tool "%s" ran without: %s', node, "; ".join(missing))
 
 
-def schema_from_example(example: Any) -> dict[str, Any]:
-    """A JSON schema that `example` fits: objects with every key required, arrays by their first item."""
+def schema_from_example(example: Any, every_field_required: bool = True) -> dict[str, Any]:
+    """A JSON schema that `example` fits, arrays by their first item; objects with every key required
+    (n8n from v1.3 on) or none."""
     if isinstance(example, bool):
         return {"type": "boolean"}
     if isinstance(example, (int, float)):
@@ -99,17 +100,14 @@ def schema_from_example(example: Any) -> dict[str, Any]:
     if isinstance(example, str):
         return {"type": "string"}
     if isinstance(example, list):
-        return {"type": "array", "items": schema_from_example(example[0])} if example else {"type": "array"}
+        return {"type": "array", "items": schema_from_example(example[0], every_field_required)} if example else {"type": "array"}
     if isinstance(example, dict):
-        return {
-            "type": "object",
-            "properties": {k: schema_from_example(v) for k, v in example.items()},
-            "required": list(example),
-        }
+        schema = {"type": "object", "properties": {k: schema_from_example(v, every_field_required) for k, v in example.items()}}
+        return {**schema, "required": list(example)} if every_field_required else schema
     return {}
 
 
-def input_schema(params: CodeToolParams, node: str) -> dict[str, Any]:
+def input_schema(params: CodeToolParams, node: str, version: float = 1.3) -> dict[str, Any]:
     if not params.specifyInputSchema:
         return {
             "type": "object",
@@ -123,7 +121,7 @@ def input_schema(params: CodeToolParams, node: str) -> dict[str, Any]:
         parsed = json.loads(source)
     except json.JSONDecodeError as exc:
         raise NodeOperationError(f'The {label} of node "{node}" is not valid JSON: {exc.msg} (line {exc.lineno})', node=node) from None
-    schema = schema_from_example(parsed) if params.schemaType == "fromJson" else parsed
+    schema = schema_from_example(parsed, version >= 1.3) if params.schemaType == "fromJson" else parsed
     if not isinstance(schema, dict) or schema.get("type") != "object":
         raise NodeOperationError(f'The {label} of node "{node}" must describe a JSON object', node=node)
     return schema
@@ -208,6 +206,7 @@ async def _exchange(request: bytes, workdir: str, time_limit: float, max_answer_
 class CodeTool(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolCode"
     version = 1.3
+    versions = (1, 1.1, 1.2, 1.3)  # up to v1.1 the tool's name is its `name` parameter, then the node's name
     display_name = "Code Tool"
     description = "Python the agent can call; runs in a sandbox without network, keys or your files"
     group = "Tools"
@@ -216,14 +215,20 @@ class CodeTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = CodeToolParams
+    implemented_parameters = frozenset({"name", "description", "language", "pythonCode", "specifyInputSchema", "schemaType",
+                                        "jsonSchemaExample", "inputSchema"})
+    unsupported_parameters = {
+        "jsCode": "JavaScript code is refused with an error naming it (the Code Tool runs Python)",
+    }
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: CodeToolParams = ctx.params()
         self._check_language(params, ctx.node)
+        version = float(ctx.node.typeVersion)
         return ToolSpec(
-            name=node_name_to_tool_name(params.name or ctx.node.name),
+            name=node_name_to_tool_name((params.name if version <= 1.1 else "") or ctx.node.name),
             description=params.description or "Runs Python code on the input and returns its result",
-            parameters=input_schema(params, ctx.node.name),
+            parameters=input_schema(params, ctx.node.name, version),
         )
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:

@@ -256,9 +256,15 @@ def check_optimizer(params: HttpToolParams, node: str) -> None:
         )
 
 
+V1_NOTE = ("n8n's HTTP Request Tool v1 gives the model one text input (the arguments as JSON text, listed in the "
+           "tool's description); mini-n8n gives it v1.1's named arguments, so the model sees the tool differently, "
+           "while the request made from the same arguments is the same")
+
+
 class HttpRequestTool(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolHttpRequest"
     version = 1.1
+    versions = (1, 1.1)  # v1 runs as v1.1, with a run-log note saying how n8n's v1 differs
     display_name = "HTTP Request Tool"
     description = "Lets the agent call an HTTP API; parts in {braces} are filled in by the model"
     group = "Tools"
@@ -267,6 +273,14 @@ class HttpRequestTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = HttpToolParams
+    implemented_parameters = frozenset({
+        "toolDescription", "method", "url", "sendQuery", "specifyQuery", "parametersQuery", "jsonQuery", "sendHeaders",
+        "specifyHeaders", "parametersHeaders", "jsonHeaders", "sendBody", "specifyBody", "parametersBody", "jsonBody",
+        "placeholderDefinitions", "authentication", "genericAuthType", "nodeCredentialType", "optimizeResponse",
+        "responseType", "dataField", "fieldsToInclude", "fields"})
+    unsupported_parameters = dict.fromkeys(
+        ("cssSelector", "onlyContent", "elementsToOmit", "truncateResponse", "maxLength"),
+        "a setting of Optimize Response for HTML or text responses, which is refused with an error naming it")
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: HttpToolParams = ctx.params()
@@ -274,6 +288,8 @@ class HttpRequestTool(NodeType):
             raise NodeOperationError(f'Node "{ctx.node.name}" has no URL', node=ctx.node.name)
         check_host(params.url.strip(), params.authentication, ctx.node.name)
         check_optimizer(params, ctx.node.name)
+        if float(ctx.node.typeVersion) < 1.1:
+            ctx.note(V1_NOTE)
         return ToolSpec(
             name=node_name_to_tool_name(ctx.node.name),
             description=params.toolDescription or f"Makes an HTTP {params.method} request to {params.url}",

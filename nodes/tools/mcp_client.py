@@ -181,6 +181,9 @@ class McpClientTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tools"),)
     Params = McpClientParams
+    # `credentials` is n8n's credential picker: the node's credential of its authentication's type
+    implemented_parameters = frozenset({"serverTransport", "endpointUrl", "sseEndpoint", "authentication", "credentials",
+                                        "include", "includeTools", "excludeTools", "options", "options.timeout"})
     # the credentials dialog's forms are flat: a Multiple Headers Auth credential (a list) comes from the file
     credential_types = ("httpBearerAuth", "httpHeaderAuth")
 

@@ -1,6 +1,7 @@
 """Think tool: a scratchpad the model writes its reasoning to; it returns the thought unchanged.
 
-n8n's `toolThink`: the tool is always called `thinking_tool`; only its description is editable.
+n8n's `toolThink`: v1's tool is called `thinking_tool`, v1.1's is named after the node (as every
+tool); only its description is editable.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
+
+from .naming import node_name_to_tool_name
 
 TOOL_NAME = "thinking_tool"
 DESCRIPTION = (
@@ -29,6 +32,8 @@ class ThinkParams(NodeParams):
 
 class ThinkTool(NodeType):
     type = "@n8n/n8n-nodes-langchain.toolThink"
+    version = 1  # given to new nodes; n8n's newest is 1.1
+    versions = (1, 1.1)
     display_name = "Think Tool"
     description = "Gives the agent room to think: the thought is logged and handed back unchanged"
     group = "Tools"
@@ -37,11 +42,12 @@ class ThinkTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = ThinkParams
+    implemented_parameters = frozenset({"description"})
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: ThinkParams = ctx.params()
         return ToolSpec(
-            name=TOOL_NAME,
+            name=TOOL_NAME if float(ctx.node.typeVersion) == 1 else node_name_to_tool_name(ctx.node.name),
             description=params.description or DESCRIPTION,
             parameters={
                 "type": "object",

@@ -10,6 +10,7 @@ from engine.context import NodeContext
 from engine.node_type import NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item
+from nodes.ignored_parameters import note_ignored
 
 
 def chat_item(message: str, session_id: str | None = None) -> Item:
@@ -30,12 +31,28 @@ class ChatTrigger(NodeType):
     outputs = (PortSpec(MAIN),)
     is_trigger = True
     is_chat_trigger = True
+    # `mini-n8n serve` reads these (engine/serve): it serves a public chat without authentication
+    # answering when the last node finishes or streaming, and loads a session from memory
+    implemented_parameters = frozenset({"public", "authentication", "options", "options.responseMode",
+                                        "options.loadPreviousSession"})
+    unsupported_parameters = {
+        **dict.fromkeys(("mode", "initialMessages", "options.title", "options.subtitle", "options.customCss",
+                         "options.getStarted", "options.inputPlaceholder", "options.showWelcomeScreen"),
+                        "n8n's hosted chat page is not served, so this setting of it is not used (a run-log note names it)"),
+        **dict.fromkeys(("availableInChat", "agentName", "agentDescription"),
+                        "n8n's Chat hub is not there, so the workflow is not listed in it (a run-log note names it)"),
+        "options.allowedOrigins": "`mini-n8n serve` answers chat requests from any origin (a run-log note names it)",
+        "options.allowFileUploads": "files sent with a message are passed on whether or not uploads are allowed "
+                                    "(a run-log note names it)",
+        "options.allowedFilesMimeTypes": "files of any type sent with a message are passed on (a run-log note names it)",
+    }
 
     @classmethod
     def example_output(cls) -> dict[str, Any] | None:
         return dict(chat_item("Hello", "editor")["json"])
 
     async def execute(self, ctx: NodeContext, response: EngineResponse | None = None) -> list[list[Item]]:
+        note_ignored(ctx, self.unsupported_parameters, self.unsupported_parameters)
         items = []
         for item in ctx.items:
             data = dict(item.get("json", {}))

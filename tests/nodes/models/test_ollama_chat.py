@@ -175,3 +175,16 @@ async def test_a_reply_under_the_cap_streams_whole(engine: Engine, monkeypatch: 
         state = await chat(engine, with_model(OLLAMA, ollama_params(peer), tools=[]), "hi", TokenLog())
     assert state.status == "success", state.error
     assert state.result[0]["json"]["output"] == "x" * 300_000
+
+
+async def test_sampling_options_are_sent_and_use_mlock_is_noted(engine: Engine) -> None:
+    with OllamaPeer([Step(text="ok")]) as peer:
+        params = ollama_params(peer, temperature=0.2, numCtx=4096, topK=20, numPredict=64, repeatPenalty=1.3,
+                               penalizeNewline=False, useMLock=True)
+        state = await chat(engine, with_model(OLLAMA, params, tools=[]), "hi")
+    assert state.status == "success", state.error
+    # n8n's Ollama client writes the options it was given, in its own order
+    assert peer.requests[0].json["options"] == {"temperature": 0.2, "num_ctx": 4096, "num_predict": 64, "top_k": 20,
+                                                "repeat_penalty": 1.3, "penalize_newline": False}
+    [note] = model_runs(state)[0].metadata["notes"]
+    assert note.startswith('Node "Model" sets the parameter "options.useMLock", which mini-n8n does not implement')

@@ -243,3 +243,15 @@ async def test_refused_connection_and_unknown_host_say_so(engine: Engine) -> Non
     state = await run_tool_once(engine, HTTP, {"url": "http://no-such-host.invalid/x", "options": {"timeout": 5000}}, {})
     text = observation(state)
     assert text.startswith("Error: The request to http://no-such-host.invalid/x failed: ") and "timed out" not in text
+
+
+async def test_v1_runs_as_v1_1_with_a_note_saying_how_n8n_differs(engine: Engine, base: str) -> None:
+    wf = agent_workflow(
+        [{"text": "", "toolCalls": [tool_call("Orders", {"order_id": "7", "count": 1, "detail": "no"}, "call_1")]},
+         {"text": "done"}],
+        tools=[("Orders", HTTP, placeholder_params(base))], agent_options={"returnIntermediateSteps": True})
+    wf.node("Orders").typeVersion = 1
+    state = await engine.run(wf, items=[{"json": {"chatInput": "go", "sessionId": "s"}}])
+    assert json.loads(observation(state))["path"] == "/orders/7"
+    noted = [n for run in state.run_data["Orders"] for n in run.metadata.get("notes") or ()]
+    assert noted and all("v1 gives the model one text input" in n for n in noted)
