@@ -42,7 +42,7 @@ from ..store import ExecutionBusy, ExecutionSummary
 from ..streaming import chunk_line, error_chunk
 from .jobs import Job
 from .runners import Conflict, StillRunning
-from .webhooks import WebhookServer
+from .webhooks import WebhookServer, read_body
 from .workflows import ChatEndpoint
 
 API_KEY_HEADER = "X-N8N-API-KEY"
@@ -167,17 +167,9 @@ class Server:
 
     @staticmethod
     async def _json_body(request: Request) -> dict[str, Any]:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise HttpError(413, f"the request body is {declared} bytes; at most {MAX_BODY_BYTES} are accepted")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise HttpError(413, f"the request body is over {MAX_BODY_BYTES} bytes")
-            chunks.append(chunk)
+        data = await read_body(request, MAX_BODY_BYTES, HttpError)
         try:
-            body = json.loads(b"".join(chunks))
+            body = json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise HttpError(400, f"the request body is not valid JSON ({exc})") from None
         if not isinstance(body, dict):

@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 import uuid
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
@@ -117,15 +117,17 @@ def parse_query(text: str) -> dict[str, Any]:
     return out
 
 
-async def read_body(request: Request) -> bytes:
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES,
+                    error: Callable[[int, str], Exception] = WebhookError) -> bytes:
+    """The request's body, refused with a 413 `error` as soon as it is known to pass `limit` bytes."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise WebhookError(413, f"the request body is {declared} bytes; at most {MAX_BODY_BYTES} are accepted")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise error(413, f"the request body is {declared} bytes; at most {limit} are accepted")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise WebhookError(413, f"the request body is over {MAX_BODY_BYTES} bytes")
+        if size > limit:
+            raise error(413, f"the request body is over {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
