@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from ..errors import MiniN8nError
@@ -35,7 +35,7 @@ from .postgres_rows import prune_executions, write_rows
 from .postgres_schema import connect, prepare, redact
 from .sqlite_file import fields_crc, workflow_hash
 from .sql_reads import SqlReads
-from .sqlite_rows import carries_conversation
+from .run_records import RunRecords
 
 CHECKPOINTS_PER_FULL = 64
 PRUNE_INTERVAL_S = 60.0
@@ -49,17 +49,12 @@ def text(value: str) -> str:
 
 
 @dataclass
-class _Writer:
+class _Writer(RunRecords):
     """What one attached execution's next writes need (sequence numbers, the JSON deltas are made from)."""
 
-    run_seq: int
     boundary_seq: int = 0
     since_full: int = 0
     stack: list[Any] | None = None
-    new_runs: list[tuple[Any, ...]] = field(default_factory=list)  # finished since the last checkpoint
-    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON (model/memory runs)
-    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
-    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
     result: Any = None  # the result last written
 
@@ -223,17 +218,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
     def _on_event(self, execution_id: str, event: HookEvent) -> None:
         writer = self._writers.get(execution_id)
         if isinstance(event, NodeAfter) and writer is not None:
-            writer.run_seq += 1
-            seq = writer.run_seq
-            task = event.task.to_json()
-            conversation = carries_conversation(task)
-            base = writer.last_conversation.get(event.node) if conversation else None
-            data, crc = pack(encode(task, writer.conversations[base]) if base is not None else task)
-            writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
-            writer.seq_of[(event.node, event.run_index)] = seq
-            if conversation:
-                writer.conversations[seq] = task
-                writer.last_conversation[event.node] = seq
+            writer.add_run(execution_id, event)
         elif isinstance(event, RunUpdated):
             self._update_run(execution_id, writer, event)
         elif isinstance(event, WorkflowAfter):
@@ -244,15 +229,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _update_run(self, execution_id: str, writer: _Writer | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
-        task = event.task.to_json()
-        data, crc = pack(task)
-        if writer is not None:
-            seq = writer.seq_of.get((event.node, event.run_index))
-            for i, run in enumerate(writer.new_runs):  # not written yet: edit it there
-                if run[1] == seq:
-                    writer.new_runs[i] = (*run[:4], None, data, crc)
-            if seq in writer.conversations:
-                writer.conversations[seq] = task
+        data, crc = writer.edit_run(event) if writer is not None else pack(event.task.to_json(for_store=True))
         self._transaction(f"updating a run of execution {execution_id}", lambda: self._db.execute(
             "UPDATE runs SET task=%s, crc=%s, base=NULL WHERE execution_id=%s AND node=%s AND run_index=%s",
             (data, crc, execution_id, event.node, event.run_index)))

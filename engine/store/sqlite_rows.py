@@ -9,38 +9,27 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from ..run_data import ExecutionState
 from .base import FINISHED, Retention
-from .journal import Journal, Pending, RunRow
-
-
-def carries_conversation(task: dict[str, Any]) -> bool:
-    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
-    inputs = task.get("input") or {}
-    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
+from .journal import Journal, Pending
+from .run_records import RunRecords
 
 
 @dataclass
-class WriterState:
+class WriterState(RunRecords):
     """What one attached execution's next writes need: sequence numbers, its journal, the rows
     not yet in the database, and the JSON the next deltas are made from (shared with live run data)."""
 
     journal: Journal
-    run_seq: int
     boundary_seq: int = 0
     stack: list[Any] | None = None  # the last boundary's stack (JSON), journaled
     seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
     folded_stack: list[Any] | None = None  # the stack of the last boundary row in the database
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one
-    new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
     unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
     unfolded_since: float = 0.0
     timer: asyncio.TimerHandle | None = None
-    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON of each node's latest model/memory run
-    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
-    seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)

@@ -33,11 +33,11 @@ from ..run_data import ExecutionState, response_json
 from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .codec import StoreDamaged, pack
-from .deltas import run_delta, stack_delta
+from .deltas import stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
-from .sqlite_rows import WriterState, apply_rows, carries_conversation, prune_executions
+from .sqlite_rows import WriterState, apply_rows, prune_executions
 
 ENV_DB = "MINI_N8N_DB"
 DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
@@ -273,18 +273,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _on_event(self, execution_id: str, event: HookEvent) -> None:
         writer = self._writers.get(execution_id)
         if isinstance(event, NodeAfter) and writer is not None:
-            writer.run_seq += 1
-            seq = writer.run_seq
-            task = event.task.to_json(for_store=True)
-            conversation = carries_conversation(task)
-            base = writer.last_conversation.get(event.node) if conversation else None
-            data, crc = pack(run_delta(task, writer.conversations[base]) if base is not None else task)
-            writer.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
-            writer.seq_of[(event.node, event.run_index)] = seq
-            if conversation:  # the next delta of this node's runs is made from this one
-                writer.conversations.pop(writer.last_conversation.get(event.node, -1), None)
-                writer.conversations[seq] = task
-                writer.last_conversation[event.node] = seq
+            writer.add_run(execution_id, event)
         elif isinstance(event, RunUpdated):
             self._update_run(execution_id, writer, event)
         elif isinstance(event, WorkflowAfter):
@@ -297,16 +286,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _update_run(self, execution_id: str, writer: WriterState | None, event: RunUpdated) -> None:
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
-        task = event.task.to_json(for_store=True)
-        data, crc = pack(task)
         if writer is not None:
-            seq = writer.seq_of.get((event.node, event.run_index))
-            for i, run in enumerate(writer.new_runs):  # not even journaled yet: edit it there
-                if run[1] == seq:
-                    writer.new_runs[i] = (*run[:4], None, data, crc)
+            data, crc = writer.edit_run(event)  # not even journaled yet: edited where it waits
             self._fold(writer)
-            if seq in writer.conversations:
-                writer.conversations[seq] = task
+        else:
+            data, crc = pack(event.task.to_json(for_store=True))
         self._transaction(f"updating a run of execution {execution_id}", lambda: self._db.execute(
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
