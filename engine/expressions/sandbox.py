@@ -192,15 +192,7 @@ class Runtime:
             reply: str = self._call(self._run, tid)
             if not reply.startswith("n"):
                 return reply
-            for need in json.loads(reply[1:]):
-                op, args = need["op"], need["args"]
-                if op == "tz":
-                    found = self._zone_reply(str(args[0]))
-                elif op == "util":
-                    found = "j" + json.dumps(util(*(str(a) for a in args)))
-                else:
-                    found = answer(op, args)
-                self.provide(need["key"], found)
+            self._answer_needs(reply, answer)
         raise Interrupted(f"the expression kept asking for new data ({MAX_REQUEST_ROUNDS} rounds)")
 
     def run_body(self, body: str, per_item: bool, answer: Callable[[str, list[Any]], str], time_limit_s: float) -> str:
@@ -231,16 +223,21 @@ class Runtime:
                 raise Interrupted("the code awaits something that never settles")
             if not reply.startswith("n"):
                 return reply
-            for need in json.loads(reply[1:]):
-                op, args = need["op"], need["args"]
-                if op == "tz":
-                    found = self._zone_reply(str(args[0]))
-                elif op == "util":
-                    found = "j" + json.dumps(util(*(str(a) for a in args)))
-                else:
-                    found = answer(op, args)
-                self.provide(need["key"], found)
+            self._answer_needs(reply, answer)
         raise Interrupted(f"the code kept asking for new data ({MAX_REQUEST_ROUNDS} rounds)")
+
+    def _answer_needs(self, reply: str, answer: Callable[[str, list[Any]], str]) -> None:
+        """Provide what a run asked for ("n" and a JSON list of needs): time zones and n8n's
+        helpers here, everything else (node data, $fromAI...) through `answer`."""
+        for need in json.loads(reply[1:]):
+            op, args = need["op"], need["args"]
+            if op == "tz":
+                found = self._zone_reply(str(args[0]))
+            elif op == "util":
+                found = "j" + json.dumps(util(*(str(a) for a in args)))
+            else:
+                found = answer(op, args)
+            self.provide(need["key"], found)
 
     @staticmethod
     def _zone_reply(zone: str) -> str:
