@@ -38,6 +38,7 @@ from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal,
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import WriterState, apply_rows, prune_executions
+from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
 DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
@@ -89,6 +90,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self.path = Path(path) if path is not None else default_path()
         self.retention = retention if retention is not None else Retention.from_env()
         self._db = open_store_file(self.path)
+        self._checkpointer = WalCheckpointer(self.path, BUSY_TIMEOUT_S)  # commits never wait for a checkpoint
         self._journals = Path(f"{self.path}-boundaries")
         self._pid = os.getpid()
         self._started = start_time(self._pid)
@@ -115,6 +117,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if self._spare is not None:  # for the next store of this process on this file
             _park(self._journals, self._spare)
             self._spare = None
+        self._checkpointer.close()
         self._db.close()
 
     def _guard(self, what: str, work: Callable[[], T]) -> T:
@@ -138,6 +141,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+            self._checkpointer.written()
             return result
 
         return self._guard(what, run)
