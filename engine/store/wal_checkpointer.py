@@ -3,8 +3,9 @@
 A checkpoint copies the WAL's pages into the file and syncs both to disk (two fsyncs): tens of
 ms on a busy disk. SQLite's automatic checkpoint runs it inside whichever commit crossed the
 size limit, on the writer's thread, which in the editor is the thread that paints. Here the
-writer's commits only wake this thread (`written`), which runs a PASSIVE checkpoint: it never
-blocks the writer, and the writer restarts the WAL from its start once everything is copied.
+writer's commits only wake this thread (`written`), which runs a PASSIVE checkpoint once the
+writer pauses: it never blocks the writer, and the writer restarts the WAL from its start once
+everything is copied.
 The writer keeps an automatic checkpoint at a higher limit (sqlite_file.WAL_AUTOCHECKPOINT_PAGES)
 in case this thread cannot keep up. Durability is the same either way: a commit is in the WAL
 before it returns.
@@ -16,6 +17,12 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+
+
+QUIET_S = 0.02
+"""A checkpoint starts once no commit came for this long: one that overlaps a commit keeps the
+writer from starting the WAL over at its beginning (it then grows until a checkpoint completes
+between commits). A writer that never pauses meets its own automatic checkpoint instead."""
 
 
 class WalCheckpointer:
@@ -47,7 +54,9 @@ class WalCheckpointer:
             db.execute("PRAGMA wal_autocheckpoint=0")  # this connection writes nothing; it only checkpoints
             while True:
                 self._wake.wait()
-                self._wake.clear()
+                while self._wake.is_set() and not self._closing:  # until the writer pauses
+                    self._wake.clear()
+                    self._wake.wait(QUIET_S)
                 if self._closing:
                     return
                 try:
