@@ -134,6 +134,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         db = self._db
 
         def run() -> T:
+            self._checkpointer.wait_copied()
             db.execute("BEGIN IMMEDIATE")
             try:
                 result = work()

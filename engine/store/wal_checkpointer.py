@@ -20,9 +20,10 @@ from pathlib import Path
 
 
 QUIET_S = 0.02
-"""A checkpoint starts once no commit came for this long: one that overlaps a commit keeps the
-writer from starting the WAL over at its beginning (it then grows until a checkpoint completes
-between commits). A writer that never pauses meets its own automatic checkpoint instead."""
+"""A checkpoint starts once no commit came for this long (a writer that never pauses meets its
+own automatic checkpoint instead). A write transaction that would begin while it copies waits
+for it (`wait_copied`): begun meanwhile, it could not start the WAL over at its beginning, and
+the WAL would grow past its size limit."""
 
 
 class WalCheckpointer:
@@ -35,6 +36,7 @@ class WalCheckpointer:
         self._closing = False
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
+        self._copying = threading.Lock()  # held while a checkpoint runs
 
     def written(self) -> None:
         """A commit went into the WAL: have it folded into the file soon (a microsecond here)."""
@@ -59,12 +61,20 @@ class WalCheckpointer:
                     self._wake.wait(QUIET_S)
                 if self._closing:
                     return
-                try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                except sqlite3.Error:
-                    pass  # busy or failing now: the next commit wakes it again
+                with self._copying:
+                    try:
+                        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    except sqlite3.Error:
+                        pass  # busy or failing now: the next commit wakes it again
         finally:
             db.close()
+
+    def wait_copied(self) -> None:
+        """Before a write transaction: a checkpoint still copying ends first, so the writer starts
+        the WAL over at its beginning instead of growing it (rare: checkpoints wait for a pause)."""
+        if self._thread is not None:
+            with self._copying:
+                pass
 
     def close(self) -> None:
         """Stop the thread and close its connection (before the writer's: the last connection
