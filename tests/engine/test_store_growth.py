@@ -3,8 +3,12 @@ only when its status changes, and the WAL is folded into the file as it grows.""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
+import threading
+import time
+from contextlib import closing
 from pathlib import Path
 
 from engine.executor import Engine
@@ -77,6 +81,32 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert not os.path.exists(f"{path}-wal") or os.path.getsize(f"{path}-wal") <= 1024 * 1024
+
+
+
+async def test_the_wal_is_folded_into_the_file_by_the_stores_thread(tmp_path: Path, monkeypatch) -> None:
+    """Commits do not checkpoint on the writer's thread (in the editor, the thread that paints):
+    with the writer's own automatic checkpoint out of reach, the file still receives what was
+    committed, from the store's checkpoint thread once commits pause; closing folds the rest."""
+    import engine.store.sqlite_file as sqlite_file
+
+    monkeypatch.setattr(sqlite_file, "WAL_AUTOCHECKPOINT_PAGES", 1_000_000)
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    before = path.stat().st_size
+    state = await Engine(builtin_registry(), store=store).run(big_agent(3), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    assert os.path.getsize(f"{path}-wal") > 1024 * 1024  # the 1 MB workflow went into the WAL
+    deadline = time.monotonic() + 30
+    while path.stat().st_size < before + 1024 * 1024:  # copied into the file: checkpointed
+        assert time.monotonic() < deadline, "the WAL was not checkpointed"
+        await asyncio.sleep(0.01)
+    checkpointing = [thread for thread in threading.enumerate() if thread.name == "mini-n8n store checkpoint"]
+    store.close()
+    assert len([thread for thread in threading.enumerate() if thread.name == "mini-n8n store checkpoint"]) == len(checkpointing) - 1
+    assert not os.path.exists(f"{path}-wal")  # the last connection closed folded everything in
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT status FROM executions WHERE id=?", (state.id,)).fetchone() == ("success",)
 
 
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
