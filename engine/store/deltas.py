@@ -12,16 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..connection_types import AI_LANGUAGE_MODEL
-from ..json_delta import SAME, encode
+from ..json_delta import MARK, SAME, encode
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`new` (StackEntry.to_json(for_store=True) of each entry) as a delta from the stack `old`;
     an entry's JSON kept from `old` (the entry did not change) is written as SAME."""
-    return [(SAME if entry is old[i] else _entry_delta(entry, old[i])) if i < len(old) else entry for i, entry in enumerate(new)]
+    return [(SAME if entry is old[i] else entry_delta(entry, old[i])) if i < len(old) else entry for i, entry in enumerate(new)]
 
 
-def _entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+def entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """An entry's JSON as a delta from the entry's at the same place in the stack before."""
     out = dict(new)
     out["input"] = encode(new["input"], old.get("input"))
     pending, before = new.get("pending"), old.get("pending")
@@ -33,6 +34,16 @@ def _entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
             {"actions": request["actions"], "metadata": encode(request["metadata"], was["metadata"])},
             "responses": [_response_delta(r, answered[i]) if i < len(answered) else r for i, r in enumerate(responses)],
         }
+    return out
+
+
+def answered_delta(old: dict[str, Any], answered: int, added: list[dict[str, Any]]) -> dict[str, Any]:
+    """The delta of an entry (JSON `old`) whose pending request, of `answered` answers then, has
+    gained the answers `added` and nothing else: its input and request as SAME, the answers
+    extending the list before (json_delta's shortened-list form)."""
+    out = dict(old)
+    out["input"] = SAME
+    out["pending"] = {"request": SAME, "responses": {MARK: answered, "then": added}}
     return out
 
 

@@ -69,26 +69,30 @@ def salt(execution_id: str) -> int:
 
 
 def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -> bytes:
-    """One record; `seed` is salt(execution id)."""
-    meta = [_COUNT.pack(len(runs))]  # what the record's crc covers
-    body = [meta[0]]
-    for _eid, seq, node, run_index, base, data, crc in runs:
+    """One record; `seed` is salt(execution id). The crc runs over each head as it is made (the
+    same value as over the heads joined)."""
+    head = _COUNT.pack(len(runs))
+    crc = zlib.crc32(head, seed)
+    body = [head]
+    for _eid, seq, node, run_index, base, data, data_crc in runs:
         name = node.encode("utf-8", "surrogatepass")
-        head = b"".join((_RUN.pack(seq, run_index, -1 if base is None else base, len(name)), name, _BLOB.pack(len(data), crc)))
-        meta.append(head)
+        head = _RUN.pack(seq, run_index, -1 if base is None else base, len(name)) + name + _BLOB.pack(len(data), data_crc)
+        crc = zlib.crc32(head, crc)
         body += (head, data)
     if boundary is None:
-        meta.append(b"\x00")
+        crc = zlib.crc32(b"\x00", crc)
         body.append(b"\x00")
     else:
-        _eid, seq, runs_count, last_node, base, data, crc = boundary
-        name = b"" if last_node is None else last_node.encode("utf-8", "surrogatepass")
-        head = b"".join((b"\x01", _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE if last_node is None else len(name)),
-                         name, _BLOB.pack(len(data), crc)))
-        meta.append(head)
+        _eid, seq, runs_count, last_node, base, data, data_crc = boundary
+        if last_node is None:
+            head = b"\x01" + _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE) + _BLOB.pack(len(data), data_crc)
+        else:
+            name = last_node.encode("utf-8", "surrogatepass")
+            head = b"\x01" + _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, len(name)) + name + _BLOB.pack(len(data), data_crc)
+        crc = zlib.crc32(head, crc)
         body += (head, data)
     joined = b"".join(body)
-    return _HEAD.pack(MAGIC, len(joined), zlib.crc32(b"".join(meta), seed)) + joined
+    return _HEAD.pack(MAGIC, len(joined), crc) + joined
 
 
 def decode_records(execution_id: str, raw: bytes) -> Pending:

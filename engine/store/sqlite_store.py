@@ -32,8 +32,9 @@ from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, response_json
 from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
-from .codec import StoreDamaged, pack
-from .deltas import stack_delta
+from ..json_delta import SAME, decode
+from .codec import StoreDamaged, pack, unpack
+from .deltas import answered_delta, entry_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
@@ -300,49 +301,67 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
-    def _stack_json(self, state: ExecutionState, writer: WriterState) -> list[dict[str, Any]]:
-        """StackEntry.to_json(for_store=True) of each entry, made again only for entries that
-        changed since the last boundary: an entry at the same place, of the same revision and
-        with the same pending request keeps its JSON, with the answers added since appended."""
+    def _stack_json(self, state: ExecutionState, writer: WriterState) -> tuple[list[dict[str, Any]], list[Any] | None]:
+        """StackEntry.to_json(for_store=True) of each entry, and the stack as a delta from the last
+        boundary's (None the first time), made together: an entry at the same place, of the same
+        revision and with the same pending request keeps its JSON (SAME in the delta), with the
+        answers added since appended (only those in the delta); only the other entries are made
+        again and compared."""
         before, seen = writer.stack, writer.seen
+        known = min(len(before), len(seen)) if before is not None else 0
         marks: list[tuple[Any, int, Any, int]] = []
-        stack = []
+        stack: list[dict[str, Any]] = []
+        delta: list[Any] | None = [] if before is not None else None
         for i, entry in enumerate(state.stack):
             pending = entry.pending
             answered = len(pending.responses) if pending is not None else 0
             mark = (entry, entry.revision, pending, answered)
             marks.append(mark)
-            if before is not None and i < len(seen) and i < len(before):
-                was = seen[i]
+            if i < known:
+                assert before is not None and delta is not None
+                was, old = seen[i], before[i]
                 if was[0] is entry and was[1] == mark[1] and was[2] is pending and was[3] <= answered:
-                    old = before[i]
-                    if was[3] < answered:
-                        assert pending is not None
-                        old = dict(old)
-                        waiting = old["pending"] = dict(old["pending"])
-                        waiting["responses"] = [*waiting["responses"], *(response_json(r, True) for r in pending.responses[was[3]:])]
-                    stack.append(old)
+                    if was[3] == answered:
+                        stack.append(old)
+                        delta.append(SAME)
+                        continue
+                    assert pending is not None
+                    added = [response_json(r, True) for r in pending.responses[was[3]:]]
+                    new = dict(old)
+                    waiting = new["pending"] = dict(old["pending"])
+                    waiting["responses"] = [*waiting["responses"], *added]
+                    stack.append(new)
+                    delta.append(answered_delta(old, was[3], added))
                     continue
-            stack.append(entry.to_json(for_store=True))
+                new = entry.to_json(for_store=True)
+                stack.append(new)
+                delta.append(entry_delta(new, old))
+                continue
+            new = entry.to_json(for_store=True)
+            stack.append(new)
+            if delta is not None:
+                delta.append(new)
         writer.seen = marks
         if CHECK_STACKS:
-            whole = [entry.to_json(for_store=True) for entry in state.stack]
-            if pack(stack)[0] != pack(whole)[0]:
+            whole = pack([entry.to_json(for_store=True) for entry in state.stack])[0]
+            if pack(stack)[0] != whole:
                 raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
-        return stack
+            if delta is not None and pack(decode(unpack(*pack(delta), "delta"), unpack(*pack(before), "before")))[0] != whole:
+                raise AssertionError(f"execution {state.id}: a boundary's delta does not decode to its stack")
+        return stack, delta
 
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
-        stack = self._stack_json(state, writer)
+        stack, delta = self._stack_json(state, writer)
         writer.boundary_seq += 1
         seq = writer.boundary_seq
-        if writer.stack is None:
+        if delta is None:
             data, crc = pack(stack)
             base = None
         else:
-            data, crc = pack(stack_delta(stack, writer.stack))
+            data, crc = pack(delta)
             base = seq - 1
         writer.stack = stack
         return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
