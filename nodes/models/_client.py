@@ -125,8 +125,9 @@ async def _body(response: "aiohttp.ClientResponse") -> AsyncGenerator[bytes, Non
     """The body as it arrives (chunked transfer undone, content encoding kept)."""
     import aiohttp
 
+    content = response.content
     try:
-        async for chunk in response.content.iter_any():
+        while chunk := await content.readany():  # b"" at the end
             yield chunk
     except aiohttp.ClientError as exc:
         _raise_as_httpcore(exc)

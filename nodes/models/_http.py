@@ -311,6 +311,32 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
         yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
 
 
+async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[tuple[str, bool]]:
+    """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
+    (False for what is left when the body ends mid-event); comments and other fields are skipped.
+    Lines end with LF or CRLF; the idle limit and the size cap hold as for `lines`."""
+    data: list[str] = []
+    rest = b""  # of a line not yet ended
+    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
+        async for chunk in chunks:
+            if b"\n" not in chunk:
+                rest += chunk
+                continue
+            *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+            for raw in complete:
+                if raw.startswith(b"data:"):
+                    line = raw.removesuffix(b"\r").decode("utf-8", "replace")
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif data and (not raw or raw == b"\r"):
+                    yield "\n".join(data), True
+                    data = []
+    if rest.startswith(b"data:"):
+        line = rest.removesuffix(b"\r").decode("utf-8", "replace")
+        data.append(line[6:] if line.startswith("data: ") else line[5:])
+    if data:
+        yield "\n".join(data), rest == b"\r"  # a last line that is only CR is a blank line
+
+
 async def drain(stream: AsyncIterator[str], limit_s: float = 1.0) -> None:
     """Read what follows the end marker (the chunked body's end) so the connection is reused;
     a server that keeps the body open gets `limit_s`, then the connection is dropped."""
