@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
-import json
 import sys
 import urllib.request
 import weakref
@@ -28,6 +27,8 @@ import httpx
 
 from nodes.asyncio_network import HAPPY_EYEBALLS_DELAY_S
 from nodes.http_transport import LOOPBACK, LazyTLSTransport, tls_context
+
+from ._common import encode_json
 
 if TYPE_CHECKING:
     import aiohttp
@@ -172,10 +173,10 @@ class ModelClient:
         return self._session
 
     async def post_json(self, url: str, body: Any, headers: dict[str, str]) -> Reply:
-        """POST `body` as JSON (httpx's encoding: UTF-8, compact, no NaN) and return the reply once its
+        """POST `body` as JSON (`encode_json`; bytes are JSON already) and return the reply once its
         head has arrived. Raises InvalidURL, or a transport error of TRANSPORT_ERRORS."""
         target, host_header, host, https = _target(url)
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        content = body if isinstance(body, bytes) else encode_json(body).encode()
         if self._proxies and host not in LOOPBACK_HOSTS:
             return await self._post_proxied(target, content, headers)
         given = {name.lower() for name in headers}

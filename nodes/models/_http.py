@@ -150,8 +150,9 @@ async def within_deadline(ep: Endpoint) -> AsyncIterator[None]:
         raise deadline_error(ep) from None
 
 
-async def open_response(ep: Endpoint, body: dict[str, Any]) -> Reply:
-    """POST `body` and return the (streaming) reply once its status is OK, retrying 429/5xx.
+async def open_response(ep: Endpoint, body: dict[str, Any] | bytes) -> Reply:
+    """POST `body` (or JSON already encoded) and return the (streaming) reply once its status is OK,
+    retrying 429/5xx.
 
     The caller must `aclose()` the reply; a cancelled caller closes the connection that way.
     Run it inside `within_deadline`: the client sets no timeouts of its own, the deadline rules.

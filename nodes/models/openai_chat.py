@@ -24,7 +24,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, sse_data, within_deadline
-from ._openai_request import OptionError, chat_completions_body, responses_body
+from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
 from .versions import OPENAI_VERSIONS, openai_default_model
@@ -132,9 +132,11 @@ class OpenAIChat:
                     else request_body(self.params, messages, tools, stream, self.responses_api))
         except NodeOperationError as exc:
             raise ep.error(exc.message) from None
+        plain_chat = self.build_body is None and not self.responses_api
+        content = chat_completions_json(body, messages) if plain_chat else body
         with cancel_on_abort(signal):
             async with within_deadline(ep):
-                response = await open_response(ep, body)
+                response = await open_response(ep, content)
                 try:
                     if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
                         if self.responses_api:
