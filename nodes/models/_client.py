@@ -58,15 +58,22 @@ class UndecodableBody(ValueError):
 
 class Reply:
     """A reply whose head has arrived: status, reason, headers (lower-case names); the body is read
-    with `chunks()` (decoded from gzip/deflate) and the connection given back with `aclose()`."""
+    with `chunks()` (decoded from gzip/deflate) and the connection given back with `aclose()`.
+    `all_received`, when the transport can tell, says whether the raw body has been read to its end."""
 
     def __init__(self, status: int, reason: str, headers: dict[str, str], raw: AsyncGenerator[bytes, None],
-                 close: Callable[[], Awaitable[None]]) -> None:
+                 close: Callable[[], Awaitable[None]], all_received: Callable[[], bool] | None = None) -> None:
         self.status_code = status
         self.reason_phrase = reason
         self.headers = headers
         self._raw = raw
         self._close = close
+        self._all_received = all_received
+
+    def body_read(self) -> bool:
+        """Whether `chunks()` has handed over the whole body (known for bodies not encoded)."""
+        return self._all_received is not None and self._all_received() and \
+            self.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
 
     def chunks(self) -> AsyncGenerator[bytes, None]:
         encoding = self.headers.get("content-encoding", "identity").strip().lower()
@@ -102,6 +109,16 @@ def _target(url: str) -> tuple[str, str, str, bool]:
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise InvalidURL(f"{url!r} is not an absolute http(s) URL")
     return str(parsed), parsed.netloc.decode("ascii"), parsed.host, parsed.scheme == "https"
+
+
+@functools.lru_cache(maxsize=64)
+def _head(host_header: str, given: tuple[tuple[str, str], ...]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The request headers before and after Content-Length: ours unless the caller gives them, then
+    the caller's (kept per endpoint: an agent sends the same ones every time)."""
+    names = {name.lower() for name, _value in given}
+    before = tuple((name, value) for name, value in (("Host", host_header), *BASE_HEADERS, ("Content-Type", "application/json"))
+                   if name.lower() not in names)
+    return before, tuple((name, value) for name, value in given if name.lower() != "content-length")
 
 
 def _raise_as_httpcore(exc: "aiohttp.ClientError") -> NoReturn:
@@ -179,11 +196,8 @@ class ModelClient:
         content = body if isinstance(body, bytes) else encode_json(body).encode()
         if self._proxies and host not in LOOPBACK_HOSTS:
             return await self._post_proxied(target, content, headers)
-        given = {name.lower() for name in headers}
-        head = [(name, value) for name, value in (("Host", host_header), *BASE_HEADERS, ("Content-Type", "application/json"))
-                if name.lower() not in given]
-        head.append(("Content-Length", str(len(content))))
-        head += [(name, value) for name, value in headers.items() if name.lower() != "content-length"]
+        before, after = _head(host_header, tuple(headers.items()))
+        head = [*before, ("Content-Length", str(len(content))), *after]
         session = await self._direct()
         import aiohttp  # imported by now
 
@@ -203,7 +217,7 @@ class ModelClient:
             else:
                 response.close()  # a reply left unread: its connection is closed, not reused
 
-        return Reply(response.status, response.reason or "", received, _body(response), close)
+        return Reply(response.status, response.reason or "", received, _body(response), close, response.content.at_eof)
 
     async def _post_proxied(self, url: str, content: bytes, headers: dict[str, str]) -> Reply:
         if self._proxied is None:

@@ -140,14 +140,24 @@ def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
     return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
 
-@contextlib.asynccontextmanager
-async def within_deadline(ep: Endpoint) -> AsyncIterator[None]:
-    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins."""
-    try:
-        async with asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0):
-            yield
-    except TimeoutError:
-        raise deadline_error(ep) from None
+class within_deadline:
+    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
+    (A class, not a generator: it wraps every model call.)"""
+
+    def __init__(self, ep: Endpoint) -> None:
+        self._ep = ep
+        self._timeout = asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0)
+
+    async def __aenter__(self) -> None:
+        await self._timeout.__aenter__()
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        try:
+            await self._timeout.__aexit__(kind, exc, tb)
+        except TimeoutError:
+            raise deadline_error(self._ep) from None
+        if kind is not None and issubclass(kind, TimeoutError):  # one the call raised itself reads the same
+            raise deadline_error(self._ep) from None
 
 
 async def open_response(ep: Endpoint, body: dict[str, Any] | bytes) -> Reply:
@@ -247,6 +257,8 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
         chunks = response.chunks()
         while True:
             if size:  # the first byte may take as long as the deadline allows (a long prompt to read)
+                if response.body_read():  # nothing left to wait for: no idle timer, no read of the end
+                    return
                 watch = watch or IdleWatch(max(ep.idle_ms, 1) / 1000.0)
                 watch.waiting()
             try:
