@@ -29,7 +29,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ToolSpec
