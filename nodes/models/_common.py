@@ -1,12 +1,19 @@
-"""Pieces every chat model node shares: n8n's resource-locator model names and Stop handling."""
+"""Pieces every chat model node shares: n8n's resource-locator model names, Stop handling and the
+JSON encoding of request bodies."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any, Iterator
 
 from engine.abort import AbortSignal
+
+
+def encode_json(value: Any) -> str:
+    """JSON as request bodies are sent (httpx's encoding: UTF-8, compact, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def js_number(value: Any) -> Any:

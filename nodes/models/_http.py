@@ -140,18 +140,29 @@ def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
     return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
 
-@contextlib.asynccontextmanager
-async def within_deadline(ep: Endpoint) -> AsyncIterator[None]:
-    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins."""
-    try:
-        async with asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0):
-            yield
-    except TimeoutError:
-        raise deadline_error(ep) from None
+class within_deadline:
+    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
+    (A class, not a generator: it wraps every model call.)"""
+
+    def __init__(self, ep: Endpoint) -> None:
+        self._ep = ep
+        self._timeout = asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0)
+
+    async def __aenter__(self) -> None:
+        await self._timeout.__aenter__()
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        try:
+            await self._timeout.__aexit__(kind, exc, tb)
+        except TimeoutError:
+            raise deadline_error(self._ep) from None
+        if kind is not None and issubclass(kind, TimeoutError):  # one the call raised itself reads the same
+            raise deadline_error(self._ep) from None
 
 
-async def open_response(ep: Endpoint, body: dict[str, Any]) -> Reply:
-    """POST `body` and return the (streaming) reply once its status is OK, retrying 429/5xx.
+async def open_response(ep: Endpoint, body: dict[str, Any] | bytes) -> Reply:
+    """POST `body` (or JSON already encoded) and return the (streaming) reply once its status is OK,
+    retrying 429/5xx.
 
     The caller must `aclose()` the reply; a cancelled caller closes the connection that way.
     Run it inside `within_deadline`: the client sets no timeouts of its own, the deadline rules.
@@ -246,6 +257,8 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
         chunks = response.chunks()
         while True:
             if size:  # the first byte may take as long as the deadline allows (a long prompt to read)
+                if response.body_read():  # nothing left to wait for: no idle timer, no read of the end
+                    return
                 watch = watch or IdleWatch(max(ep.idle_ms, 1) / 1000.0)
                 watch.waiting()
             try:
@@ -309,6 +322,32 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
                 yield raw.removesuffix(b"\r").decode("utf-8", "replace")
     if parts:
         yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
+
+
+async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[tuple[str, bool]]:
+    """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
+    (False for what is left when the body ends mid-event); comments and other fields are skipped.
+    Lines end with LF or CRLF; the idle limit and the size cap hold as for `lines`."""
+    data: list[str] = []
+    rest = b""  # of a line not yet ended
+    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
+        async for chunk in chunks:
+            if b"\n" not in chunk:
+                rest += chunk
+                continue
+            *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+            for raw in complete:
+                if raw.startswith(b"data:"):
+                    line = raw.removesuffix(b"\r").decode("utf-8", "replace")
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif data and (not raw or raw == b"\r"):
+                    yield "\n".join(data), True
+                    data = []
+    if rest.startswith(b"data:"):
+        line = rest.removesuffix(b"\r").decode("utf-8", "replace")
+        data.append(line[6:] if line.startswith("data: ") else line[5:])
+    if data:
+        yield "\n".join(data), rest == b"\r"  # a last line that is only CR is a blank line
 
 
 async def drain(stream: AsyncIterator[str], limit_s: float = 1.0) -> None:

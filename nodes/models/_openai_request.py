@@ -19,9 +19,11 @@ from typing import Any, Sequence
 
 from engine.chat import ChatMessage, ToolSpec
 
-from ._common import js_number
+from engine.shared_log import LogWindow
+
+from ._common import encode_json, js_number
 from ._openai_responses import input_items, tools_of
-from ._openai_wire import to_wire_messages, to_wire_tools
+from ._openai_wire import WIRE, to_wire_messages, to_wire_tools, wire_message
 
 _EFFORT_MODELS = re.compile(r"(^o1([-\d]+)?$)|(^o[3-9].*)|(^gpt-5.*)")
 EFFORTS = ("low", "medium", "high")
@@ -67,6 +69,17 @@ def chat_completions_body(model: str, options: dict[str, Any], messages: Sequenc
             body["tool_choice"] = "auto"
     body["messages"] = to_wire_messages(messages)
     return body
+
+
+def chat_completions_json(body: dict[str, Any], messages: Sequence[ChatMessage]) -> bytes:
+    """`body` (from chat_completions_body for `messages`) as the JSON that is sent. An agent's
+    messages (a window on its append-only log) are each encoded once for all its requests, not
+    again with every request after them; the bytes are those of encoding the whole body."""
+    if not isinstance(messages, LogWindow) or next(reversed(body)) != "messages":
+        return encode_json(body).encode()
+    head = encode_json({key: value for key, value in body.items() if key != "messages"})
+    encoded = messages.mapped(WIRE, wire_message).mapped("json", encode_json).to_list()
+    return f'{head[:-1]},"messages":[{",".join(encoded)}]}}'.encode()
 
 
 def _json_option(options: dict[str, Any], path: str, value: Any) -> Any:

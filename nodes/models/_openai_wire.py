@@ -15,6 +15,9 @@ from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSp
 from engine.shared_log import LogWindow
 
 
+WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"  # the parallel logs of an agent's messages in the wire format
+
+
 def encode_args(args: dict[str, Any] | str) -> str:
     """Arguments as LangChain writes them (JSON.stringify: no spaces)."""
     return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, separators=(",", ":"))
@@ -40,7 +43,7 @@ def to_wire_messages(messages: Sequence[ChatMessage], call_text: bool = False) -
     `call_text` (ChatGroq keeps it)."""
     convert = wire_message_with_text if call_text else wire_message
     if isinstance(messages, LogWindow):
-        return messages.mapped("openai-wire-text" if call_text else "openai-wire", convert).to_list()
+        return messages.mapped(WIRE_TEXT if call_text else WIRE, convert).to_list()
     return [convert(m) for m in messages]
 
 

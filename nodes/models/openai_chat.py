@@ -23,8 +23,8 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
-from ._openai_request import OptionError, chat_completions_body, responses_body
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, sse_data, within_deadline
+from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
 from .versions import OPENAI_VERSIONS, openai_default_model
@@ -132,15 +132,17 @@ class OpenAIChat:
                     else request_body(self.params, messages, tools, stream, self.responses_api))
         except NodeOperationError as exc:
             raise ep.error(exc.message) from None
+        plain_chat = self.build_body is None and not self.responses_api
+        content = chat_completions_json(body, messages) if plain_chat else body
         with cancel_on_abort(signal):
             async with within_deadline(ep):
-                response = await open_response(ep, body)
+                response = await open_response(ep, content)
                 try:
                     if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                        estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
                         if self.responses_api:
+                            estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
                             return await self._read_responses_stream(response, on_token, estimate)
-                        return await self._read_stream(response, on_token, estimate_prompt_tokens(body))
+                        return await self._read_stream(response, on_token, body)
                     doc = await read_json(ep, response)
                 finally:
                     await response.aclose()
@@ -167,40 +169,26 @@ class OpenAIChat:
             on_token(reply.content)
         return reply
 
-    async def _read_stream(self, response: Any, on_token: TokenCallback | None, prompt_estimate: int) -> ModelReply:
+    async def _read_stream(self, response: Any, on_token: TokenCallback | None, body: dict[str, Any]) -> ModelReply:
         ep = self.endpoint
         assembler = StreamAssembler()
-        data: list[str] = []
         done = False
-        async with aclosing(lines(ep, response)) as stream:
-            async for line in stream:
-                if line.startswith("data:"):
-                    data.append(line[5:].removeprefix(" "))
-                    continue
-                if line or not data:
-                    continue  # comments (":"), event names, blank keep-alives
-                payload, data = "\n".join(data), []
+        async with aclosing(sse_data(ep, response)) as events:
+            async for payload, ended in events:
                 if payload.strip() == "[DONE]":
                     done = True
                     break
                 chunk = parse_json(ep, payload)
-                if isinstance(chunk, dict) and chunk.get("error"):
+                if ended and isinstance(chunk, dict) and chunk.get("error"):
                     raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(chunk['error'])}")
                 if isinstance(chunk, dict):
                     assembler.feed(chunk, on_token)
             if done:
-                await drain(stream)
-        if data and not done:
-            payload = "\n".join(data)
-            done = payload.strip() == "[DONE]"
-            if not done:
-                chunk = parse_json(ep, payload)
-                if isinstance(chunk, dict):
-                    assembler.feed(chunk, on_token)
+                await drain(events)
         if not done and assembler.finish_reason is None:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
-        return assembler.reply(prompt_estimate)
-
+        # servers that send no usage get one estimated from the request (its JSON, made only then)
+        return assembler.reply(estimate_prompt_tokens(body) if assembler.usage is None else 0)
 
     async def _read_responses_stream(self, response: Any, on_token: TokenCallback | None, prompt_estimate: int) -> ModelReply:
         """Responses API events (`event:` and `data:` lines) up to response.completed."""

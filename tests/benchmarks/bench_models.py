@@ -4,9 +4,9 @@ embedded model's latency, Stop. `--quick` (or $BENCH_QUICK=1) runs fewer repeats
 says so).
 
 1. HTTP layer: one Chat Completions call through the OpenAI Chat Model node against the same
-   call made bare on the client the node is built on (httpcore's pool on asyncio streams: the
-   floor), CPU time in this process, interleaved; target: at most 1.5x the floor. Printed beside
-   it: the same bare call with httpx and with aiohttp (when installed), the clients weighed for it.
+   call made bare on the client the node is built on (aiohttp: the floor), CPU time in this
+   process, interleaved; target: at most 1.5x the floor. Printed beside it: the same bare call
+   with httpcore's pool on asyncio streams and with httpx, the clients weighed against it.
 2. An agent on the OpenAI Chat Model node against a loopback Chat Completions peer (its own
    process) that answers at once: 1 and 21 tool rounds. One iteration is a model request over
    HTTP, a Calculator run and the Agent's resume; the figure is wall time per model call. The
@@ -21,7 +21,6 @@ says so).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import json
 import os
@@ -30,7 +29,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ToolSpec
@@ -113,7 +111,9 @@ def agent_iterations(rounds: int, streaming: bool) -> tuple[list[float], float]:
 
 
 async def http_layer(url: str) -> dict[str, list[float]]:
-    """CPU ms per call, per repeat: the floor, bare httpx and the node, whole and streamed, interleaved."""
+    """CPU ms per call, per repeat: the floor (bare aiohttp), bare httpcore, bare httpx and the node,
+    whole and streamed, interleaved."""
+    import aiohttp
     import httpcore
     import httpx
 
@@ -130,21 +130,37 @@ async def http_layer(url: str) -> dict[str, list[float]]:
     whole_bytes = json.dumps({**body, "stream": False}).encode()
     streamed_bytes = json.dumps({**body, "stream": True, "stream_options": {"include_usage": True}}).encode()
     json_headers = {"Content-Type": "application/json"}
+
+    def parse_lines(rest: bytes, chunk: bytes) -> bytes:
+        *complete, rest = (rest + chunk).split(b"\n")
+        for raw in complete:
+            line = raw.decode().rstrip("\r")
+            if line.startswith("data: ") and line != "data: [DONE]":
+                json.loads(line[6:])
+        return rest
+
     async with httpx.AsyncClient(trust_env=False) as client, \
-            httpcore.AsyncConnectionPool(network_backend=AsyncioBackend()) as pool:
+            httpcore.AsyncConnectionPool(network_backend=AsyncioBackend()) as pool, \
+            aiohttp.ClientSession(auto_decompress=False) as session:
         async def floor_whole() -> None:
+            async with session.post(url + "/chat/completions", data=whole_bytes, headers=json_headers) as response:
+                json.loads(await response.read())
+
+        async def floor_streamed() -> None:
+            async with session.post(url + "/chat/completions", data=streamed_bytes, headers=json_headers) as response:
+                rest = b""
+                async for chunk in response.content.iter_any():
+                    rest = parse_lines(rest, chunk)
+
+        async def httpcore_whole() -> None:
             response = await pool.request("POST", url + "/chat/completions", content=whole_bytes, headers=json_headers)
             json.loads(response.content)
 
-        async def floor_streamed() -> None:
+        async def httpcore_streamed() -> None:
             async with pool.stream("POST", url + "/chat/completions", content=streamed_bytes, headers=json_headers) as response:
                 rest = b""
                 async for chunk in response.aiter_stream():
-                    *complete, rest = (rest + chunk).split(b"\n")
-                    for raw in complete:
-                        line = raw.decode().rstrip("\r")
-                        if line.startswith("data: ") and line != "data: [DONE]":
-                            json.loads(line[6:])
+                    rest = parse_lines(rest, chunk)
 
         async def httpx_whole() -> None:
             (await client.post(url + "/chat/completions", json={**body, "stream": False})).json()
@@ -162,44 +178,21 @@ async def http_layer(url: str) -> dict[str, list[float]]:
         async def node_streamed() -> None:
             await nodes[True].invoke(messages, [CALCULATOR], AbortSignal(), lambda _t: None)
 
-        calls = {"floor whole": floor_whole, "node whole": node_whole, "httpx whole": httpx_whole,
-                 "floor streamed": floor_streamed, "node streamed": node_streamed, "httpx streamed": httpx_streamed}
-        async with contextlib.AsyncExitStack() as stack:
-            calls.update(await other_clients(stack, url, body))
-            for call in calls.values():  # warm up: connections, imports
-                for _ in range(10):
+        calls = {"floor whole": floor_whole, "node whole": node_whole, "httpcore whole": httpcore_whole,
+                 "httpx whole": httpx_whole, "floor streamed": floor_streamed, "node streamed": node_streamed,
+                 "httpcore streamed": httpcore_streamed, "httpx streamed": httpx_streamed}
+        for call in calls.values():  # warm up: connections, imports
+            for _ in range(10):
+                await call()
+        for _ in range(HTTP_REPEATS):
+            for key, call in calls.items():
+                gc.collect()
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                for _ in range(HTTP_CALLS):
                     await call()
-            for _ in range(HTTP_REPEATS):
-                for key, call in calls.items():
-                    gc.collect()
-                    cpu0, wall0 = time.process_time(), time.perf_counter()
-                    for _ in range(HTTP_CALLS):
-                        await call()
-                    figures.setdefault(key, []).append((time.process_time() - cpu0) * 1000.0 / HTTP_CALLS)
-                    figures.setdefault(f"{key} wall", []).append((time.perf_counter() - wall0) * 1000.0 / HTTP_CALLS)
+                figures.setdefault(key, []).append((time.process_time() - cpu0) * 1000.0 / HTTP_CALLS)
+                figures.setdefault(f"{key} wall", []).append((time.perf_counter() - wall0) * 1000.0 / HTTP_CALLS)
     return figures
-
-
-async def other_clients(stack: contextlib.AsyncExitStack, url: str, body: dict[str, Any]) -> dict[str, Any]:
-    """The same two calls with aiohttp, when it is installed: the figures behind keeping httpx or not."""
-    try:
-        import aiohttp
-    except ImportError:
-        return {}
-    session = await stack.enter_async_context(aiohttp.ClientSession())
-
-    async def whole() -> None:
-        async with session.post(url + "/chat/completions", json={**body, "stream": False}) as response:
-            json.loads(await response.read())
-
-    async def streamed() -> None:
-        async with session.post(url + "/chat/completions", json={**body, "stream": True, "stream_options": {"include_usage": True}}) as response:
-            async for raw in response.content:
-                line = raw.decode().rstrip("\r\n")
-                if line.startswith("data: ") and line != "data: [DONE]":
-                    json.loads(line[6:])
-
-    return {"aiohttp whole": whole, "aiohttp streamed": streamed}
 
 
 def print_http_layer() -> None:
@@ -213,15 +206,13 @@ def print_http_layer() -> None:
     for mode in ("whole", "streamed"):
         floor, node = figures[f"floor {mode}"], figures[f"node {mode}"]
         ratio = statistics.median(node) / statistics.median(floor)
-        print(f"  {mode:8s}: bare httpcore on asyncio streams (the floor) {spread(floor)} | OpenAI Chat Model node {spread(node)}"
+        print(f"  {mode:8s}: bare aiohttp (the floor: the node's client) {spread(floor)} | OpenAI Chat Model node {spread(node)}"
               f" | ratio {ratio:.2f} (target <= {FLOOR_TARGET:g}, {ratio / FLOOR_TARGET:.2f} of target)")
-        for name in ("httpx", "aiohttp"):
-            other = figures.get(f"{name} {mode}")
-            if other:
-                print(f"  {'':8s}  bare {name} {spread(other)}: {statistics.median(other) / statistics.median(floor):.2f}x the floor"
-                      f" (the node is {statistics.median(node) / statistics.median(other):.2f}x bare {name})")
-        walls = [f"{name} {spread(figures[f'{name} {mode} wall'])}" for name in ("floor", "node", "httpx", "aiohttp")
-                 if f"{name} {mode} wall" in figures]
+        for name, what in (("httpcore", "httpcore's pool on asyncio streams"), ("httpx", "httpx")):
+            other = figures[f"{name} {mode}"]
+            print(f"  {'':8s}  bare {what} {spread(other)}: {statistics.median(other) / statistics.median(floor):.2f}x the floor"
+                  f" (the node is {statistics.median(node) / statistics.median(other):.2f}x it)")
+        walls = [f"{name} {spread(figures[f'{name} {mode} wall'])}" for name in ("floor", "node", "httpcore", "httpx")]
         print(f"  {'':8s}  wall ms per call (the round trip, whatever the client's CPU): {', '.join(walls)}")
 
 

@@ -8,6 +8,7 @@ purpose: hang, cut a stream mid-reply, send text that is not JSON.
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import socketserver
@@ -28,8 +29,9 @@ class Request:
     headers: dict[str, str]
     body: bytes
 
-    @property
+    @functools.cached_property
     def json(self) -> Any:
+        """The body parsed, once: the policy and the response both read it."""
         return json.loads(self.body or b"null")
 
 

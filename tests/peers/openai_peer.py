@@ -33,6 +33,7 @@ class OpenAIPeer(PeerServer):
         self.model = model
         self.api_key = api_key
         self.token_delay = token_delay
+        self._chunk_heads: dict[str, bytes] = {}
 
     @property
     def base_url(self) -> str:
@@ -69,12 +70,12 @@ class OpenAIPeer(PeerServer):
             conn.drip("text/event-stream" if body.get("stream") else "application/json", step.interval, self.answering)
         if body.get("stream"):
             return self._stream(conn, body, step)
-        prefix, suffix = self.json_bytes(self.completion(body, Step(text="\0"))).split(b"\\u0000")
-        if step.kind == "huge":
-            conn.whole_huge("application/json", prefix, step.size, suffix)
-            return True
-        if step.kind == "trickle":  # a JSON body that never ends
-            conn.endless("application/json", prefix, b"la ", 0.01, self.answering)
+        if step.kind in ("huge", "trickle"):
+            prefix, suffix = self.json_bytes(self.completion(body, Step(text="\0"))).split(b"\\u0000")
+            if step.kind == "huge":
+                conn.whole_huge("application/json", prefix, step.size, suffix)
+                return True
+            conn.endless("application/json", prefix, b"la ", 0.01, self.answering)  # a JSON body that never ends
         conn.whole(200, "application/json", self.json_bytes(self.completion(body, step)))
         return True
 
@@ -129,12 +130,16 @@ class OpenAIPeer(PeerServer):
         }
 
     def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
-        doc: dict[str, Any] = {"id": "chatcmpl-peer", "object": "chat.completion.chunk", "created": CREATED,
-                               "model": self.model if isinstance(self.model, str) else self.model[0],
-                               "system_fingerprint": "fp_peer", "choices": choices}
-        if usage is not None:
-            doc["usage"] = usage
-        return b"data: " + self.json_bytes(doc) + b"\n\n"
+        """One `data:` event: the fields every chunk shares are encoded once per model (the same bytes
+        as encoding the whole object, for a fraction of the time per chunk)."""
+        model = self.model if isinstance(self.model, str) else self.model[0]
+        head = self._chunk_heads.get(model)
+        if head is None:
+            shared = {"id": "chatcmpl-peer", "object": "chat.completion.chunk", "created": CREATED, "model": model,
+                      "system_fingerprint": "fp_peer", "choices": None}
+            head = self._chunk_heads[model] = b"data: " + self.json_bytes(shared).removesuffix(b"null}")
+        tail = b"}\n\n" if usage is None else b',"usage":' + self.json_bytes(usage) + b"}\n\n"
+        return head + self.json_bytes(choices) + tail
 
     def chunks(self, body: dict[str, Any], step: Step) -> list[bytes]:
         out = [self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])]

@@ -64,3 +64,33 @@ def test_https_builds_one_verifying_context_per_process() -> None:
         print(len(loads))
     """)
     assert out == "1"
+
+
+def test_model_calls_leave_no_unclosed_client_behind() -> None:
+    """The client of a loop that is gone closes its session: no "Unclosed client session" or
+    "Unclosed connector" reports when it is collected, whether its loop was closed or not."""
+    done = subprocess.run([sys.executable, "-W", "default", "-c", textwrap.dedent("""
+        import asyncio, gc
+        from engine.abort import AbortSignal
+        from engine.chat import ChatMessage
+        from nodes.models.openai_chat import OpenAIParams, chat_model
+        from tests.peers.http_peer import Step
+        from tests.peers.openai_peer import OpenAIPeer
+        with OpenAIPeer(policy=lambda request: Step(text="hi")) as peer:
+            model = chat_model(OpenAIParams.model_validate({"model": peer.model, "options": {"baseURL": peer.base_url}}), {}, None, "M")
+            async def calls():
+                for _ in range(2):
+                    assert (await model.invoke([ChatMessage(role="user", content="x")], [], AbortSignal())).content == "hi"
+            asyncio.run(calls())
+            asyncio.run(calls())
+            gc.collect()
+            left_open = asyncio.new_event_loop()  # never closed
+            left_open.run_until_complete(calls())
+            print("calls made", peer.connections)
+        from nodes.models import _client
+        _client._clients.clear()  # as when the loops are collected
+        gc.collect()
+    """)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "calls made 3"  # one keep-alive connection per loop
+    assert "Unclosed" not in done.stderr and "destroyed" not in done.stderr, done.stderr

@@ -28,3 +28,20 @@ def test_each_message_of_an_agents_log_is_encoded_once(monkeypatch) -> None:
     assert requests[-1][-2]["tool_calls"][0]["function"] == {"name": "Calculator", "arguments": '{"expression":"4 + 1"}'}
     # a plain list is encoded as it is
     assert to_wire_messages(list(window)) == requests[-1]
+
+
+def test_a_request_body_is_the_json_of_the_whole_body_with_past_messages_encoded_once(monkeypatch) -> None:
+    from nodes.models import _openai_request
+    from nodes.models._common import encode_json
+    from nodes.models._openai_request import chat_completions_body, chat_completions_json
+
+    encoded: list[object] = []
+    monkeypatch.setattr(_openai_request, "encode_json", lambda value: encoded.append(value) or encode_json(value))
+    window = LogWindow.of([ChatMessage(role="system", content="Sé brief ✓"), ChatMessage(role="user", content='say "hi"\n')])
+    for i in range(4):
+        call = ToolCall(id=f"c{i}", name="Calculator", args={"expression": f"{i} × 2", "n": 1.5e16})
+        window = window.extended([ChatMessage(role="assistant", toolCalls=[call]),
+                                  ChatMessage(role="tool", content=f"{i * 2}", toolCallId=f"c{i}")])
+        body = chat_completions_body("m", {"temperature": 0.5}, window, [], stream=True)
+        assert chat_completions_json(body, window) == encode_json(body).encode()
+    assert len(encoded) == 4 + 2 + 8  # each request's head, then every message once
