@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -10,15 +11,33 @@ NAME_A_PROCESS = "import ctypes; ctypes.CDLL(None).prctl(15, {name!r}.encode(), 
 
 
 def processes_named(name: str) -> list[int]:
+    """The living processes of that name: a killed one waiting to be reaped (a zombie, state Z)
+    keeps its name until its parent, often PID 1 for an orphan, gets round to it."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "comm").read_text().strip() == name:
+                if (entry / "comm").read_text().strip() == name and _state(entry) != "Z":
                     found.append(int(entry.name))
             except OSError:
                 pass
     return found
+
+
+def _state(entry: Path) -> str:
+    """The process state letter of /proc/PID/stat, after the name in parentheses."""
+    stat = (entry / "stat").read_text()
+    return stat[stat.rindex(")") + 2]
+
+
+async def wait_gone(name: str, timeout_s: float = 5.0) -> list[int]:
+    """The processes of that name still alive after a bounded wait: SIGKILL is sent at once, but a
+    process ends a moment later."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while (alive := processes_named(name)) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    return alive
 
 
 def kill_all(pids: list[int]) -> None:

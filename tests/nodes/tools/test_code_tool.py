@@ -13,7 +13,7 @@ from engine.abort import AbortSignal
 from engine.executor import Engine
 from tests.builders import agent_workflow, tool_call
 from tests.nodes.tools.agent_runs import observation, run_tool_once
-from tests.nodes.tools.processes import NAME_A_PROCESS, kill_all, processes_named
+from tests.nodes.tools.processes import NAME_A_PROCESS, kill_all, processes_named, wait_gone
 
 CODE = "@n8n/n8n-nodes-langchain.toolCode"
 
@@ -104,7 +104,7 @@ async def test_stop_kills_the_code_process_and_what_it_started(engine: Engine) -
     name = "stop" + secrets.token_hex(4)
     code = (
         "import subprocess, sys, time\n"
-        f"subprocess.Popen([sys.executable, '-c', {NAME_A_PROCESS.format(name=name) + '; time.sleep(60)'!r}])\n"
+        f"subprocess.Popen([sys.executable, '-c', {NAME_A_PROCESS.format(name=name) + '; import time; time.sleep(60)'!r}])\n"
         "time.sleep(60)"
     )
     wf = agent_workflow(
@@ -122,7 +122,7 @@ async def test_stop_kills_the_code_process_and_what_it_started(engine: Engine) -
         signal.abort()
         state = await run
         assert state.status == "cancelled"
-        assert processes_named(name) == []
+        assert await wait_gone(name) == []
     finally:
         kill_all(processes_named(name))
 
