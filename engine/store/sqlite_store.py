@@ -38,7 +38,7 @@ from .deltas import answered_delta, entry_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
-from .sqlite_rows import WriterState, apply_rows, prune_executions
+from .sqlite_rows import INSERT_BOUNDARIES, WriterState, apply_rows, prune_executions
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
@@ -265,8 +265,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
                                  fresh=recovered is None and runs == 0 and boundary == 0)
             first = self._boundary_row(state, writer)
-            if writer.fresh:  # nothing stored to replace
-                db.execute("INSERT INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc) VALUES (?,?,?,?,?,?,?)", first)
+            if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
+                db.execute(INSERT_BOUNDARIES, first)
             else:
                 apply_rows(db, state.id, Pending(boundaries=[first]))
             writer.folded_stack, writer.folded_seq = writer.stack, writer.boundary_seq
