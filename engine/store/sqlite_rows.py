@@ -37,6 +37,10 @@ class WriterState(RunRecords):
     salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
 
 
+INSERT_RUNS = "INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)"
+INSERT_BOUNDARIES = "INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc) VALUES (?,?,?,?,?,?,?)"
+
+
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
     """Write journaled rows (idempotent: a journal folded twice leaves the same rows)."""
     boundaries = pending.boundaries
@@ -46,11 +50,9 @@ def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> N
         db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, first))
         boundaries = [b for b in boundaries if b[1] >= first]
     if pending.runs:
-        db.executemany("INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)",
-                       pending.runs)
+        db.executemany(INSERT_RUNS, pending.runs)
     if boundaries:
-        db.executemany("INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc)"
-                       " VALUES (?,?,?,?,?,?,?)", boundaries)
+        db.executemany(INSERT_BOUNDARIES, boundaries)
 
 
 def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | None = None) -> int:

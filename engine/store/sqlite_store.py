@@ -38,7 +38,7 @@ from .deltas import answered_delta, entry_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
-from .sqlite_rows import WriterState, apply_rows, prune_executions
+from .sqlite_rows import INSERT_BOUNDARIES, WriterState, apply_rows, prune_executions
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
@@ -248,22 +248,27 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         def claim_and_write() -> tuple[WriterState, Path | None]:
             db = self._db
             recovered = None
-            if self._claim(state.id) is None:
+            # a new execution's row goes in at once; only an id already stored is claimed
+            if db.execute(
+                "INSERT OR IGNORE INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node,"
+                " crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (state.id, escape_surrogates(state.workflow.name), digest, state.mode, state.status, state.started_at, state.start_node,
+                 fields_crc([None, None, None]), self._pid, self._started, time.time()),
+            ).rowcount:
                 db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, workflow, workflow_crc))
-                db.execute(
-                    "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node,"
-                    " crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (state.id, escape_surrogates(state.workflow.name), digest, state.mode, state.status, state.started_at, state.start_node,
-                     fields_crc([None, None, None]), self._pid, self._started, time.time()),
-                )
                 runs = boundary = 0
             else:
+                self._claim(state.id)
                 recovered = self._recover(state.id)
                 runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
             writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
-                             fresh=recovered is None and runs == 0 and boundary == 0)
-            apply_rows(db, state.id, Pending(boundaries=[self._boundary_row(state, writer)]))
+                                 fresh=recovered is None and runs == 0 and boundary == 0)
+            first = self._boundary_row(state, writer)
+            if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
+                db.execute(INSERT_BOUNDARIES, first)
+            else:
+                apply_rows(db, state.id, Pending(boundaries=[first]))
             writer.folded_stack, writer.folded_seq = writer.stack, writer.boundary_seq
             return writer, recovered
 

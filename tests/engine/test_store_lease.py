@@ -137,6 +137,31 @@ def test_sqlite_a_live_owner_keeps_its_execution(tmp_path: Path) -> None:
     assert ExecutionStore(path).delete("x1")  # its owner is gone now
 
 
+def test_sqlite_restoring_an_execution_a_live_process_owns_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path)
+    engine = Engine(builtin_registry(), store=store)
+    state = engine.create(agent_workflow(replies("ok")), items=[chat_item("go", "s")]).state
+    snapshot = state.to_json()
+    store.release(state)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store.connection.execute("UPDATE executions SET owner_pid=?, owner_start=NULL WHERE id=?", (sleeper.pid, state.id))
+        with pytest.raises(ExecutionBusy, match=f"execution {state.id} is already running in process {sleeper.pid}"):
+            engine.restore(snapshot)
+        row = store.connection.execute("SELECT status, owner_pid FROM executions WHERE id=?", (state.id,)).fetchone()
+        assert row == ("new", sleeper.pid)
+        assert store.connection.execute("SELECT COUNT(*) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone() == (1,)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    restored = engine.restore(snapshot)  # its owner is gone: taken over, its boundaries continued
+    assert store.connection.execute("SELECT owner_pid FROM executions WHERE id=?", (state.id,)).fetchone() == (os.getpid(),)
+    assert store.connection.execute("SELECT MAX(seq) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone() == (2,)
+    store.release(restored.state)
+    store.close()
+
+
 async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) -> None:
     """A live owner (another open store, as another machine's process would be) keeps its
     execution; once its connection is gone (the process died), anyone takes it over."""
