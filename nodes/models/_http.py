@@ -276,10 +276,7 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
                 watch.done()
             size += len(chunk)
             if size > ep.max_bytes:
-                raise ep.error(
-                    f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
-                    f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
-                )
+                raise _too_large(ep)
             yield chunk
     except TRANSPORT_ERRORS as exc:
         raise transport_error(ep, exc) from None
@@ -292,8 +289,20 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
             await chunks.aclose()
 
 
+def _too_large(ep: Endpoint) -> NodeOperationError:
+    return ep.error(
+        f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
+        f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
+    )
+
+
 async def read_json(ep: Endpoint, response: Reply) -> Any:
-    """The whole body of a non-streamed reply, parsed."""
+    """The whole body of a non-streamed reply, parsed; taken at once when it came with the head."""
+    whole = response.whole_body()
+    if whole is not None:
+        if len(whole) > ep.max_bytes:
+            raise _too_large(ep)
+        return parse_json(ep, whole)
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]
     return parse_json(ep, b"".join(parts))
