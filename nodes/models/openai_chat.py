@@ -186,7 +186,8 @@ class OpenAIChat:
                                            f"{_error_text(chunk['error'])}")
                         assembler.feed(chunk, on_token)
                 if done:
-                    await drain(batches)
+                    if not response.body_read():  # what follows [DONE]: read, so the connection is reused
+                        await drain(batches)
                     break
         if not done and assembler.finish_reason is None:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
