@@ -18,6 +18,7 @@ from .node_type import NodeParams, NodeType
 from .requests import Action
 from .run_data import ExecutionState, Item, StackEntry
 from .services import Services
+from .streaming import STREAMING_MODES
 from .workflow import Node, Workflow
 
 if TYPE_CHECKING:
@@ -196,8 +197,6 @@ class NodeContext(_ContextBase):
     def is_streaming(self) -> bool:
         """Whether what this node streams reaches a client (n8n's isStreaming): the execution
         answers a streaming Chat Trigger, in a mode n8n streams in."""
-        from .streaming import STREAMING_MODES
-
         execution = self._execution
         return execution.streaming and execution.state.mode in STREAMING_MODES
 

@@ -13,11 +13,13 @@ scrubbed by `scrub_secret`.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import stat
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,9 @@ CREDENTIALS_FILE_ENV = "MINI_N8N_CREDENTIALS"
 HOME_ENV = "MINI_N8N_HOME"
 SECRET_FIELDS = frozenset({"apiKey", "token", "accessToken"})  # sent in an HTTP header: one printable word
 MIN_SCRUB_LENGTH = 4  # shorter values would scrub ordinary words
+# a file changed this recently is not kept parsed: a second change within the file system's
+# timestamp granularity (a few ms, or seconds on some) could leave its stat the same
+SETTLED_NS = 2_000_000_000
 
 log = logging.getLogger(__name__)
 _warned: set[tuple[object, ...]] = set()
@@ -133,14 +138,19 @@ class CredentialStore(Protocol):
 
 def default_credentials_path() -> Path:
     """$MINI_N8N_CREDENTIALS, else $MINI_N8N_HOME/credentials.json, else ~/.config/mini-n8n/."""
-    explicit = os.environ.get(CREDENTIALS_FILE_ENV)
+    environ = os.environ
+    return _default_path(environ.get(CREDENTIALS_FILE_ENV), environ.get(HOME_ENV), environ.get("XDG_CONFIG_HOME"),
+                         environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _default_path(explicit: str | None, home: str | None, config: str | None, user_home: str | None) -> Path:
+    """The default location for these environment values (asked at every model call: kept per values)."""
     if explicit:
         return Path(explicit).expanduser()
-    home = os.environ.get(HOME_ENV)
     if home:
         return Path(home).expanduser() / "credentials.json"
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "mini-n8n" / "credentials.json"
+    return Path(config or str(Path.home() / ".config")) / "mini-n8n" / "credentials.json"
 
 
 def credential_ref(node_credentials: dict[str, Any] | None, cred_type: str) -> dict[str, Any] | None:
@@ -160,11 +170,19 @@ def describe_credential(cred_type: str, ref: dict[str, Any] | None) -> str:
     return f"{cred_type} credential"
 
 
+def _identity(path: Path, st: os.stat_result) -> tuple[object, ...]:
+    """What tells one version of a file from another without reading it."""
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
 class FileCredentialStore:
     """Credentials in one JSON file readable by the user only: {"credentials": [{id, name, type, data}]}."""
 
     def __init__(self, path: Path | str | None = None) -> None:
         self._path = Path(path) if path is not None else None
+        # the entries last read, with the file's identity and stat then: a model call reads the
+        # credential each time, and the file is parsed again only when it has changed
+        self._cached: tuple[tuple[object, ...], list[dict[str, Any]]] | None = None
 
     @property
     def path(self) -> Path:
@@ -172,7 +190,31 @@ class FileCredentialStore:
         return self._path if self._path is not None else default_credentials_path()
 
     def _read(self) -> list[dict[str, Any]]:
+        """The file's credential entries; parsed again only when its path, inode, size, mtime,
+        ctime or mode differ from the last read, or it changed within SETTLED_NS of that read
+        (an edit is seen at the next call)."""
         path = self.path
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise CredentialError(f"cannot read the credential file {path}: {exc.strerror}") from None
+        key = _identity(path, st)
+        cached = self._cached
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
+        self._cached = None
+        entries = self._parse(path)
+        try:
+            unchanged = _identity(path, os.stat(path)) == key  # while it was read: what was read is what the key names
+        except OSError:
+            unchanged = False
+        if unchanged and time.time_ns() - st.st_ctime_ns > SETTLED_NS:
+            self._cached = (key, entries)
+        return list(entries)
+
+    def _parse(self, path: Path) -> list[dict[str, Any]]:
         try:
             raw = path.read_bytes()
             mode = path.stat().st_mode

@@ -62,13 +62,22 @@ class Reply:
     `all_received`, when the transport can tell, says whether the raw body has been read to its end."""
 
     def __init__(self, status: int, reason: str, headers: dict[str, str], raw: AsyncGenerator[bytes, None],
-                 close: Callable[[], Awaitable[None]], all_received: Callable[[], bool] | None = None) -> None:
+                 close: Callable[[], Awaitable[None]], all_received: Callable[[], bool] | None = None,
+                 take_whole: Callable[[], bytes | None] | None = None) -> None:
         self.status_code = status
         self.reason_phrase = reason
         self.headers = headers
         self._raw = raw
         self._close = close
         self._all_received = all_received
+        self._take_whole = take_whole
+
+    def whole_body(self) -> bytes | None:
+        """The whole body when it has all arrived already and is not encoded (a short reply comes
+        with its head), taken at once; None otherwise: read it with `chunks()`."""
+        if self._take_whole is None or self.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+            return None
+        return self._take_whole()
 
     def body_read(self) -> bool:
         """Whether `chunks()` has handed over the whole body (known for bodies not encoded)."""
@@ -217,7 +226,12 @@ class ModelClient:
             else:
                 response.close()  # a reply left unread: its connection is closed, not reused
 
-        return Reply(response.status, response.reason or "", received, _body(response), close, response.content.at_eof)
+        def take_whole() -> bytes | None:
+            content = response.content
+            return content.read_nowait() if content.is_eof() and content.exception() is None else None
+
+        return Reply(response.status, response.reason or "", received, _body(response), close, response.content.at_eof,
+                     take_whole)
 
     async def _post_proxied(self, url: str, content: bytes, headers: dict[str, str]) -> Reply:
         if self._proxied is None:

@@ -4,9 +4,8 @@ JSON encoding of request bodies."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from typing import Any, Iterator
+from typing import Any, Callable
 
 from engine.abort import AbortSignal
 
@@ -28,21 +27,30 @@ def locator_value(value: Any) -> Any:
     return value
 
 
-@contextlib.contextmanager
-def cancel_on_abort(signal: AbortSignal) -> Iterator[None]:
-    """While inside, Stop cancels the current task, so an awaited read ends at once."""
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    if task is None:
-        yield
-        return
+class cancel_on_abort:
+    """While inside, Stop cancels the current task, so an awaited read ends at once. (A class, not
+    a generator: it wraps every model call.)"""
 
-    def cancel() -> None:
-        if not task.done() and not task.cancelling():  # the engine may have cancelled it already
+    __slots__ = ("_signal", "_task", "_loop", "_remove")
+
+    def __init__(self, signal: AbortSignal) -> None:
+        self._signal = signal
+        self._remove: Callable[[], None] | None = None
+
+    def __enter__(self) -> None:
+        self._task = asyncio.current_task()
+        if self._task is not None:
+            self._loop = asyncio.get_running_loop()
+            self._remove = self._signal.add_callback(self._from_any_thread)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._remove is not None:
+            self._remove()
+
+    def _from_any_thread(self) -> None:
+        self._loop.call_soon_threadsafe(self._cancel)
+
+    def _cancel(self) -> None:
+        task = self._task
+        if task is not None and not task.done() and not task.cancelling():  # the engine may have cancelled it already
             task.cancel()
-
-    remove = signal.add_callback(lambda: loop.call_soon_threadsafe(cancel))
-    try:
-        yield
-    finally:
-        remove()

@@ -276,10 +276,7 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
                 watch.done()
             size += len(chunk)
             if size > ep.max_bytes:
-                raise ep.error(
-                    f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
-                    f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
-                )
+                raise _too_large(ep)
             yield chunk
     except TRANSPORT_ERRORS as exc:
         raise transport_error(ep, exc) from None
@@ -292,14 +289,36 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
             await chunks.aclose()
 
 
+def _too_large(ep: Endpoint) -> NodeOperationError:
+    return ep.error(
+        f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
+        f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
+    )
+
+
 async def read_json(ep: Endpoint, response: Reply) -> Any:
-    """The whole body of a non-streamed reply, parsed."""
+    """The whole body of a non-streamed reply, parsed; taken at once when it came with the head."""
+    whole = response.whole_body()
+    if whole is not None:
+        if len(whole) > ep.max_bytes:
+            raise _too_large(ep)
+        return parse_json(ep, whole)
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]
     return parse_json(ep, b"".join(parts))
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
+    if type(payload) is str:  # a streamed event: the decoder itself when it takes the whole text
+        try:
+            value, end = _raw_decode(payload)
+            if end == len(payload):
+                return value
+        except (ValueError, RecursionError):
+            pass  # json.loads says what is wrong (or takes the whitespace around it)
     try:
         return json.loads(payload)
     except (ValueError, RecursionError):
@@ -324,10 +343,12 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
         yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
 
 
-async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[tuple[str, bool]]:
+async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[list[tuple[str, bool]]]:
     """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
     (False for what is left when the body ends mid-event); comments and other fields are skipped.
-    Lines end with LF or CRLF; the idle limit and the size cap hold as for `lines`."""
+    Given as the events each piece of the body completes, a list at a time (a fast server's whole
+    reply can come in one piece). Lines end with LF or CRLF; the idle limit and the size cap hold
+    as for `lines`."""
     data: list[str] = []
     rest = b""  # of a line not yet ended
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
@@ -336,21 +357,24 @@ async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[tuple[str, bo
                 rest += chunk
                 continue
             *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+            events: list[tuple[str, bool]] = []
             for raw in complete:
                 if raw.startswith(b"data:"):
                     line = raw.removesuffix(b"\r").decode("utf-8", "replace")
                     data.append(line[6:] if line.startswith("data: ") else line[5:])
                 elif data and (not raw or raw == b"\r"):
-                    yield "\n".join(data), True
+                    events.append(("\n".join(data), True))
                     data = []
+            if events:
+                yield events
     if rest.startswith(b"data:"):
         line = rest.removesuffix(b"\r").decode("utf-8", "replace")
         data.append(line[6:] if line.startswith("data: ") else line[5:])
     if data:
-        yield "\n".join(data), rest == b"\r"  # a last line that is only CR is a blank line
+        yield [("\n".join(data), rest == b"\r")]  # a last line that is only CR is a blank line
 
 
-async def drain(stream: AsyncIterator[str], limit_s: float = 1.0) -> None:
+async def drain(stream: AsyncIterator[Any], limit_s: float = 1.0) -> None:
     """Read what follows the end marker (the chunked body's end) so the connection is reused;
     a server that keeps the body open gets `limit_s`, then the connection is dropped."""
     try:

@@ -114,26 +114,35 @@ class StreamAssembler:
     deltas: int = 0  # chunks that carried text or a tool-call piece: about one token each
 
     def feed(self, chunk: dict[str, Any], on_token: TokenCallback | None) -> None:
-        self.usage = usage_of(chunk) or self.usage
-        for choice in chunk.get("choices") or []:
+        if "usage" in chunk:
+            self.usage = usage_of(chunk) or self.usage
+        for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict):
                 continue
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
-            delta = choice.get("delta") or {}
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish_reason = reason
+            delta = choice.get("delta")
+            if not delta:
+                continue
             piece = delta.get("content")
-            if piece or delta.get("tool_calls"):
+            parts = delta.get("tool_calls")
+            if piece or parts:
                 self.deltas += 1
             if isinstance(piece, str) and piece:
                 self.text.append(piece)
                 if on_token is not None:
                     on_token(piece)
-            for position, part in enumerate(delta.get("tool_calls") or []):
-                self._add_call_delta(position, part)
+            if parts:
+                for position, part in enumerate(parts):
+                    self._add_call_delta(position, part)
 
     def _add_call_delta(self, position: int, part: dict[str, Any]) -> None:
         index = part.get("index", position)
-        call = self.calls.setdefault(int(index) if isinstance(index, int) else position, _PartialCall())
+        key = int(index) if isinstance(index, int) else position
+        call = self.calls.get(key)
+        if call is None:
+            call = self.calls[key] = _PartialCall()
         if part.get("id"):
             call.id = str(part["id"])
         fn = part.get("function") or {}

@@ -173,18 +173,22 @@ class OpenAIChat:
         ep = self.endpoint
         assembler = StreamAssembler()
         done = False
-        async with aclosing(sse_data(ep, response)) as events:
-            async for payload, ended in events:
-                if payload.strip() == "[DONE]":
-                    done = True
+        async with aclosing(sse_data(ep, response)) as batches:
+            async for events in batches:
+                for payload, ended in events:
+                    if payload.strip() == "[DONE]":
+                        done = True
+                        break
+                    chunk = parse_json(ep, payload)
+                    if type(chunk) is dict:
+                        if ended and chunk.get("error"):
+                            raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: "
+                                           f"{_error_text(chunk['error'])}")
+                        assembler.feed(chunk, on_token)
+                if done:
+                    if not response.body_read():  # what follows [DONE]: read, so the connection is reused
+                        await drain(batches)
                     break
-                chunk = parse_json(ep, payload)
-                if ended and isinstance(chunk, dict) and chunk.get("error"):
-                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(chunk['error'])}")
-                if isinstance(chunk, dict):
-                    assembler.feed(chunk, on_token)
-            if done:
-                await drain(events)
         if not done and assembler.finish_reason is None:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         # servers that send no usage get one estimated from the request (its JSON, made only then)

@@ -160,3 +160,38 @@ def test_errors_recorded_anywhere_are_scrubbed_of_every_loaded_key(tmp_path) -> 
     assert "sk-loaded" not in error.message + str(error.description)
     stored = TaskError.model_validate_json(error.model_dump_json())
     assert stored == error
+
+
+def _write_in_place(path, key: str) -> None:  # type: ignore[no-untyped-def]
+    with open(path, "r+", encoding="utf-8") as handle:  # same inode, same size
+        handle.write(json.dumps({"credentials": [{"id": "1", "name": "W", "type": "openAiApi", "data": {"apiKey": key}}]}))
+
+
+def test_an_edit_in_place_is_seen_at_the_next_read(tmp_path) -> None:
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps({"credentials": []}))
+    path.chmod(0o600)
+    store = FileCredentialStore(path)
+    for key in ("sk-aaaa", "sk-bbbb", "sk-cccc"):  # same size each time, within one timestamp tick
+        _write_in_place(path, key)
+        assert store.get("openAiApi", None) == {"apiKey": key}
+
+
+def test_a_settled_file_is_parsed_once_until_it_changes(tmp_path, monkeypatch) -> None:
+    import engine.credentials as credentials
+
+    path = tmp_path / "credentials.json"
+    store = FileCredentialStore(path)
+    store.save("openAiApi", "Work", {"apiKey": "sk-aaaa"})
+    monkeypatch.setattr(credentials, "SETTLED_NS", -10**18)  # every file counts as settled
+    reads = []
+    real_parse = FileCredentialStore._parse
+    monkeypatch.setattr(FileCredentialStore, "_parse", lambda self, p: reads.append(p) or real_parse(self, p))
+    for _ in range(3):
+        assert store.get("openAiApi", None) == {"apiKey": "sk-aaaa"}
+    assert len(reads) == 1
+    store.save("openAiApi", "Home", {"apiKey": "sk-bbbb"})  # replaced: another inode
+    assert [c.name for c in store.list()] == ["Work", "Home"]
+    assert len(reads) == 2
+    path.unlink()
+    assert store.list() == []

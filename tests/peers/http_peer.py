@@ -84,6 +84,15 @@ class Connection:
     def end_chunks(self) -> None:
         self.sock.sendall(b"0\r\n\r\n")
 
+    def chunked(self, status: int, headers: dict[str, str], pieces: list[bytes]) -> None:
+        """A whole chunked response in one write: the bytes of `head`, `chunk` for each piece and
+        `end_chunks` (a reply whose every piece is ready, as a fast server's is)."""
+        frames = [self._head(status, headers)]
+        for data in pieces:
+            frames += (f"{len(data):x}\r\n".encode(), data, b"\r\n")
+        frames.append(b"0\r\n\r\n")
+        self.sock.sendall(b"".join(frames))
+
     def drip(self, content_type: str, interval: float, started: threading.Event) -> None:
         """A chunked response that sends one byte every `interval` seconds until the client leaves."""
         self.head(200, {"Content-Type": content_type, "Transfer-Encoding": "chunked"})
@@ -114,10 +123,12 @@ class Connection:
 class PeerServer:
     """Base of the protocol peers; use as a context manager, read `url`, `requests`, `closed`."""
 
-    def __init__(self, script: list[Step] | None = None, policy: Callable[[Request], Step] | None = None) -> None:
+    def __init__(self, script: list[Step] | None = None, policy: Callable[[Request], Step] | None = None,
+                 keep_requests: bool = True) -> None:
         self.script: deque[Step] = deque(script or [])
         self.policy = policy
-        self.requests: list[Request] = []
+        self.requests: list[Request] = []  # every request, unless `keep_requests` is off (a peer serving forever)
+        self.keep_requests = keep_requests
         self.connections = 0  # TCP connections accepted: a client that reuses one keeps this at 1
         self.closed = threading.Event()  # set when a client closed a connection mid-response
         self.answering = threading.Event()  # set when a streamed response has begun
@@ -163,8 +174,9 @@ class PeerServer:
                 request = _read_request(reader)
                 if request is None:
                     return
-                with self._lock:
-                    self.requests.append(request)
+                if self.keep_requests:
+                    with self._lock:
+                        self.requests.append(request)
                 step = self.next_step(request)
                 if step.kind == "hang":
                     while sock.recv(1024):

@@ -27,8 +27,9 @@ class OpenAIPeer(PeerServer):
     only model it knows (or a tuple of the models it knows)."""
 
     def __init__(self, script: list[Step] | None = None, policy: Any = None, model: str | tuple[str, ...] = "peer-model",
-                 api_key: str | None = None, token_delay: float = 0.0, send_usage: bool = True) -> None:
-        super().__init__(script, policy)
+                 api_key: str | None = None, token_delay: float = 0.0, send_usage: bool = True,
+                 keep_requests: bool = True) -> None:
+        super().__init__(script, policy, keep_requests)
         self.send_usage = send_usage
         self.model = model
         self.api_key = api_key
@@ -161,10 +162,14 @@ class OpenAIPeer(PeerServer):
         return out
 
     def _stream(self, conn: Connection, body: dict[str, Any], step: Step) -> bool:
-        conn.head(200, {"Content-Type": "text/event-stream; charset=utf-8", "Transfer-Encoding": "chunked",
-                        "Cache-Control": "no-cache"})
-        self.answering.set()
+        head = {"Content-Type": "text/event-stream; charset=utf-8", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}
         chunks = self.chunks(body, step)
+        if step.kind == "reply" and not self.token_delay:  # every event ready at once: one write
+            self.answering.set()
+            conn.chunked(200, head, chunks)
+            return True
+        conn.head(200, head)
+        self.answering.set()
         if step.kind == "late":  # the head at once, the first byte `interval` seconds later (a long prompt)
             time.sleep(step.interval)
         if step.kind == "huge":  # `size` bytes of text in 64 KiB deltas, then a proper end
@@ -211,7 +216,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--model", default="peer-model")
     args = parser.parse_args()
-    with OpenAIPeer(policy=rounds_policy(args.rounds), model=args.model) as peer:
+    # nothing reads the requests of a peer in its own process: kept, they would grow its heap for good
+    with OpenAIPeer(policy=rounds_policy(args.rounds), model=args.model, keep_requests=False) as peer:
         print(peer.base_url, flush=True)
         try:
             sys.stdin.read()  # serve until the parent closes our stdin

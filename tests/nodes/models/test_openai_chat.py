@@ -385,6 +385,17 @@ async def test_the_reply_cap_is_configurable(engine: Engine, no_env_key: None, m
     assert state.result[0]["json"]["output"] == "x" * 50_000
 
 
+async def test_the_cap_holds_for_a_reply_that_came_with_its_head(engine: Engine, no_env_key: None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINI_N8N_MAX_REPLY_BYTES", "1000")
+    with OpenAIPeer([Step(text="x" * 2000), Step(text="x" * 500)]) as peer:  # one write each: head and body
+        state, _ = await run_bounded(engine, with_model(OPENAI, openai_params(peer, streaming=False), tools=[]))
+        assert state.status == "error" and "larger than 1,000 bytes" in state.error.message
+        state, _ = await run_bounded(engine, with_model(OPENAI, openai_params(peer, streaming=False), tools=[]))
+    assert state.status == "success", state.error
+    assert state.result[0]["json"]["output"] == "x" * 500
+
+
 async def test_a_key_ending_in_a_newline_is_cleaned_and_never_shown(engine: Engine, tmp_path, monkeypatch, caplog) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     store = FileCredentialStore(tmp_path / "credentials.json")

@@ -26,7 +26,7 @@ def events(body: bytes, cuts: list[int]) -> list[tuple[str, bool]]:
 
     async def read() -> list[tuple[str, bool]]:
         ep = Endpoint(url="http://127.0.0.1:1/v1/chat/completions", base_url="http://127.0.0.1:1/v1", model="m", node="M")
-        return [event async for event in sse_data(ep, Reply(200, "OK", {}, chunks(), close))]
+        return [event async for batch in sse_data(ep, Reply(200, "OK", {}, chunks(), close)) for event in batch]
 
     return asyncio.run(read())
 
