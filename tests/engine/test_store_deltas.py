@@ -176,3 +176,56 @@ def test_a_stack_entry_changed_without_touch_is_caught(tmp_path: Path) -> None:
     else:
         raise AssertionError("an untouched change was not caught")
     store.close()
+
+
+async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its_last_boundary(tmp_path: Path, monkeypatch) -> None:
+    """Whoever opens the file after its owner was killed folds the journal in: the execution reads
+    back with the stack of its last journaled boundary and resumes to the same result. A
+    journal already folded when its owner died (not yet emptied) is folded again harmlessly."""
+    import shutil
+    import sqlite3
+
+    monkeypatch.setattr("engine.store.sqlite_store.FOLD_AFTER_S", 1e9)  # nothing folded while it runs
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    forward = execution.on_checkpoint
+    assert forward is not None
+    boundaries: list[Any] = []
+    snapshots: list[tuple[Path, Any]] = []
+
+    def snapshot(name: str, stack: Any) -> None:  # the file and journal as a SIGKILL would leave them
+        copy_path = tmp_path / name / "x.sqlite"
+        (copy_path.parent / "x.sqlite-boundaries").mkdir(parents=True)
+        with sqlite3.connect(copy_path) as target:
+            store.connection.backup(target)
+        journal = store._journal_path(execution.state.id)
+        shutil.copy(journal, copy_path.parent / "x.sqlite-boundaries" / journal.name)
+        snapshots.append((copy_path, stack))
+
+    def checkpoint(state: ExecutionState, at_boundary: bool) -> None:
+        forward(state, at_boundary)
+        if at_boundary:
+            boundaries.append(as_json([e.to_json() for e in state.stack]))
+            if len(boundaries) == 7:  # a tool answered: its answer names the run journaled with it
+                snapshot("killed", boundaries[-1])
+            if len(boundaries) == 9:
+                journal = store._journal_path(state.id).read_bytes()
+                store._fold(store._writers[state.id])
+                snapshot("folded", boundaries[-1])
+                store._journal_path(state.id).write_bytes(journal)  # killed before the journal was emptied
+                shutil.copy(store._journal_path(state.id), snapshots[-1][0].parent / "x.sqlite-boundaries")
+                store._writers[state.id].journal.empty()
+
+    execution.on_checkpoint = checkpoint
+    state = await execution.run()
+    assert state.status == "success"
+    store.close()
+    for copy_path, expected in snapshots:
+        with sqlite3.connect(copy_path) as db:  # its owner is gone
+            db.execute("UPDATE executions SET owner_pid=999999999 WHERE id=?", (state.id,))
+        found = ExecutionStore(copy_path)
+        assert found.mark_crashed() == [] and found.load(state.id).status == "crashed"  # marked when opened
+        assert as_json([e.to_json() for e in found.load(state.id).stack]) == expected
+        resumed = await Engine(builtin_registry(), store=found).resume(state.id).run()
+        assert resumed.status == "success" and resumed.result == state.result
+        found.close()
