@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -162,6 +163,17 @@ def test_sqlite_restoring_an_execution_a_live_process_owns_is_refused_and_change
     store.close()
 
 
+def close_and_wait_gone(owner: Any, watcher: Any, timeout_s: float = 10.0) -> None:
+    """Close the owner's store and wait (bounded) until its server process has ended: the server
+    drops a closed connection's locks a moment after the client has gone."""
+    backend = sql(owner, "SELECT pg_backend_pid()")[0][0]
+    owner.close()
+    deadline = time.monotonic() + timeout_s
+    while sql(watcher, "SELECT count(*) FROM pg_stat_activity WHERE pid=?", backend)[0][0]:
+        assert time.monotonic() < deadline, f"the owner's server process {backend} is still there after {timeout_s} s"
+        time.sleep(0.01)
+
+
 async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) -> None:
     """A live owner (another open store, as another machine's process would be) keeps its
     execution; once its connection is gone (the process died), anyone takes it over."""
@@ -178,7 +190,7 @@ async def test_postgres_a_lease_ends_with_its_owners_connection(pg_target: str) 
     with pytest.raises(MiniN8nError, match="already running"):
         other.delete(state.id)
     assert other.mark_crashed() == []
-    owner.close()
+    close_and_wait_gone(owner, other)
     held.cancel()  # the owner's run is gone with its connection
     resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
     assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}, "pairedItem": {"item": 0}}]
@@ -191,8 +203,9 @@ async def test_postgres_a_running_execution_whose_owner_is_gone_is_marked_crashe
     execution = Engine(builtin_registry(), store=owner).create(agent_workflow(replies("ok")), items=[chat_item("go", "s")])
     state = await run_to_pause(execution, Breakpoints(before_tool=True, from_iteration=2))  # before the second tool
     sql(owner, "UPDATE executions SET status='running' WHERE id=?", state.id)  # as a killed process leaves it
-    assert open_store(pg_target).mark_crashed() == []  # its owner is alive
-    owner.close()
+    watcher = open_store(pg_target)
+    assert watcher.mark_crashed() == []  # its owner is alive
+    close_and_wait_gone(owner, watcher)
     other = open_store(pg_target)  # opening a store marks what dead owners left
     assert other.list()[0].status == "crashed"
     resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
