@@ -56,6 +56,8 @@ class Step:
 
 
 FILL = 65536  # bytes of text per piece of a huge reply
+# json.dumps(doc, separators=(",", ":")) without building an encoder per call (a streamed reply encodes many pieces)
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class Connection:
@@ -197,7 +199,7 @@ class PeerServer:
 
     @staticmethod
     def json_bytes(doc: Any) -> bytes:
-        return json.dumps(doc, separators=(",", ":")).encode()
+        return compact_json(doc).encode()
 
 
 def _read_request(reader: Any) -> Request | None:

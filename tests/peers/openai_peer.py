@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from . import openai_responses
-from .http_peer import FILL, Connection, PeerServer, Request, Step
+from .http_peer import FILL, Connection, PeerServer, Request, Step, compact_json
 
 CREATED = 1_700_000_000
 
@@ -131,8 +131,11 @@ class OpenAIPeer(PeerServer):
         }
 
     def _chunk(self, choices: list[dict[str, Any]], usage: dict[str, int] | None = None) -> bytes:
-        """One `data:` event: the fields every chunk shares are encoded once per model (the same bytes
-        as encoding the whole object, for a fraction of the time per chunk)."""
+        return self._event(self.json_bytes(choices), usage)
+
+    def _event(self, choices: bytes, usage: dict[str, int] | None = None) -> bytes:
+        """One `data:` event around `choices` (JSON already): the fields every chunk shares are encoded
+        once per model (the same bytes as encoding the whole object, for a fraction of the time per chunk)."""
         model = self.model if isinstance(self.model, str) else self.model[0]
         head = self._chunk_heads.get(model)
         if head is None:
@@ -140,24 +143,30 @@ class OpenAIPeer(PeerServer):
                       "system_fingerprint": "fp_peer", "choices": None}
             head = self._chunk_heads[model] = b"data: " + self.json_bytes(shared).removesuffix(b"null}")
         tail = b"}\n\n" if usage is None else b',"usage":' + self.json_bytes(usage) + b"}\n\n"
-        return head + self.json_bytes(choices) + tail
+        return head + choices + tail
+
+    def _delta(self, delta: bytes, reason: bytes = b"null") -> bytes:
+        """The event of one delta (JSON already) of choice 0: the bytes of `_chunk` for
+        [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}], pieced together."""
+        return self._event(b'[{"index":0,"delta":' + delta + b',"logprobs":null,"finish_reason":' + reason + b"}]")
 
     def chunks(self, body: dict[str, Any], step: Step) -> list[bytes]:
-        out = [self._chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}])]
-        for i in range(0, len(step.text), 3):
-            out.append(self._chunk([{"index": 0, "delta": {"content": step.text[i:i + 3]}, "logprobs": None, "finish_reason": None}]))
+        out = [self._delta(b'{"role":"assistant","content":""}')]
+        text = step.text
+        for i in range(0, len(text), 3):
+            out.append(self._delta(b'{"content":' + compact_json(text[i:i + 3]).encode() + b"}"))
         for index, call in enumerate(step.tool_calls):
             args = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
             first = {"index": index, "id": call.get("id", f"call_{index}"), "type": "function",
                      "function": {"name": call["name"], "arguments": ""}}
-            out.append(self._chunk([{"index": 0, "delta": {"tool_calls": [first]}, "logprobs": None, "finish_reason": None}]))
+            out.append(self._delta(b'{"tool_calls":[' + self.json_bytes(first) + b"]}"))
+            part = b'{"tool_calls":[{"index":%d,"function":{"arguments":' % index
             for j in range(0, len(args), 4):
-                part = {"index": index, "function": {"arguments": args[j:j + 4]}}
-                out.append(self._chunk([{"index": 0, "delta": {"tool_calls": [part]}, "logprobs": None, "finish_reason": None}]))
-        reason = "tool_calls" if step.tool_calls else "stop"
-        out.append(self._chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": reason}]))
+                out.append(self._delta(part + compact_json(args[j:j + 4]).encode() + b"}}]}"))
+        reason = b'"tool_calls"' if step.tool_calls else b'"stop"'
+        out.append(self._delta(b"{}", reason))
         if self.send_usage and (body.get("stream_options") or {}).get("include_usage"):
-            out.append(self._chunk([], self.usage(body, step)))
+            out.append(self._event(b"[]", self.usage(body, step)))
         out.append(b"data: [DONE]\n\n")
         return out
 
