@@ -348,22 +348,26 @@ async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[list[tuple[st
     (False for what is left when the body ends mid-event); comments and other fields are skipped.
     Given as the events each piece of the body completes, a list at a time (a fast server's whole
     reply can come in one piece). Lines end with LF or CRLF; the idle limit and the size cap hold
-    as for `lines`."""
+    as for `lines`. The lines a piece completes are decoded together (a line end is never inside a
+    UTF-8 sequence, so the text is the same as line by line)."""
     data: list[str] = []
     rest = b""  # of a line not yet ended
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         async for chunk in chunks:
-            if b"\n" not in chunk:
+            end = chunk.rfind(b"\n")
+            if end < 0:
                 rest += chunk
                 continue
-            *complete, rest = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+            complete = (rest + chunk[:end] if rest else chunk[:end]).decode("utf-8", "replace")
+            rest = chunk[end + 1:]
             events: list[tuple[str, bool]] = []
-            for raw in complete:
-                if raw.startswith(b"data:"):
-                    line = raw.removesuffix(b"\r").decode("utf-8", "replace")
+            for line in complete.split("\n"):
+                if line.startswith("data:"):
+                    if line.endswith("\r"):
+                        line = line[:-1]
                     data.append(line[6:] if line.startswith("data: ") else line[5:])
-                elif data and (not raw or raw == b"\r"):
-                    events.append(("\n".join(data), True))
+                elif data and (not line or line == "\r"):
+                    events.append(("\n".join(data) if len(data) > 1 else data[0], True))
                     data = []
             if events:
                 yield events

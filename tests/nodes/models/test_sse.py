@@ -44,3 +44,12 @@ def test_an_event_the_body_ends_in_is_given_as_unfinished() -> None:
     assert events(b"data: tail\r\n", [5]) == [("tail", False)]
     assert events(b"data: tail\n\r", []) == [("tail", True)]  # a last line that is only CR is blank
     assert events(b": only a comment\n", []) == []
+
+
+def test_text_is_decoded_as_utf_8_wherever_the_body_is_cut() -> None:
+    body = 'data: {"t":"é😀"}\r\n\r\ndata: bad \xff\xfe end\n\n'.encode("utf-8").replace(b"\xc3\xbf\xc3\xbe", b"\xff\xe2\x82")
+    expected = [('{"t":"é😀"}', True), ("bad \ufffd\ufffd end", True)]
+    assert events(body, []) == expected
+    for cut in range(1, len(body)):
+        assert events(body, [cut]) == expected, cut
+    assert events(body, list(range(1, len(body)))) == expected
