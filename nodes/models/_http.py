@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
+import orjson
+
 from engine.credentials import scrub_secret
 from engine.errors import NodeApiError, NodeOperationError
 from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
@@ -309,9 +311,20 @@ async def read_json(ep: Endpoint, response: Reply) -> Any:
 
 
 _raw_decode = json.JSONDecoder().raw_decode
+_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
+_LONG_NUMBER = b"0" * 20  # twenty digits in a row: perhaps an integer orjson would read as a float
 
 
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
+    """The JSON value of a reply or a streamed event. orjson reads it (four times the standard
+    library's speed) unless it refuses the text or the text holds an integer past 64 bits (orjson
+    reads those as floats); the standard library reads what is left, and says what is wrong."""
+    raw = payload.encode("utf-8", "surrogatepass") if type(payload) is str else payload
+    if _LONG_NUMBER not in raw.translate(_DIGITS):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass  # NaN, a lone surrogate, another encoding than UTF-8, or no JSON at all
     if type(payload) is str:  # a streamed event: the decoder itself when it takes the whole text
         try:
             value, end = _raw_decode(payload)

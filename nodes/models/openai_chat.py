@@ -176,7 +176,7 @@ class OpenAIChat:
         async with aclosing(sse_data(ep, response)) as batches:
             async for events in batches:
                 for payload, ended in events:
-                    if payload.strip() == "[DONE]":
+                    if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
                         done = True
                         break
                     chunk = parse_json(ep, payload)
