@@ -18,6 +18,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import orjson
+
+DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
+LONG_NUMBER = b"0" * 20
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
@@ -31,8 +35,15 @@ class Request:
 
     @functools.cached_property
     def json(self) -> Any:
-        """The body parsed, once: the policy and the response both read it."""
-        return json.loads(self.body or b"null")
+        """The body parsed, once: the policy and the response both read it. orjson reads it unless
+        it refuses it or it may hold an integer past 64 bits (orjson reads those as floats)."""
+        body = self.body or b"null"
+        if LONG_NUMBER not in body.translate(DIGITS):
+            try:
+                return orjson.loads(body)
+            except orjson.JSONDecodeError:
+                pass
+        return json.loads(body)
 
 
 @dataclass
