@@ -35,7 +35,7 @@ class PutToWait(Exception):
 class PausePoint(BaseModel):
     """Where an execution stands when it pauses, and what is pending there (`payload`)."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)  # built at the first pause, not at import
 
     kind: PauseKind
     node: str
@@ -62,7 +62,7 @@ class PausePoint(BaseModel):
 class Breakpoints(BaseModel):
     """Which pause points stop a debug run. Node breakpoints also stop a tool or model node."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)  # built at the first pause, not at import
 
     nodes: list[str] = Field(default_factory=list)
     before_model: bool = Field(False, alias="beforeModel")

@@ -16,7 +16,8 @@ from .hooks import (
     ExecutionPaused, ExecutionResumed, HookEvent, NodeAfter, NodeBefore, RunUpdated, TokenEvent, WorkflowAfter,
     WorkflowBefore,
 )
-from .run_log import RunLogLine, compact, format_line
+from .run_log import RunLogLine, format_line
+from .run_outcome import RunOutcome, chat_message_of
 from .steps_table import StepBook, StepsDiff
 
 if TYPE_CHECKING:
@@ -291,45 +292,3 @@ class RunState:
                     run._open[agent] = 1
                     run._changed.add(agent)
         return run
-
-
-def answer_of(state: ExecutionState) -> str | None:
-    """The chat answer of a finished run: its last node's first item's `output` (as text)."""
-    items = state.result or []
-    if not items:
-        return None
-    data = items[0].get("json", {})
-    if "output" in data:
-        value = data["output"]
-        return value if isinstance(value, str) else compact(value)
-    return compact(data)
-
-
-def chat_message_of(state: ExecutionState) -> str | None:
-    """The chat message an execution started from, when it started from a Chat Trigger."""
-    first = state.run_data.get(state.start_node or "", [])
-    if first:
-        items = first[0].input.get("main", [[]])[0]
-    elif state.stack and state.stack[0].node == state.start_node:  # not run yet
-        items = state.stack[0].input
-    else:
-        items = []
-    text = items[0].get("json", {}).get("chatInput") if items else None
-    return text if isinstance(text, str) else None
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """How a run ended: status (success/error/cancelled/paused), error, final state, chat answer
-    and the chat message it answered."""
-
-    status: str
-    error: TaskError | None
-    state: ExecutionState | None
-    answer: str | None = None
-    message: str | None = None
-
-    @classmethod
-    def of(cls, state: ExecutionState, message: str | None = None) -> RunOutcome:
-        answer = answer_of(state) if state.status == "success" else None
-        return cls(state.status, state.error, state, answer, message)

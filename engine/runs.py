@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .errors import MiniN8nError
 from .hooks import Hooks
-from .run_state import RunOutcome, answer_of, chat_message_of
+from .run_outcome import RunOutcome, answer_of, chat_message_of
 
 if TYPE_CHECKING:
     from .abort import AbortSignal

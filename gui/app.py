@@ -12,6 +12,10 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
+# The engine's modules before Qt's: once PySide6 is imported it reads the source of every module
+# imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
+from engine import editing, executor, run_state, runs, store  # noqa: F401
+
 import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox

@@ -29,7 +29,8 @@ from engine.registry import Registry
 from engine.replay import ReplaySource
 from engine.rules import problems_by_node
 from engine.run_data import ExecutionState, Item, TaskError
-from engine.run_state import RunChanges, RunOutcome, RunState
+from engine.run_outcome import RunOutcome
+from engine.run_state import RunChanges, RunState
 from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
 from engine.store import ExecutionSummary
 from engine.workflow import Node, Workflow

@@ -14,8 +14,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu, QToolButton
 
 from engine.debugger import Breakpoints
+from engine.run_outcome import RunOutcome
 from engine.run_state import RunChanges
-from engine.run_state import RunOutcome
 from gui.bridge import RunBridge, RunStart
 from gui.canvas.node_item import NodeItem
 from gui.panels.pending import EditProblem, PendingView

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QDockWidget, QInputDialog
 
+from engine.run_outcome import RunOutcome
 from engine.run_state import RunChanges
 from engine.errors import MiniN8nError
-from engine.run_state import RunOutcome
 from engine.start import read_input
 from gui.bridge import RunBridge, RunStart, StoredRun
 from gui.panels.executions import LOCAL, ExecutionsPanel

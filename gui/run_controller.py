@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QApplication, QDockWidget
 from engine.run_data import ExecutionState
 from engine.errors import MiniN8nError
 from engine.pin_data import pinned_items
-from engine.run_state import RunChanges, RunOutcome, RunState
+from engine.run_outcome import RunOutcome
+from engine.run_state import RunChanges, RunState
 from engine.workflow import Workflow
 from gui.bridge import RunBridge, RunStart, StoredRun
 from gui.canvas.node_item import NodeItem

@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import quickjs
-
 from .template import Template
 
 JS_DIR = Path(__file__).with_name("js")
@@ -125,6 +123,9 @@ class Runtime:
     """One QuickJS context with n8n's runtime loaded; templates compiled once, run per item."""
 
     def __init__(self) -> None:
+        import quickjs  # here: loading the JS engine waits for the first expression that needs it
+
+        self._error = quickjs.JSException
         ctx = quickjs.Context()
         ctx.eval((JS_DIR / "intl.js").read_text(encoding="utf-8"))
         self.missing: list[str] = []
@@ -249,7 +250,7 @@ class Runtime:
     def _call(self, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
-        except quickjs.JSException as exc:
+        except self._error as exc:
             text = str(exc).splitlines()[0] if str(exc) else "InternalError"
             if "out of memory" in text:
                 self._ctx.gc()

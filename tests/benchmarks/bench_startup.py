@@ -30,6 +30,8 @@ REPEATS = 3 if QUICK else 7  # quick: and the warm-up runs only before the first
 
 FIRST_FRAME = """
 import sys, time
+if sys.argv[1] != "bare":
+    import gui.app  # before Qt, in the order `mini-n8n` (gui/launch.py) imports them
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(["mini-n8n"])
