@@ -20,7 +20,7 @@ from ..raw_output import n8n_status
 
 from ..run_data import ExecutionState, now_ms
 from .jobs import Job
-from .webhooks import WebhookError, WebhookServer, parse_body, parse_query, request_headers
+from .webhooks import WebhookError, WebhookServer, parse_body, parse_query, request_headers, submitted_form
 
 log = logging.getLogger("mini_n8n.serve")
 STATUS_SUFFIX = "n8n-execution-status"  # n8n's: the form page asks here whether the execution goes on
@@ -95,8 +95,6 @@ class WaitingWebhooks:
         from nodes.triggers.schedule_trigger import timezone_name
         from nodes.triggers.webhook import response_settings
 
-        from .webhooks import _content_type, _form_values, read_body
-
         execution_id = request.path_params["execution_id"]
         suffix = request.path_params.get("suffix", "")
         store = self.webhooks.runner.engine.store
@@ -114,11 +112,7 @@ class WaitingWebhooks:
             node = state.workflow.node(wait)
             if request.method == "GET":
                 return _with_cors(HTMLResponse(form_trigger.render_form(node.parameters, request.url.query)))
-            data = await read_body(request)
-            kind = _content_type(request)
-            if kind not in ("multipart/form-data", "application/x-www-form-urlencoded"):
-                raise WebhookError(415, f'a form is submitted as multipart/form-data, not "{kind or "no content type"}"')
-            values = await _form_values(request, data)
+            values = await submitted_form(request)
         except WebhookError as exc:
             return _with_cors(self._form_refused(request, exc))
         # n8n gives formQueryParameters to a Form Trigger's item only

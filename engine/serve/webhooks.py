@@ -153,6 +153,15 @@ async def _form_values(request: Request, data: bytes) -> dict[str, list[str]]:
     return values
 
 
+async def submitted_form(request: Request) -> dict[str, list[str]]:
+    """The fields of a form submission (a Form Trigger's or a waiting form's); any other body is refused (415)."""
+    data = await read_body(request)
+    kind = _content_type(request)
+    if kind not in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        raise WebhookError(415, f'a form is submitted as multipart/form-data, not "{kind or "no content type"}"')
+    return await _form_values(request, data)
+
+
 async def parse_body(request: Request) -> Any:
     """The body as n8n's webhook gives it: JSON parsed, URL-encoded and multipart fields as an
     object, text as a string, no body as {}. Other bodies (binary, XML) are refused (415)."""
@@ -281,11 +290,7 @@ class WebhookServer:
             endpoint, _params = self.find("form", request.method, request.path_params["path"])
             if request.method == "GET":
                 return HTMLResponse(form_trigger.render_form(endpoint.trigger.parameters, request.url.query))
-            data = await read_body(request)
-            kind = _content_type(request)
-            if kind not in ("multipart/form-data", "application/x-www-form-urlencoded"):
-                raise WebhookError(415, f'a form is submitted as multipart/form-data, not "{kind or "no content type"}"')
-            values = await _form_values(request, data)
+            values = await submitted_form(request)
         except WebhookError as exc:
             return self._refused(request, exc)
         trigger = endpoint.trigger
