@@ -15,7 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if is_command(args):
         from engine.cli import main as cli_main
 
-        return cli_main(args)
+        return cli_main(None if argv is None else args)  # None: the process's own command line
     from gui.app import main as editor_main  # the editor; only this path imports Qt
 
     return editor_main(args)
