@@ -7,6 +7,7 @@ from typing import Any, Awaitable, Callable, Literal, Protocol, runtime_checkabl
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .abort import AbortSignal
+from .defaults import new_list
 
 
 class _CamelModel(BaseModel):
@@ -34,7 +35,7 @@ class ModelReply(_CamelModel):
     """What `ChatModel.invoke` returns: text, tool calls and token usage."""
 
     content: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list, alias="toolCalls")
+    tool_calls: list[ToolCall] = Field(default_factory=new_list, alias="toolCalls")
     usage: Usage = Field(default_factory=Usage)
 
     def to_json(self) -> dict[str, Any]:

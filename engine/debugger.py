@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .defaults import new_list
+
 PauseKind = Literal["node", "before_model", "after_model", "before_tool", "tool_result", "tool_error", "wait"]
 # where the debugger may stop a run ("wait" is a node's own, not a breakpoint's)
 PAUSE_KINDS: tuple[str, ...] = ("node", "before_model", "after_model", "before_tool", "tool_result", "tool_error")
@@ -64,11 +66,11 @@ class Breakpoints(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, defer_build=True)  # built at the first pause, not at import
 
-    nodes: list[str] = Field(default_factory=list)
+    nodes: list[str] = Field(default_factory=new_list)
     before_model: bool = Field(False, alias="beforeModel")
     after_model: bool = Field(False, alias="afterModel")
     before_tool: bool = Field(False, alias="beforeTool")
-    tools: list[str] = Field(default_factory=list, description="only these tools (empty: all)")
+    tools: list[str] = Field(default_factory=new_list, description="only these tools (empty: all)")
     after_tool_result: bool = Field(False, alias="afterToolResult")
     on_tool_error: bool = Field(False, alias="onToolError")
     from_iteration: int = Field(1, ge=1, alias="fromIteration")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from .defaults import new_list
 from .shared_log import copied, plain
 
 
@@ -41,7 +42,7 @@ class EngineRequest(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    actions: list[Action] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=new_list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_serializer("metadata")
@@ -63,7 +64,7 @@ class EngineResponse(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    action_responses: list[ActionResponse] = Field(default_factory=list, alias="actionResponses")
+    action_responses: list[ActionResponse] = Field(default_factory=new_list, alias="actionResponses")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_serializer("metadata")

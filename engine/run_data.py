@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from .credentials import scrub_known_secrets
+from .defaults import new_list
 
 from .connection_types import AI_LANGUAGE_MODEL
 from .requests import Action, ActionResponse, EngineRequest
@@ -88,7 +89,7 @@ class TaskData(BaseModel):
     input: dict[str, list[list[Item]]] = Field(default_factory=dict)
     data: dict[str, list[list[Item]]] = Field(default_factory=dict)
     error: TaskError | None = None
-    source: list[SourceRef] = Field(default_factory=list)
+    source: list[SourceRef] = Field(default_factory=new_list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def to_json(self, *, for_store: bool = False) -> dict[str, Any]:
@@ -128,7 +129,7 @@ class PendingRequest(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     request: EngineRequest
-    responses: list[ActionResponse] = Field(default_factory=list)
+    responses: list[ActionResponse] = Field(default_factory=new_list)
 
 
 class StackEntry(BaseModel):
@@ -142,8 +143,8 @@ class StackEntry(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     node: str
-    input: list[Item] = Field(default_factory=list)
-    source: list[SourceRef] = Field(default_factory=list)
+    input: list[Item] = Field(default_factory=new_list)
+    source: list[SourceRef] = Field(default_factory=new_list)
     mode: Literal["main", "tool"] = "main"
     action: Action | None = None
     parent: dict[str, Any] | None = None
@@ -152,7 +153,7 @@ class StackEntry(BaseModel):
     start_time: float | None = Field(None, alias="startTime")
     run_index: int | None = Field(None, alias="runIndex")
     model_usage: dict[str, float] = Field(default_factory=dict, alias="modelUsage")
-    edits: list[dict[str, Any]] = Field(default_factory=list)
+    edits: list[dict[str, Any]] = Field(default_factory=new_list)
     replayed: bool = False
     pinned: bool = False  # the node output its pinned data instead of running
     # a node with several main inputs (Merge): the items of each input, None where none came
@@ -218,14 +219,14 @@ class ExecutionState(BaseModel):
     started_at: float = Field(default_factory=now_ms, alias="startedAt")
     stopped_at: float | None = Field(None, alias="stoppedAt")
     start_node: str | None = Field(None, alias="startNode")
-    stack: list[StackEntry] = Field(default_factory=list)
+    stack: list[StackEntry] = Field(default_factory=new_list)
     run_data: dict[str, list[TaskData]] = Field(default_factory=dict, alias="runData")
     last_node: str | None = Field(None, alias="lastNode")
     error: TaskError | None = None
     result: list[Item] | None = None
     pause: dict[str, Any] | None = None  # the debugger's pause point while paused (with its key)
     # runs of nodes with several main inputs that wait for the inputs still missing, oldest first
-    waiting: list[StackEntry] = Field(default_factory=list)
+    waiting: list[StackEntry] = Field(default_factory=new_list)
     # what nodes keep between their runs in this execution (n8n's node context), by node name
     node_context: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="nodeContext")
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from . import json_text
+from .defaults import new_list
 from .errors import WorkflowFileError
 
 MAX_NESTING = 100  # levels of JSON objects/arrays a workflow file may nest (n8n's own stay under 20)
@@ -73,7 +74,7 @@ class Workflow(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str = "My workflow"
-    nodes: list[Node] = Field(default_factory=list)
+    nodes: list[Node] = Field(default_factory=new_list)
     connections: Connections = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
     pinData: dict[str, Any] = Field(default_factory=dict)

@@ -18,6 +18,7 @@ from pydantic import Field
 from engine.chat import ChatMessage, OutputParser
 from engine.connection_types import AI_LANGUAGE_MODEL, AI_OUTPUT_PARSER, MAIN, PortSpec
 from engine.context import NodeContext
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
@@ -40,7 +41,7 @@ class ChainMessage(NodeParams):
 
 
 class ChainMessages(NodeParams):
-    messageValues: list[ChainMessage] = Field(default_factory=list)
+    messageValues: list[ChainMessage] = Field(default_factory=new_list)
 
 
 class ChainParams(NodeParams):

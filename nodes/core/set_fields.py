@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from engine.context import NodeContext
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.expressions import evaluate
 from engine.node_type import NodeParams, NodeType
@@ -31,7 +32,7 @@ class Assignment(NodeParams):
 
 
 class AssignmentCollection(NodeParams):
-    assignments: list[Assignment] = Field(default_factory=list)
+    assignments: list[Assignment] = Field(default_factory=new_list)
 
 
 class SetOptions(NodeParams):

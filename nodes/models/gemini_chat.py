@@ -22,6 +22,7 @@ from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolSpec
 from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
 from engine.context import SupplyContext
 from engine.credentials import CredentialError, credential_ref, describe_credential
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
@@ -45,7 +46,7 @@ class SafetySetting(NodeParams):
 
 
 class SafetySettings(NodeParams):
-    values: list[SafetySetting] = Field(default_factory=list, title="Values")
+    values: list[SafetySetting] = Field(default_factory=new_list, title="Values")
 
     @field_validator("values", mode="before")
     @classmethod

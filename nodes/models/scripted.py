@@ -18,6 +18,7 @@ from engine.abort import AbortSignal
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
 from engine.connection_types import AI_LANGUAGE_MODEL, PortSpec
 from engine.context import SupplyContext
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
@@ -32,7 +33,7 @@ class ScriptedToolCall(NodeParams):
 
 class ScriptedReply(NodeParams):
     text: str = Field("", json_schema_extra={"multiline": True})
-    toolCalls: list[ScriptedToolCall] = Field(default_factory=list)
+    toolCalls: list[ScriptedToolCall] = Field(default_factory=new_list)
     usage: dict[str, int] | None = Field(None, description="promptTokens / completionTokens; estimated when left out")
     error: str | None = Field(None, description="Fail this call with this message instead of replying")
 
@@ -42,7 +43,7 @@ class ScriptedOptions(NodeParams):
 
 
 class ScriptedParams(NodeParams):
-    replies: list[ScriptedReply] = Field(default_factory=list, title="Replies")
+    replies: list[ScriptedReply] = Field(default_factory=new_list, title="Replies")
     options: ScriptedOptions = Field(default_factory=ScriptedOptions, title="Options")
 
 

@@ -22,6 +22,7 @@ from nodes.http_transport import MAX_REPLY_ENV, LazyTLSTransport, failure_reason
 from engine.chat import ToolSpec
 from engine.connection_types import AI_TOOL, PortSpec
 from engine.context import NodeContext, SupplyContext
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
@@ -59,7 +60,7 @@ class Parameter(NodeParams):
 
 
 class ParameterList(NodeParams):
-    values: list[Parameter] = Field(default_factory=list)
+    values: list[Parameter] = Field(default_factory=new_list)
 
 
 class PlaceholderDefinition(NodeParams):
@@ -69,7 +70,7 @@ class PlaceholderDefinition(NodeParams):
 
 
 class PlaceholderList(NodeParams):
-    values: list[PlaceholderDefinition] = Field(default_factory=list)
+    values: list[PlaceholderDefinition] = Field(default_factory=new_list)
 
 
 class HttpToolOptions(NodeParams):

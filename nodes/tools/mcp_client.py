@@ -17,6 +17,7 @@ from engine.chat import ToolSpec
 from engine.connection_types import AI_TOOL, PortSpec
 from engine.context import NodeContext, SupplyContext
 from engine.credentials import CredentialError, credential_ref, describe_credential, scrub_secret
+from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
@@ -64,9 +65,9 @@ class McpClientParams(NodeParams):
         json_schema_extra={"displayOptions": {"hide": {"serverTransport": ["stdio"]}}},
     )
     include: Literal["all", "selected", "except"] = Field("all", title="Tools to Include")
-    includeTools: list[str] = Field(default_factory=list, title="Tools to Include",
+    includeTools: list[str] = Field(default_factory=new_list, title="Tools to Include",
                                     json_schema_extra={"displayOptions": {"show": {"include": ["selected"]}}})
-    excludeTools: list[str] = Field(default_factory=list, title="Tools to Exclude",
+    excludeTools: list[str] = Field(default_factory=new_list, title="Tools to Exclude",
                                     json_schema_extra={"displayOptions": {"show": {"include": ["except"]}}})
     options: McpOptions = Field(default_factory=McpOptions, title="Options")
 
