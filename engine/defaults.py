@@ -11,5 +11,5 @@ from typing import Any
 
 
 def new_list() -> list[Any]:
-    """A new empty list: `Field(default_factory=new_list)` where `default_factory=list` would do."""
+    """A new empty list: `Field(default_factory=new_list)` (or PrivateAttr) where `list` would do."""
     return []

@@ -79,7 +79,7 @@ class Workflow(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     pinData: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] | None = None
-    _load_warnings: list[str] = PrivateAttr(default_factory=list)
+    _load_warnings: list[str] = PrivateAttr(default_factory=new_list)
 
     @property
     def load_warnings(self) -> list[str]:
