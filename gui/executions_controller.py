@@ -20,6 +20,7 @@ from engine.run_state import RunChanges
 from engine.errors import MiniN8nError
 from engine.start import read_input
 from gui.bridge import RunBridge, RunStart, StoredRun
+from gui.first_frame import after_first_frame
 from gui.panels.executions import LOCAL, ExecutionsPanel
 from gui.panels.server_dialog import ServerDialog
 
@@ -66,7 +67,8 @@ class ExecutionsController(QObject):
         bridge.busy_changed.connect(panel.set_busy)
         window.read_only_changed.connect(self._read_only_changed)
         window.act_copy_to_editor.triggered.connect(self._copy_viewed)
-        self.refresh()
+        self._painted = False  # the store is listed once the window has shown its first frame
+        after_first_frame(window, self._first_frame_shown)
 
     def _install_dock(self) -> None:
         window = self.window
@@ -78,12 +80,22 @@ class ExecutionsController(QObject):
         window.splitDockWidget(self.runs.output_dock, self.dock, Qt.Orientation.Horizontal)
         window.resizeDocks([self.runs.chat_dock, self.runs.output_dock, self.dock], [320, 700, 420],
                            Qt.Orientation.Horizontal)
-        self.dock.visibilityChanged.connect(lambda shown: shown and self.refresh())
+        self.dock.visibilityChanged.connect(self._visibility_changed)
         self.debug.debug_menu.addSeparator()
         self.debug.debug_menu.addAction(self.dock.toggleViewAction())
         window.run_toolbar.addAction(self.dock.toggleViewAction())
 
     # ----- the list ------------------------------------------------------------------------------
+    def _first_frame_shown(self) -> None:
+        self._painted = True
+        if self.dock.isVisible():
+            self.refresh()
+
+    def _visibility_changed(self, shown: bool) -> None:
+        """A dock shown again lists anew; the window's first show waits for its first frame."""
+        if shown and self._painted:
+            self.refresh()
+
     def refresh(self) -> None:
         """List the stored executions again (a server's: fetched in the background)."""
         if not self.panel.remote:
