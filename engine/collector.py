@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 RUN_THRESHOLDS = (10_000, 50, 100)
 
@@ -39,3 +39,13 @@ def fewer_collections() -> Iterator[None]:
             if _active == 0 and _saved is not None:
                 gc.set_threshold(*_saved)
                 _saved = None
+
+
+def pause_collections() -> Callable[[], None]:
+    """Turn the collector off while a start-up builds what it keeps (imports, the window): it
+    would walk those objects over and over, a tenth of the editor's time to its first frame.
+    Returns the function that turns it back on (a no-op when it was off already)."""
+    if not gc.isenabled():
+        return lambda: None
+    gc.disable()
+    return gc.enable

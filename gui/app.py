@@ -7,18 +7,30 @@ that escape a slot or a task are shown in the window, not only on the console.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
 
-# The engine's modules before Qt's: once PySide6 is imported it reads the source of every module
-# imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
-from engine import editing, executor, run_state, runs, store  # noqa: F401
+from engine.collector import pause_collections
 
-import qasync
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+_resume_collections = pause_collections()  # the imports below build what lives as long as the process
+try:
+    # The engine's modules before Qt's: once PySide6 is imported it reads the source of every
+    # module imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
+    from engine import editing, executor, run_state, runs, store  # noqa: F401
+
+    import qasync
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+finally:
+    gc.freeze()  # those modules' objects: never walked by a collection again (nor at once now)
+    _resume_collections()
+
+START_UP_COLLECTIONS_MS = 5000
+"""The collector is off from `main` until the window's first frame, or this long at most (a
+window that starts minimized paints later)."""
 
 USAGE = "usage: mini-n8n [FILE]   open the editor (on FILE, an n8n workflow JSON)\n" \
         "       mini-n8n run FILE --message TEXT   run a workflow headless"
@@ -56,6 +68,7 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1:
         print(USAGE, file=sys.stderr)
         return 2
+    resume_collections = pause_collections()  # until the first frame: what is built until then is kept
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "mini-n8n"])
     app.setApplicationName("mini-n8n")
     app.setOrganizationName("mini-n8n")
@@ -65,10 +78,13 @@ def main(argv: list[str]) -> int:
 
     from gui import theme
     from engine.editing import new_workflow
+    from gui.first_frame import after_first_frame
     from gui.main_window import MainWindow
 
     app.setWindowIcon(theme.icon("agent", 64))
     window = MainWindow()
+    after_first_frame(window, resume_collections)
+    QTimer.singleShot(START_UP_COLLECTIONS_MS, resume_collections)
 
     def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
         _report_to_window(window, "Unexpected error", "".join(traceback.format_exception(kind, value, tb)))
@@ -88,6 +104,9 @@ def main(argv: list[str]) -> int:
 
     closed = asyncio.Event()
     app.aboutToQuit.connect(closed.set)
-    with loop:
-        loop.run_until_complete(closed.wait())
+    try:
+        with loop:
+            loop.run_until_complete(closed.wait())
+    finally:
+        resume_collections()
     return 0
