@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .debugger import Breakpoints
     from .executor import Execution
     from .run_data import ExecutionState
@@ -144,7 +146,7 @@ def parse_breaks(specs: list[str]) -> Breakpoints:
     return bp
 
 
-async def drive(execution: Execution, quiet: bool, out: Output) -> int:
+async def drive(execution: Execution, quiet: bool, out: Output, started: Callable[[], None]) -> int:
     """Run (or continue) an execution, printing its log; a pause detaches it and exits 3.
 
     Ctrl-C or a closed stdout stop it where it is: stored paused ("interrupted") at its last
@@ -177,6 +179,7 @@ async def drive(execution: Execution, quiet: bool, out: Output) -> int:
     execution.hooks.add(on_event)
     out.on_closed = lambda: loop.call_soon(interrupt)  # not from inside the hook that wrote
     loop.add_signal_handler(signal.SIGINT, interrupt)
+    started()
     try:
         state = await execution.run()
     except asyncio.CancelledError:
@@ -240,7 +243,7 @@ def report(state: ExecutionState, out: Output) -> int:
     return EXIT_FAILED
 
 
-async def run_file(args: argparse.Namespace, out: Output) -> int:
+async def run_file(args: argparse.Namespace, out: Output, started: Callable[[], None]) -> int:
     from .errors import MiniN8nError, WorkflowFileError
     from .start import read_input
     from .workflow import load_workflow
@@ -273,24 +276,25 @@ async def run_file(args: argparse.Namespace, out: Output) -> int:
         execution.debugger = Debugger(parse_breaks(args.breaks))
     try:
         if args.raw_output:
-            return await raw_run(execution, out)
-        return await drive(execution, args.quiet, out)
+            return await raw_run(execution, out, started)
+        return await drive(execution, args.quiet, out, started)
     finally:
         engine.store.close()
 
 
-async def raw_run(execution: Execution, out: Output) -> int:
+async def raw_run(execution: Execution, out: Output, started: Callable[[], None]) -> int:
     """`run --raw-output`: only the execution as JSON, as n8n's `execute --rawOutput` prints it."""
     import json
 
     from .raw_output import raw_output
 
+    started()
     state = await execution.run()
     out.line(json.dumps(raw_output(state), indent=2, ensure_ascii=False))
     return {"success": EXIT_OK, "paused": EXIT_PAUSED}.get(state.status, EXIT_FAILED)
 
 
-async def resume(args: argparse.Namespace, out: Output) -> int:
+async def resume(args: argparse.Namespace, out: Output, started: Callable[[], None]) -> int:
     from .errors import MiniN8nError
 
     from .runs import open_engine, resume as resume_execution
@@ -305,12 +309,12 @@ async def resume(args: argparse.Namespace, out: Output) -> int:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return await drive(execution, args.quiet, out)
+        return await drive(execution, args.quiet, out, started)
     finally:
         engine.store.close()
 
 
-async def rerun(args: argparse.Namespace, compare: bool, out: Output) -> int:
+async def rerun(args: argparse.Namespace, compare: bool, out: Output, started: Callable[[], None]) -> int:
     from .errors import MiniN8nError
 
     from .runs import open_engine, rerun as rerun_execution
@@ -324,7 +328,7 @@ async def rerun(args: argparse.Namespace, compare: bool, out: Output) -> int:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        code = await drive(execution, args.quiet, out)
+        code = await drive(execution, args.quiet, out, started)
     finally:
         engine.store.close()
     out.line(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
@@ -426,24 +430,26 @@ def examples(out: Output) -> int:
     return EXIT_OK
 
 
-def _command(args: argparse.Namespace, out: Output) -> int:
+def _command(args: argparse.Namespace, out: Output, started: Callable[[], None]) -> int:
     import asyncio
 
     if args.command == "run":
-        return asyncio.run(run_file(args, out))
+        return asyncio.run(run_file(args, out, started))
     if args.command == "resume":
-        return asyncio.run(resume(args, out))
+        return asyncio.run(resume(args, out, started))
     if args.command in ("rerun", "replay"):
-        return asyncio.run(rerun(args, args.command == "replay", out))
+        return asyncio.run(rerun(args, args.command == "replay", out, started))
     if args.command == "examples":
         return examples(out)
     if args.command == "serve":
         from .serve.main import main as serve
 
+        started()
         return serve(args.targets, args.mode, args.host, args.port)
     if args.command == "worker":
         from .serve.worker import main as worker
 
+        started()
         return worker(args.concurrency)
     return executions(args, out)
 
@@ -459,17 +465,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args_list: list[str], process_ends: bool) -> int:
+    import gc
+
     out = Output()
+    # The process's own command: the collector is off while its start-up (imports, the workflow,
+    # the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
+    paused = process_ends and gc.isenabled()
+    if paused:
+        gc.disable()
+
+    def started() -> None:
+        """A run (or a server) starts: what the start-up built is frozen, never walked by a
+        collection again, and the collector runs for what comes next."""
+        nonlocal paused
+        if paused:
+            paused = False
+            gc.freeze()
+            gc.enable()
+
     try:
         args = build_parser().parse_args(args_list)
         prepare_stdout()
         from .collector import fewer_collections
 
         with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
-            code = _command(args, out)
+            code = _command(args, out, started)
             if process_ends:
-                import gc
-
                 # The interpreter's exit walks every object still alive (a whole run's worth)
                 # in its last collections: a fifth of a one-round `mini-n8n run`'s CPU. The
                 # store is closed by now; moving what is left out of the collector's reach skips
@@ -487,6 +508,9 @@ def _main(args_list: list[str], process_ends: bool) -> int:
             raise
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if paused:
+            gc.enable()
     return EXIT_CLOSED_PIPE if out.closed else code
 
 
