@@ -69,42 +69,42 @@ def main(argv: list[str]) -> int:
         print(USAGE, file=sys.stderr)
         return 2
     resume_collections = pause_collections()  # until the first frame: what is built until then is kept
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "mini-n8n"])
-    app.setApplicationName("mini-n8n")
-    app.setOrganizationName("mini-n8n")
-    app.setApplicationDisplayName("mini-n8n")
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-
-    from gui import theme
-    from engine.editing import new_workflow
-    from gui.first_frame import after_first_frame
-    from gui.main_window import MainWindow
-
-    app.setWindowIcon(theme.icon("agent", 64))
-    window = MainWindow()
-    after_first_frame(window, resume_collections)
-    QTimer.singleShot(START_UP_COLLECTIONS_MS, resume_collections)
-
-    def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-        _report_to_window(window, "Unexpected error", "".join(traceback.format_exception(kind, value, tb)))
-
-    def loop_errors(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
-        exc = context.get("exception")
-        text = "".join(traceback.format_exception(exc)) if exc else str(context.get("message"))
-        _report_to_window(window, "Unexpected error in a background task", text)
-
-    sys.excepthook = excepthook
-    loop.set_exception_handler(loop_errors)
-
-    if argv:
-        _open_at_start(window, Path(argv[0]), new_workflow)
-    window.show()
-    QTimer.singleShot(0, window.offer_recovery)
-
-    closed = asyncio.Event()
-    app.aboutToQuit.connect(closed.set)
     try:
+        app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "mini-n8n"])
+        app.setApplicationName("mini-n8n")
+        app.setOrganizationName("mini-n8n")
+        app.setApplicationDisplayName("mini-n8n")
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+
+        from gui import theme
+        from engine.editing import new_workflow
+        from gui.first_frame import after_first_frame
+        from gui.main_window import MainWindow
+
+        app.setWindowIcon(theme.icon("agent", 64))
+        window = MainWindow()
+        after_first_frame(window, resume_collections)
+        QTimer.singleShot(START_UP_COLLECTIONS_MS, resume_collections)
+
+        def excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+            _report_to_window(window, "Unexpected error", "".join(traceback.format_exception(kind, value, tb)))
+
+        def loop_errors(_loop: asyncio.AbstractEventLoop, context: dict) -> None:
+            exc = context.get("exception")
+            text = "".join(traceback.format_exception(exc)) if exc else str(context.get("message"))
+            _report_to_window(window, "Unexpected error in a background task", text)
+
+        sys.excepthook = excepthook
+        loop.set_exception_handler(loop_errors)
+
+        if argv:
+            _open_at_start(window, Path(argv[0]), new_workflow)
+        window.show()
+        QTimer.singleShot(0, window.offer_recovery)
+
+        closed = asyncio.Event()
+        app.aboutToQuit.connect(closed.set)
         with loop:
             loop.run_until_complete(closed.wait())
     finally:
