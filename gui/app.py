@@ -7,26 +7,19 @@ that escape a slot or a task are shown in the window, not only on the console.
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 import traceback
 from pathlib import Path
 from types import TracebackType
 
+# The engine's modules before Qt's: once PySide6 is imported it reads the source of every module
+# imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
+from engine import editing, executor, run_state, runs, store  # noqa: F401
 from engine.collector import pause_collections
 
-_resume_collections = pause_collections()  # the imports below build what lives as long as the process
-try:
-    # The engine's modules before Qt's: once PySide6 is imported it reads the source of every
-    # module imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
-    from engine import editing, executor, run_state, runs, store  # noqa: F401
-
-    import qasync
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox
-finally:
-    gc.freeze()  # those modules' objects: never walked by a collection again (nor at once now)
-    _resume_collections()
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 START_UP_COLLECTIONS_MS = 5000
 """The collector is off from `main` until the window's first frame, or this long at most (a

@@ -5,7 +5,7 @@ the CLI path imports no Qt."""
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -16,9 +16,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine.cli import main as cli_main
 
         return cli_main(None if argv is None else args)  # None: the process's own command line
-    from gui.app import main as editor_main  # the editor; only this path imports Qt
+    return import_editor()(args)
 
-    return editor_main(args)
+
+def import_editor() -> Callable[[list[str]], int]:
+    """The editor's `main`, its modules imported with the collector off and frozen after: they
+    live as long as the process, and no collection walks them again. Only this path imports Qt."""
+    import gc
+
+    from engine.collector import pause_collections
+
+    resume_collections = pause_collections()
+    try:
+        from gui.app import main as editor_main
+    finally:
+        gc.freeze()
+        resume_collections()
+    return editor_main
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ REPEATS = 3 if QUICK else 7  # quick: and the warm-up runs only before the first
 FIRST_FRAME = """
 import sys, time
 if sys.argv[1] != "bare":
-    import gui.app  # before Qt, in the order `mini-n8n` (gui/launch.py) imports them
+    from gui.launch import import_editor  # before Qt, as `mini-n8n` imports the editor
+    editor_main = import_editor()
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(["mini-n8n"])
@@ -52,8 +53,7 @@ if sys.argv[1] == "bare":
     window.show()
     app.exec()
 else:
-    from gui.app import main
-    main(sys.argv[2:])
+    editor_main(sys.argv[2:])
 """
 
 
