@@ -312,7 +312,9 @@ async def read_json(ep: Endpoint, response: Reply) -> Any:
 
 _raw_decode = json.JSONDecoder().raw_decode
 _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
-_LONG_NUMBER = b"0" * 20  # twenty digits in a row: perhaps an integer orjson would read as a float
+# nineteen digits in a row: perhaps an integer orjson would read as a float (one past 64 bits; one
+# below -2**63 may have only nineteen)
+_LONG_NUMBER = b"0" * 19
 
 
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
