@@ -317,6 +317,11 @@ _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  
 _LONG_NUMBER = b"0" * 19
 
 
+def plain_numbers(raw: bytes) -> bool:
+    """Whether no integer in this JSON text is long enough for orjson to read it as a float."""
+    return _LONG_NUMBER not in raw.translate(_DIGITS)
+
+
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
     """The JSON value of a reply or a streamed event. orjson reads it (four times the standard
     library's speed) unless it refuses the text or the text holds an integer past 64 bits (orjson
@@ -356,41 +361,6 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
                 yield raw.removesuffix(b"\r").decode("utf-8", "replace")
     if parts:
         yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
-
-
-async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[list[tuple[str, bool]]]:
-    """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
-    (False for what is left when the body ends mid-event); comments and other fields are skipped.
-    Given as the events each piece of the body completes, a list at a time (a fast server's whole
-    reply can come in one piece). Lines end with LF or CRLF; the idle limit and the size cap hold
-    as for `lines`. The lines a piece completes are decoded together (a line end is never inside a
-    UTF-8 sequence, so the text is the same as line by line)."""
-    data: list[str] = []
-    rest = b""  # of a line not yet ended
-    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
-        async for chunk in chunks:
-            end = chunk.rfind(b"\n")
-            if end < 0:
-                rest += chunk
-                continue
-            complete = (rest + chunk[:end] if rest else chunk[:end]).decode("utf-8", "replace")
-            rest = chunk[end + 1:]
-            events: list[tuple[str, bool]] = []
-            for line in complete.split("\n"):
-                if line.startswith("data:"):
-                    if line.endswith("\r"):
-                        line = line[:-1]
-                    data.append(line[6:] if line.startswith("data: ") else line[5:])
-                elif data and (not line or line == "\r"):
-                    events.append(("\n".join(data) if len(data) > 1 else data[0], True))
-                    data = []
-            if events:
-                yield events
-    if rest.startswith(b"data:"):
-        line = rest.removesuffix(b"\r").decode("utf-8", "replace")
-        data.append(line[6:] if line.startswith("data: ") else line[5:])
-    if data:
-        yield [("\n".join(data), rest == b"\r")]  # a last line that is only CR is a blank line
 
 
 async def drain(stream: AsyncIterator[Any], limit_s: float = 1.0) -> None:
