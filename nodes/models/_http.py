@@ -14,13 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
-import orjson
-
 from engine.credentials import scrub_secret
 from engine.errors import NodeApiError, NodeOperationError
 from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
 
 from ._client import CUT_OFF, TIMEOUTS, TRANSPORT_ERRORS, InvalidURL, Reply, UndecodableBody, shared_client
+from ._common import loads_exact
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
@@ -310,37 +309,11 @@ async def read_json(ep: Endpoint, response: Reply) -> Any:
     return parse_json(ep, b"".join(parts))
 
 
-_raw_decode = json.JSONDecoder().raw_decode
-_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
-# nineteen digits in a row: perhaps an integer orjson would read as a float (one past 64 bits; one
-# below -2**63 may have only nineteen)
-_LONG_NUMBER = b"0" * 19
-
-
-def plain_numbers(raw: bytes) -> bool:
-    """Whether no integer in this JSON text is long enough for orjson to read it as a float."""
-    return _LONG_NUMBER not in raw.translate(_DIGITS)
-
-
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
-    """The JSON value of a reply or a streamed event. orjson reads it (four times the standard
-    library's speed) unless it refuses the text or the text holds an integer past 64 bits (orjson
-    reads those as floats); the standard library reads what is left, and says what is wrong."""
-    raw = payload.encode("utf-8", "surrogatepass") if type(payload) is str else payload
-    if _LONG_NUMBER not in raw.translate(_DIGITS):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass  # NaN, a lone surrogate, another encoding than UTF-8, or no JSON at all
-    if type(payload) is str:  # a streamed event: the decoder itself when it takes the whole text
-        try:
-            value, end = _raw_decode(payload)
-            if end == len(payload):
-                return value
-        except (ValueError, RecursionError):
-            pass  # json.loads says what is wrong (or takes the whitespace around it)
+    """The JSON value of a reply or a streamed event, as the standard library reads it (by orjson
+    when that reads it the same); text that is not JSON is an error quoting it."""
     try:
-        return json.loads(payload)
+        return loads_exact(payload)
     except (ValueError, RecursionError):
         text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         snippet = text.strip()[:120]

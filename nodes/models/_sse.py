@@ -13,7 +13,8 @@ from itertools import repeat
 from typing import AsyncIterator, Iterable
 
 from ._client import Reply
-from ._http import Endpoint, body_chunks, plain_numbers
+from ._common import plain_numbers
+from ._http import Endpoint, body_chunks
 
 
 class Events(list[tuple[str, bool]]):
