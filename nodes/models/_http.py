@@ -143,19 +143,31 @@ def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
 
 class within_deadline:
     """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
-    (A class, not a generator: it wraps every model call.)"""
+    As asyncio.timeout does it (the timer cancels the task; the cancellation that is the timer's
+    becomes the deadline's error), with one timer and nothing else per call: it wraps every model
+    call. (A class, not a generator.)"""
+
+    __slots__ = ("_ep", "_task", "_cancelling", "_timer", "_expired")
 
     def __init__(self, ep: Endpoint) -> None:
         self._ep = ep
-        self._timeout = asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0)
+        self._expired = False
 
     async def __aenter__(self) -> None:
-        await self._timeout.__aenter__()
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._timer = loop.call_at(loop.time() + max(self._ep.timeout_ms, 1) / 1000.0, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._task.cancel()
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        try:
-            await self._timeout.__aexit__(kind, exc, tb)
-        except TimeoutError:
+        self._timer.cancel()
+        if self._expired and self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
             raise deadline_error(self._ep) from None
         if kind is not None and issubclass(kind, TimeoutError):  # one the call raised itself reads the same
             raise deadline_error(self._ep) from None
