@@ -14,13 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
-import orjson
-
 from engine.credentials import scrub_secret
 from engine.errors import NodeApiError, NodeOperationError
 from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
 
 from ._client import CUT_OFF, TIMEOUTS, TRANSPORT_ERRORS, InvalidURL, Reply, UndecodableBody, shared_client
+from ._common import loads_exact
 
 RETRYABLE = {408, 409, 429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 20.0
@@ -144,19 +143,31 @@ def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
 
 class within_deadline:
     """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
-    (A class, not a generator: it wraps every model call.)"""
+    As asyncio.timeout does it (the timer cancels the task; the cancellation that is the timer's
+    becomes the deadline's error), with one timer and nothing else per call: it wraps every model
+    call. (A class, not a generator.)"""
+
+    __slots__ = ("_ep", "_task", "_cancelling", "_timer", "_expired")
 
     def __init__(self, ep: Endpoint) -> None:
         self._ep = ep
-        self._timeout = asyncio.timeout(max(ep.timeout_ms, 1) / 1000.0)
+        self._expired = False
 
     async def __aenter__(self) -> None:
-        await self._timeout.__aenter__()
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._timer = loop.call_at(loop.time() + max(self._ep.timeout_ms, 1) / 1000.0, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._task.cancel()
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        try:
-            await self._timeout.__aexit__(kind, exc, tb)
-        except TimeoutError:
+        self._timer.cancel()
+        if self._expired and self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
             raise deadline_error(self._ep) from None
         if kind is not None and issubclass(kind, TimeoutError):  # one the call raised itself reads the same
             raise deadline_error(self._ep) from None
@@ -310,30 +321,11 @@ async def read_json(ep: Endpoint, response: Reply) -> Any:
     return parse_json(ep, b"".join(parts))
 
 
-_raw_decode = json.JSONDecoder().raw_decode
-_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
-_LONG_NUMBER = b"0" * 20  # twenty digits in a row: perhaps an integer orjson would read as a float
-
-
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:
-    """The JSON value of a reply or a streamed event. orjson reads it (four times the standard
-    library's speed) unless it refuses the text or the text holds an integer past 64 bits (orjson
-    reads those as floats); the standard library reads what is left, and says what is wrong."""
-    raw = payload.encode("utf-8", "surrogatepass") if type(payload) is str else payload
-    if _LONG_NUMBER not in raw.translate(_DIGITS):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            pass  # NaN, a lone surrogate, another encoding than UTF-8, or no JSON at all
-    if type(payload) is str:  # a streamed event: the decoder itself when it takes the whole text
-        try:
-            value, end = _raw_decode(payload)
-            if end == len(payload):
-                return value
-        except (ValueError, RecursionError):
-            pass  # json.loads says what is wrong (or takes the whitespace around it)
+    """The JSON value of a reply or a streamed event, as the standard library reads it (by orjson
+    when that reads it the same); text that is not JSON is an error quoting it."""
     try:
-        return json.loads(payload)
+        return loads_exact(payload)
     except (ValueError, RecursionError):
         text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         snippet = text.strip()[:120]
@@ -354,41 +346,6 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
                 yield raw.removesuffix(b"\r").decode("utf-8", "replace")
     if parts:
         yield b"".join(parts).removesuffix(b"\r").decode("utf-8", "replace")
-
-
-async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[list[tuple[str, bool]]]:
-    """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
-    (False for what is left when the body ends mid-event); comments and other fields are skipped.
-    Given as the events each piece of the body completes, a list at a time (a fast server's whole
-    reply can come in one piece). Lines end with LF or CRLF; the idle limit and the size cap hold
-    as for `lines`. The lines a piece completes are decoded together (a line end is never inside a
-    UTF-8 sequence, so the text is the same as line by line)."""
-    data: list[str] = []
-    rest = b""  # of a line not yet ended
-    async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
-        async for chunk in chunks:
-            end = chunk.rfind(b"\n")
-            if end < 0:
-                rest += chunk
-                continue
-            complete = (rest + chunk[:end] if rest else chunk[:end]).decode("utf-8", "replace")
-            rest = chunk[end + 1:]
-            events: list[tuple[str, bool]] = []
-            for line in complete.split("\n"):
-                if line.startswith("data:"):
-                    if line.endswith("\r"):
-                        line = line[:-1]
-                    data.append(line[6:] if line.startswith("data: ") else line[5:])
-                elif data and (not line or line == "\r"):
-                    events.append(("\n".join(data) if len(data) > 1 else data[0], True))
-                    data = []
-            if events:
-                yield events
-    if rest.startswith(b"data:"):
-        line = rest.removesuffix(b"\r").decode("utf-8", "replace")
-        data.append(line[6:] if line.startswith("data: ") else line[5:])
-    if data:
-        yield [("\n".join(data), rest == b"\r")]  # a last line that is only CR is a blank line
 
 
 async def drain(stream: AsyncIterator[Any], limit_s: float = 1.0) -> None:

@@ -14,6 +14,8 @@ from typing import Any, Sequence
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
 from engine.shared_log import LogWindow
 
+from ._common import loads_exact
+
 
 WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"  # the parallel logs of an agent's messages in the wire format
 
@@ -30,7 +32,7 @@ def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
     if raw is None or not raw.strip():
         return {}
     try:
-        parsed = json.loads(raw)
+        parsed = loads_exact(raw)
     except ValueError:
         return raw
     return parsed if isinstance(parsed, dict) else raw
@@ -114,6 +116,8 @@ class StreamAssembler:
     deltas: int = 0  # chunks that carried text or a tool-call piece: about one token each
 
     def feed(self, chunk: dict[str, Any], on_token: TokenCallback | None) -> None:
+        """One chunk: its text (to `on_token` too), tool-call pieces, finish reason and usage.
+        (Once per streamed token: the tool-call pieces are added here, not by a call each.)"""
         if "usage" in chunk:
             self.usage = usage_of(chunk) or self.usage
         for choice in chunk.get("choices") or ():
@@ -133,27 +137,26 @@ class StreamAssembler:
                 self.text.append(piece)
                 if on_token is not None:
                     on_token(piece)
-            if parts:
-                for position, part in enumerate(parts):
-                    self._add_call_delta(position, part)
-
-    def _add_call_delta(self, position: int, part: dict[str, Any]) -> None:
-        index = part.get("index", position)
-        key = int(index) if isinstance(index, int) else position
-        call = self.calls.get(key)
-        if call is None:
-            call = self.calls[key] = _PartialCall()
-        if part.get("id"):
-            call.id = str(part["id"])
-        fn = part.get("function") or {}
-        name = fn.get("name")
-        if isinstance(name, str) and name and name != call.name:
-            call.name += name
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            call.arguments += args
-        elif isinstance(args, dict):
-            call.arguments += json.dumps(args)
+            if not parts:
+                continue
+            calls = self.calls
+            for position, part in enumerate(parts):
+                index = part.get("index", position)
+                key = int(index) if isinstance(index, int) else position
+                call = calls.get(key)
+                if call is None:
+                    call = calls[key] = _PartialCall()
+                if part.get("id"):
+                    call.id = str(part["id"])
+                fn = part.get("function") or {}
+                name = fn.get("name")
+                if isinstance(name, str) and name and name != call.name:
+                    call.name += name
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    call.arguments += args
+                elif isinstance(args, dict):
+                    call.arguments += json.dumps(args)
 
     def reply(self, prompt_estimate: int = 0) -> ModelReply:
         """The assembled reply; servers that send no usage get one estimated from the stream."""

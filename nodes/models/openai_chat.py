@@ -12,6 +12,8 @@ import json
 from contextlib import aclosing
 from typing import Any, Callable, Literal
 
+from orjson import JSONDecodeError
+from orjson import loads as orjson_loads
 from pydantic import Field, field_validator
 
 from engine.abort import AbortSignal
@@ -23,10 +25,11 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, sse_data, within_deadline
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
+from ._sse import sse_data
 from .versions import OPENAI_VERSIONS, openai_default_model
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -175,11 +178,15 @@ class OpenAIChat:
         done = False
         async with aclosing(sse_data(ep, response)) as batches:
             async for events in batches:
+                plain = events.plain_numbers
                 for payload, ended in events:
                     if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
                         done = True
                         break
-                    chunk = parse_json(ep, payload)
+                    try:  # orjson alone when it reads the event as the standard library would
+                        chunk = orjson_loads(payload) if plain else parse_json(ep, payload)
+                    except JSONDecodeError:
+                        chunk = parse_json(ep, payload)
                     if type(chunk) is dict:
                         if ended and chunk.get("error"):
                             raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: "
