@@ -16,7 +16,8 @@ STREAM = (b": keep-alive comment\r\nevent: message\r\ndata: {\"a\":1}\r\n\r\n"
           b"id: 7\ndata: [DONE]\n\n")
 
 
-def events(body: bytes, cuts: list[int]) -> list[tuple[str, bool]]:
+def batches(body: bytes, cuts: list[int]) -> list[tuple[list[tuple[str, bool]], bool]]:
+    """The batches sse_data reads from `body` cut at `cuts`: each batch's events and whether it is plain."""
     async def chunks() -> AsyncGenerator[bytes, None]:
         start = 0
         for end in [*cuts, len(body)]:
@@ -26,11 +27,15 @@ def events(body: bytes, cuts: list[int]) -> list[tuple[str, bool]]:
     async def close() -> None:
         pass
 
-    async def read() -> list[tuple[str, bool]]:
+    async def read() -> list[tuple[list[tuple[str, bool]], bool]]:
         ep = Endpoint(url="http://127.0.0.1:1/v1/chat/completions", base_url="http://127.0.0.1:1/v1", model="m", node="M")
-        return [event async for batch in sse_data(ep, Reply(200, "OK", {}, chunks(), close)) for event in batch]
+        return [(list(batch), batch.plain_numbers) async for batch in sse_data(ep, Reply(200, "OK", {}, chunks(), close))]
 
     return asyncio.run(read())
+
+
+def events(body: bytes, cuts: list[int]) -> list[tuple[str, bool]]:
+    return [event for batch, _plain in batches(body, cuts) for event in batch]
 
 
 def test_events_are_the_same_wherever_the_body_is_cut() -> None:
@@ -87,23 +92,6 @@ def test_bodies_of_one_line_events_and_others_read_as_line_by_line() -> None:
         assert events(body, []) == expected, body
         cuts = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(0, 4)))) if len(body) > 1 else []
         assert events(body, cuts) == expected, (body, cuts)
-
-
-def batches(body: bytes, cuts: list[int]) -> list[tuple[list[tuple[str, bool]], bool]]:
-    async def chunks() -> AsyncGenerator[bytes, None]:
-        start = 0
-        for end in [*cuts, len(body)]:
-            yield body[start:end]
-            start = end
-
-    async def close() -> None:
-        pass
-
-    async def read() -> list[tuple[list[tuple[str, bool]], bool]]:
-        ep = Endpoint(url="http://127.0.0.1:1/v1/chat/completions", base_url="http://127.0.0.1:1/v1", model="m", node="M")
-        return [(list(batch), batch.plain_numbers) async for batch in sse_data(ep, Reply(200, "OK", {}, chunks(), close))]
-
-    return asyncio.run(read())
 
 
 def test_a_batch_is_plain_only_when_no_long_integer_went_into_its_events() -> None:
