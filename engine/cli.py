@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import closing
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
@@ -257,28 +258,24 @@ async def run_file(args: argparse.Namespace, out: Output, started: Callable[[], 
     from . import runs
 
     engine = runs.open_engine()
-    try:
-        items = read_input(args.input) if args.input is not None and args.message is None else None
-        execution = runs.start(engine, workflow, message=args.message, session_id=args.session, trigger=args.trigger,
-                               items=items, mode="cli")
-    except runs.NoChatTrigger:
-        engine.store.close()
-        print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
-        return EXIT_USAGE
-    except MiniN8nError as exc:
-        engine.store.close()
-        print(f"mini-n8n: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.breaks:
-        from .debugger import Debugger
+    with closing(engine.store):
+        try:
+            items = read_input(args.input) if args.input is not None and args.message is None else None
+            execution = runs.start(engine, workflow, message=args.message, session_id=args.session, trigger=args.trigger,
+                                   items=items, mode="cli")
+        except runs.NoChatTrigger:
+            print(f'mini-n8n: error: --message needs a Chat Trigger, and "{workflow.name}" has none', file=sys.stderr)
+            return EXIT_USAGE
+        except MiniN8nError as exc:
+            print(f"mini-n8n: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.breaks:
+            from .debugger import Debugger
 
-        execution.debugger = Debugger(parse_breaks(args.breaks))
-    try:
+            execution.debugger = Debugger(parse_breaks(args.breaks))
         if args.raw_output:
             return await raw_run(execution, out, started)
         return await drive(execution, args.quiet, out, started)
-    finally:
-        engine.store.close()
 
 
 async def raw_run(execution: Execution, out: Output, started: Callable[[], None]) -> int:
@@ -300,17 +297,14 @@ async def resume(args: argparse.Namespace, out: Output, started: Callable[[], No
     from .start import read_input
 
     engine = open_engine()
-    try:
-        items = read_input(args.input) if args.input is not None else None
-        execution = resume_execution(engine, args.id, items=items)
-    except MiniN8nError as exc:
-        engine.store.close()
-        print(f"mini-n8n: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
+    with closing(engine.store):
+        try:
+            items = read_input(args.input) if args.input is not None else None
+            execution = resume_execution(engine, args.id, items=items)
+        except MiniN8nError as exc:
+            print(f"mini-n8n: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         return await drive(execution, args.quiet, out, started)
-    finally:
-        engine.store.close()
 
 
 async def rerun(args: argparse.Namespace, compare: bool, out: Output, started: Callable[[], None]) -> int:
@@ -319,17 +313,14 @@ async def rerun(args: argparse.Namespace, compare: bool, out: Output, started: C
     from .runs import open_engine, rerun as rerun_execution
 
     engine = open_engine()
-    try:
-        execution, source = rerun_execution(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
-                                            compare=compare)
-    except MiniN8nError as exc:
-        engine.store.close()
-        print(f"mini-n8n: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
+    with closing(engine.store):
+        try:
+            execution, source = rerun_execution(engine, args.id, from_iteration=getattr(args, "from_iteration", None),
+                                                compare=compare)
+        except MiniN8nError as exc:
+            print(f"mini-n8n: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
         code = await drive(execution, args.quiet, out, started)
-    finally:
-        engine.store.close()
     out.line(f"reused: {source.used_models} model repl{'y' if source.used_models == 1 else 'ies'}, {source.used_tools} tool result(s)")
     if compare:
         if source.divergence is None and execution.state.status == "success":
@@ -388,26 +379,26 @@ def _main(args_list: list[str], process_ends: bool) -> int:
     import gc
 
     out = Output()
-    # The process's own command: the collector is off while its start-up (imports, the workflow,
-    # the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
-    paused = process_ends and gc.isenabled()
-    if paused:
-        gc.disable()
+    resume_collections: Callable[[], None] | None = None
 
     def started() -> None:
         """A run (or a server) starts: what the start-up built is frozen, never walked by a
         collection again, and the collector runs for what comes next."""
-        nonlocal paused
-        if paused:
-            paused = False
+        nonlocal resume_collections
+        if resume_collections is not None:
             gc.freeze()
-            gc.enable()
+            resume_collections()
+            resume_collections = None
 
     try:
         args = build_parser().parse_args(args_list)
         prepare_stdout()
-        from .collector import fewer_collections
+        from .collector import fewer_collections, pause_collections
 
+        if process_ends:
+            # The process's own command: the collector is off while its start-up (imports, the
+            # workflow, the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
+            resume_collections = pause_collections()
         with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
             code = _command(args, out, started)
             if process_ends:
@@ -429,8 +420,8 @@ def _main(args_list: list[str], process_ends: bool) -> int:
         print(f"mini-n8n: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        if paused:
-            gc.enable()
+        if resume_collections is not None:
+            resume_collections()
     return EXIT_CLOSED_PIPE if out.closed else code
 
 
