@@ -16,8 +16,6 @@ _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  
 # nineteen digits in a row: perhaps an integer orjson would read as a float (one past 64 bits; one
 # below -2**63 may have only nineteen)
 _LONG_NUMBER = b"0" * 19
-
-
 _FLOAT_TEXT = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E if byte in b".eE" else 0x78 for byte in range(256))
 _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
@@ -50,7 +48,7 @@ def loads_exact(payload: bytes | str) -> Any:
     speed) unless it refuses the text or the text holds an integer past 64 bits (orjson reads those
     as floats); the standard library reads what is left."""
     raw = payload.encode("utf-8", "surrogatepass") if type(payload) is str else payload
-    if _LONG_NUMBER not in raw.translate(_DIGITS):
+    if plain_numbers(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
