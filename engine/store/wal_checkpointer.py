@@ -3,9 +3,11 @@
 A checkpoint copies the WAL's pages into the file and syncs both to disk (two fsyncs): tens of
 ms on a busy disk. SQLite's automatic checkpoint runs it inside whichever commit crossed the
 size limit, on the writer's thread, which in the editor is the thread that paints. Here the
-writer's commits only wake this thread (`written`), which runs a PASSIVE checkpoint once the
-writer pauses: it never blocks the writer, and the writer restarts the WAL from its start once
-everything is copied.
+writer's commits only count themselves (`written`); this thread runs a PASSIVE checkpoint once
+the writer pauses: it never blocks the writer, and the writer restarts the WAL from its start
+once everything is copied. A commit wakes the thread only when it sleeps with nothing to copy:
+while commits keep coming it looks at their count once every QUIET_S, so the writer's thread
+neither makes a system call per commit nor hands the GIL over at each one.
 The writer keeps an automatic checkpoint at a higher limit (sqlite_file.WAL_AUTOCHECKPOINT_PAGES)
 in case this thread cannot keep up. Durability is the same either way: a commit is in the WAL
 before it returns.
@@ -20,10 +22,10 @@ from pathlib import Path
 
 
 QUIET_S = 0.02
-"""A checkpoint starts once no commit came for this long (a writer that never pauses meets its
-own automatic checkpoint instead). A write transaction that would begin while it copies waits
-for it (`wait_copied`): begun meanwhile, it could not start the WAL over at its beginning, and
-the WAL would grow past its size limit."""
+"""A checkpoint starts once no commit came for this long (between one and two of these after the
+last commit; a writer that never pauses meets its own automatic checkpoint instead). A write
+transaction that would begin while it copies waits for it (`wait_copied`): begun meanwhile, it
+could not start the WAL over at its beginning, and the WAL would grow past its size limit."""
 
 
 class WalCheckpointer:
@@ -32,20 +34,26 @@ class WalCheckpointer:
     def __init__(self, path: Path, busy_timeout_s: float) -> None:
         self._path = path
         self._busy_timeout_s = busy_timeout_s
+        self._commits = 0  # counted by the writer, read by the thread (no lock: only a change matters)
+        self._asleep = False  # the thread waits for `_wake`: the next commit sets it
         self._wake = threading.Event()
-        self._closing = False
+        self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
         self._copying = threading.Lock()  # held while a checkpoint runs
 
     def written(self) -> None:
-        """A commit went into the WAL: have it folded into the file soon (a microsecond here)."""
-        if self._thread is None:
-            if self._closing or self._pid != os.getpid():  # a forked child checkpoints on its own commits
+        """A commit went into the WAL: have it folded into the file soon (a fraction of a
+        microsecond, unless the thread sleeps or is still to start)."""
+        self._commits += 1
+        if self._asleep:
+            self._asleep = False
+            self._wake.set()
+        elif self._thread is None:
+            if self._closed.is_set() or self._pid != os.getpid():  # a forked child checkpoints on its own commits
                 return
             self._thread = threading.Thread(target=self._run, name="mini-n8n store checkpoint", daemon=True)
             self._thread.start()
-        self._wake.set()
 
     def _run(self) -> None:
         try:
@@ -54,18 +62,26 @@ class WalCheckpointer:
             return  # the writer's own automatic checkpoint still bounds the WAL
         try:
             db.execute("PRAGMA wal_autocheckpoint=0")  # this connection writes nothing; it only checkpoints
-            while True:
-                self._wake.wait()
-                while self._wake.is_set() and not self._closing:  # until the writer pauses
+            copied = 0  # the commit count the last checkpoint saw
+            while not self._closed.is_set():
+                seen = self._commits
+                if seen == copied:  # nothing new: sleep until a commit wakes it
                     self._wake.clear()
-                    self._wake.wait(QUIET_S)
-                if self._closing:
-                    return
+                    self._asleep = True
+                    if self._commits == seen:  # else a commit came before it could see `_asleep`
+                        self._wake.wait()
+                    self._asleep = False
+                    continue
+                while not self._closed.wait(QUIET_S) and self._commits != seen:  # until the writer pauses
+                    seen = self._commits
+                if self._closed.is_set():
+                    break
                 with self._copying:
                     try:
                         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     except sqlite3.Error:
-                        pass  # busy or failing now: the next commit wakes it again
+                        pass  # busy or failing now: the next commit has it tried again
+                copied = seen
         finally:
             db.close()
 
@@ -79,7 +95,7 @@ class WalCheckpointer:
     def close(self) -> None:
         """Stop the thread and close its connection (before the writer's: the last connection
         to close folds the whole WAL in and removes it)."""
-        self._closing = True
+        self._closed.set()
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()

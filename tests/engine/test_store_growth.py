@@ -109,6 +109,40 @@ async def test_the_wal_is_folded_into_the_file_by_the_stores_thread(tmp_path: Pa
         assert db.execute("SELECT status FROM executions WHERE id=?", (state.id,)).fetchone() == ("success",)
 
 
+async def test_the_checkpoint_thread_wakes_again_for_commits_after_a_pause(tmp_path: Path, monkeypatch) -> None:
+    """Once it has copied everything the thread sleeps; the next commit wakes it (a later burst of
+    commits is copied as the first was), and commits in a burst do not each wake it."""
+    import engine.store.sqlite_file as sqlite_file
+    from engine.store.wal_checkpointer import WalCheckpointer
+
+    monkeypatch.setattr(sqlite_file, "WAL_AUTOCHECKPOINT_PAGES", 1_000_000)
+    wakes: list[int] = []
+    wake = WalCheckpointer.written
+
+    def counted(self: WalCheckpointer) -> None:
+        wakes.append(self._asleep)
+        wake(self)
+
+    monkeypatch.setattr(WalCheckpointer, "written", counted)
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    for round_ in range(2):
+        before = path.stat().st_size
+        workflow = big_agent(3)
+        workflow.name = f"big {round_}"  # a workflow of its own: about 1 MB more for the file each time
+        state = await Engine(builtin_registry(), store=store).run(workflow, items=[chat_item("go", "s")])
+        assert state.status == "success"
+        deadline = time.monotonic() + 30
+        while path.stat().st_size < before + 512 * 1024:  # copied into the file: checkpointed
+            assert time.monotonic() < deadline, f"the WAL was not checkpointed after run {round_ + 1}"
+            await asyncio.sleep(0.01)
+        while not store._checkpointer._asleep:
+            assert time.monotonic() < deadline, "the checkpoint thread did not go to sleep"
+            await asyncio.sleep(0.01)
+    store.close()
+    assert len(wakes) >= 4 and sum(wakes) == 1  # only the second run's first commit found it asleep
+
+
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
     """An ended execution's journal is kept, emptied, for the next one (its pages are allocated
     already), also by the next store of the process on the same file; the process's exit removes
