@@ -313,6 +313,12 @@ def workflow_to_data(wf: Workflow) -> dict[str, Any]:
     return wf.model_dump(mode="json", exclude_unset=True, by_alias=True)
 
 
+def workflow_json(wf: Workflow) -> bytes:
+    """workflow_to_data(wf) as compact UTF-8 JSON, written by pydantic in one step (no dict in
+    between: half the time). Raises ValueError for what UTF-8 cannot hold (a lone surrogate)."""
+    return Workflow.__pydantic_serializer__.to_json(wf, exclude_unset=True, by_alias=True)
+
+
 def dump_workflow(wf: Workflow) -> str:
     """The file text: indented, non-ASCII as itself, lone surrogates escaped (see engine.json_text)."""
     return json_text.dumps(workflow_to_data(wf), indent=2) + "\n"

@@ -30,10 +30,9 @@ from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, response_json
-from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from ..json_delta import SAME, decode
-from .codec import StoreDamaged, pack, unpack
+from .codec import StoreDamaged, pack, pack_workflow, unpack
 from .deltas import answered_delta, entry_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
@@ -238,7 +237,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def attach(self, execution: Any) -> None:
         """Claim `execution` (an engine.executor.Execution) and store it from now on."""
         state: ExecutionState = execution.state
-        workflow, workflow_crc = pack(workflow_to_data(state.workflow))
+        workflow, workflow_crc = pack_workflow(state.workflow)
         digest = workflow_hash(workflow)
         previous = self._writers.pop(state.id, None)
         if previous is not None:  # attached again in this process (resumed here): the old writer is done

@@ -74,3 +74,18 @@ def test_a_store_file_of_another_layout_is_refused_and_left_alone(tmp_path: Path
     assert path.read_bytes() == before
     ExecutionStore(tmp_path / "new.sqlite").close()
     ExecutionStore(tmp_path / "new.sqlite").close()  # a file it wrote itself opens again
+
+
+def test_a_workflow_is_packed_as_its_dump_would_be() -> None:
+    """The store packs a workflow without dumping it to a dict first: the bytes (its hash, which
+    shares one stored copy between runs and builds) are those of packing the dict."""
+    from engine.store.codec import pack, pack_workflow, unpack
+    from engine.workflow import parse_workflow, workflow_to_data
+
+    workflow = agent_workflow([{"text": "é ✓ 😀"}])
+    workflow.settings.update({"float": 0.1, "big": 1e300, "nan": float("nan"), "negative": -0.0, "nested": {"a": [1, None, True]}})
+    workflow.nodes[0].parameters["note"] = "ünïcode\n\t\"quoted\""
+    assert pack_workflow(workflow) == pack(workflow_to_data(workflow))
+    odd = parse_workflow({"name": "lone \udc80 surrogate", "nodes": [], "connections": {}}, "odd")
+    data, crc = pack_workflow(odd)
+    assert unpack(data, crc, "odd") == workflow_to_data(odd)
