@@ -97,6 +97,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
+        self._last_workflow: tuple[bytes, str] = (b"", "")  # the last workflow attached, packed, and its hash
         parked = _parked.get(self._journals)
         self._spare: Journal | None = parked.pop() if parked else None  # an ended execution's journal, emptied, for the next one
         # one name per store object: two stores of one process on the same file keep theirs apart
@@ -238,7 +239,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """Claim `execution` (an engine.executor.Execution) and store it from now on."""
         state: ExecutionState = execution.state
         workflow, workflow_crc = pack_workflow(state.workflow)
-        digest = workflow_hash(workflow)
+        if self._last_workflow[0] == workflow:  # run again unchanged: its hash is known
+            digest = self._last_workflow[1]
+        else:
+            digest = workflow_hash(workflow)
+            self._last_workflow = (workflow, digest)
         previous = self._writers.pop(state.id, None)
         if previous is not None:  # attached again in this process (resumed here): the old writer is done
             self._fold(previous)
@@ -254,7 +259,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 (state.id, escape_surrogates(state.workflow.name), digest, state.mode, state.status, state.started_at, state.start_node,
                  fields_crc([None, None, None]), self._pid, self._started, time.time()),
             ).rowcount:
-                db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, workflow, workflow_crc))
+                db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
+                           (digest, bytearray(workflow), workflow_crc))  # bound without an adapter lookup, as apply_rows
                 runs = boundary = 0
             else:
                 self._claim(state.id)

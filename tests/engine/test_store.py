@@ -89,3 +89,22 @@ def test_a_workflow_is_packed_as_its_dump_would_be() -> None:
     odd = parse_workflow({"name": "lone \udc80 surrogate", "nodes": [], "connections": {}}, "odd")
     data, crc = pack_workflow(odd)
     assert unpack(data, crc, "odd") == workflow_to_data(odd)
+
+
+async def test_a_workflow_edited_in_place_between_runs_is_stored_as_edited(tmp_path: Path) -> None:
+    """The editor runs the workflow object it edits: each run stores the workflow as it is then."""
+    from engine.store import Retention
+    from engine.workflow import workflow_to_data
+
+    store = ExecutionStore(tmp_path / "x.sqlite", retention=Retention())
+    engine = Engine(builtin_registry(), store=store)
+    workflow = agent_workflow([{"text": "done"}])
+    first = await engine.run(workflow, items=[chat_item("go", "s")])
+    workflow.nodes[0].parameters["note"] = "edited"
+    second = await engine.run(workflow, items=[chat_item("go", "s")])
+    third = await engine.run(workflow, items=[chat_item("go", "s")])
+    stored = [workflow_to_data(store.load(state.id).workflow) for state in (first, second, third)]
+    assert "note" not in stored[0]["nodes"][0]["parameters"]
+    assert stored[1] == stored[2] == workflow_to_data(workflow)
+    assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 2
+    store.close()
