@@ -7,8 +7,6 @@ through a Loop Over Items node (the one node that leaves a loop: no other could,
 forever). Lone surrogates in values are kept, written escaped.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import tempfile
