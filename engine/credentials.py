@@ -11,8 +11,6 @@ warning. Every form a key can take in an error text (as is, Python- or JSON-esca
 scrubbed by `scrub_secret`.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import logging
@@ -21,9 +19,8 @@ import stat
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import MiniN8nError
 
@@ -117,8 +114,7 @@ class CredentialError(MiniN8nError):
     """The credential file cannot be read or written; the message names the file, never a secret."""
 
 
-@dataclass(frozen=True)
-class CredentialInfo:
+class CredentialInfo(NamedTuple):
     """What a credential picker shows: never the secret."""
 
     id: str
