@@ -403,6 +403,21 @@ def _command(args: argparse.Namespace, out: Output, started: Callable[[], None])
     return executions(args, out)
 
 
+def _without_pydantic_plugins() -> None:
+    """mini-n8n uses no pydantic plugins. Unless the user set PYDANTIC_DISABLE_PLUGINS, a
+    command's process sets it to "__all__" (looking for plugins read the entry points of every
+    installed distribution at the first model, ~3% of a one-round run), and while it disables
+    them pydantic's plugin loader is a module giving that loader's answer, no plugins: the loader
+    imports importlib.metadata (with email, zipfile, csv, tempfile...), another ~4%."""
+    value = os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if value in ("__all__", "1", "true") and "pydantic.plugin._loader" not in sys.modules:
+        import types
+
+        loader = types.ModuleType("pydantic.plugin._loader", "pydantic's plugin loader while PYDANTIC_DISABLE_PLUGINS disables plugins")
+        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules["pydantic.plugin._loader"] = loader
+
+
 def is_command(args: Sequence[str]) -> bool:
     """Whether a command line is for this CLI (a subcommand or --help); `mini-n8n` opens the editor otherwise."""
     return bool(args) and (args[0] in SUBCOMMANDS or args[0] in ("-h", "--help"))
@@ -437,10 +452,7 @@ def _main(args_list: list[str], process_ends: bool) -> int:
             # The process's own command: the collector is off while its start-up (imports, the
             # workflow, the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
             resume_collections = pause_collections()
-            # mini-n8n uses no pydantic plugins: without this, its first model reads the entry
-            # points of every installed distribution to look for them (~3% of a one-round run).
-            # A value the user set is kept.
-            os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+            _without_pydantic_plugins()
         with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
             code = _command(args, out, started)
             if process_ends:
