@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import stat
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -243,6 +242,8 @@ class FileCredentialStore:
         return [e for e in entries if isinstance(e, dict) and isinstance(e.get("data"), dict)]
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
+        import tempfile  # with shutil, bz2 and lzma: imported when credentials are saved, not at every start
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".credentials-", dir=self.path.parent)
         try:

@@ -9,7 +9,6 @@ forever). Lone surrogates in values are kept, written escaped.
 
 import json
 import os
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -318,6 +317,8 @@ def dump_workflow(wf: Workflow) -> str:
 
 def save_workflow(wf: Workflow, path: str | os.PathLike[str]) -> None:
     """Write atomically: a temporary file in the same folder, then a rename over the target."""
+    import tempfile  # with shutil, bz2 and lzma: imported when a workflow is saved, not at every start
+
     p = Path(path)
     text = dump_workflow(wf)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent or "."))
