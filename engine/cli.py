@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from .executor import Execution
     from .run_data import ExecutionState
 
-SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples", "serve", "worker"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 # --break kinds besides a node name (engine.debugger.PAUSE_KINDS without "node")
 BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "tool_error")
@@ -141,6 +140,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None
     "serve": ("serve workflows over HTTP: chat, webhook and form triggers, schedules, and the executions API", _serve_arguments),
     "worker": ("run queued executions (for `serve --mode queue`)", _worker_arguments),
 }
+SUBCOMMANDS = frozenset(_COMMANDS)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
