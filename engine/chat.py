@@ -1,7 +1,5 @@
 """Messages, tool specs and model replies: what flows between an Agent, its model and its tools."""
 
-from __future__ import annotations
-
 from typing import Any, Awaitable, Callable, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from .executor import Execution
     from .run_data import ExecutionState
 
-SUBCOMMANDS = {"run", "resume", "executions", "rerun", "replay", "examples", "serve", "worker"}
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 # --break kinds besides a node name (engine.debugger.PAUSE_KINDS without "node")
 BREAK_KINDS = ("before_model", "after_model", "before_tool", "tool_result", "tool_error")
@@ -62,16 +61,15 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    complete: Callable[[], argparse.ArgumentParser] | None = None  # the whole parser, when this one lists one command
+
     def error(self, message: str) -> None:
-        self.print_usage(sys.stderr)
+        (self if self.complete is None else self.complete()).print_usage(sys.stderr)
         print(f"mini-n8n: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mini-n8n", description="Build and debug tool-calling AI agents. Without a command: open the editor.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = sub.add_parser("run", help="run a workflow file and print its run log")
+def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("file", help="an n8n workflow JSON file")
     run.add_argument("--message", "-m", help="a chat message: starts from the Chat Trigger")
     run.add_argument("--session", help="the chat session id (Simple Memory key)")
@@ -82,19 +80,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trigger", metavar="NAME", help="start from this trigger (any trigger, also types mini-n8n does not run)")
     run.add_argument("--input", metavar="JSON", help="the trigger's output item(s): JSON text or @file.json")
     run.add_argument("--raw-output", action="store_true", help="print only the execution as JSON, in the shape of n8n's `execute --rawOutput`")
-    resume = sub.add_parser("resume", help="continue a paused, interrupted or crashed execution")
+
+
+def _resume_arguments(resume: argparse.ArgumentParser) -> None:
     resume.add_argument("id")
     resume.add_argument("--input", help="the item(s) a Wait node waiting on a webhook call outputs (JSON, or @file.json)")
     resume.add_argument("--quiet", "-q", action="store_true")
-    rerun = sub.add_parser("rerun", help="run a finished execution again, reusing its results up to an iteration")
+
+
+def _rerun_arguments(rerun: argparse.ArgumentParser) -> None:
     rerun.add_argument("id")
     rerun.add_argument("--from-iteration", type=int, required=True, metavar="N",
                        help="recorded model replies and tool results for iterations 1..N, live after")
     rerun.add_argument("--quiet", "-q", action="store_true")
-    replay = sub.add_parser("replay", help="run an execution again offline on its recorded model replies; report the first divergence")
+
+
+def _replay_arguments(replay: argparse.ArgumentParser) -> None:
     replay.add_argument("id")
     replay.add_argument("--quiet", "-q", action="store_true")
-    ex = sub.add_parser("executions", help="list, show or delete stored executions")
+
+
+def _executions_arguments(ex: argparse.ArgumentParser) -> None:
     ex_sub = ex.add_subparsers(dest="action", required=True, parser_class=_Parser)
     ex_sub.add_parser("list", help="the stored executions, newest first")
     show = ex_sub.add_parser("show", help="the run log of one execution")
@@ -109,15 +115,47 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default $MINI_N8N_PRUNE_MAX_COUNT)")
     prune.add_argument("--no-vacuum", action="store_true", help="do not compact the file afterwards")
     ex_sub.add_parser("check", help="check the whole store file for damage (read-only)")
-    sub.add_parser("examples", help="the paths of the example workflows that come with mini-n8n")
-    serve = sub.add_parser("serve", help="serve workflows over HTTP: chat, webhook and form triggers, schedules, and the executions API")
+
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("targets", nargs="+", metavar="FILE_OR_FOLDER", help="workflow files, or folders of them")
     serve.add_argument("--mode", choices=("regular", "queue"), default="regular",
                        help="regular: run executions in this process; queue: hand them to workers (PostgreSQL store)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=5678)
-    worker = sub.add_parser("worker", help="run queued executions (for `serve --mode queue`)")
+
+
+def _worker_arguments(worker: argparse.ArgumentParser) -> None:
     worker.add_argument("--concurrency", type=int, default=1, metavar="N", help="executions run at once (pool processes)")
+
+
+# each command: its help line and what declares its arguments
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None]] = {
+    "run": ("run a workflow file and print its run log", _run_arguments),
+    "resume": ("continue a paused, interrupted or crashed execution", _resume_arguments),
+    "rerun": ("run a finished execution again, reusing its results up to an iteration", _rerun_arguments),
+    "replay": ("run an execution again offline on its recorded model replies; report the first divergence", _replay_arguments),
+    "executions": ("list, show or delete stored executions", _executions_arguments),
+    "examples": ("the paths of the example workflows that come with mini-n8n", None),
+    "serve": ("serve workflows over HTTP: chat, webhook and form triggers, schedules, and the executions API", _serve_arguments),
+    "worker": ("run queued executions (for `serve --mode queue`)", _worker_arguments),
+}
+SUBCOMMANDS = frozenset(_COMMANDS)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given the command a command line starts with, only that
+    command's parser is built (a parser costs ~0.4 ms, most of it argparse's gettext look-ups);
+    the top-level usage an error prints still lists every command."""
+    parser = _Parser(prog="mini-n8n", description="Build and debug tool-calling AI agents. Without a command: open the editor.")
+    if command is not None:
+        parser.complete = build_parser  # an error names every command in the usage
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, (help_text, declare) in _COMMANDS.items():
+        if command is None or command == name:
+            subparser = sub.add_parser(name, help=help_text)
+            if declare is not None:
+                declare(subparser)
     return parser
 
 
@@ -365,6 +403,21 @@ def _command(args: argparse.Namespace, out: Output, started: Callable[[], None])
     return executions(args, out)
 
 
+def _without_pydantic_plugins() -> None:
+    """mini-n8n uses no pydantic plugins. Unless the user set PYDANTIC_DISABLE_PLUGINS, a
+    command's process sets it to "__all__" (looking for plugins read the entry points of every
+    installed distribution at the first model, ~3% of a one-round run), and while it disables
+    them pydantic's plugin loader is a module giving that loader's answer, no plugins: the loader
+    imports importlib.metadata (with email, zipfile, csv, tempfile...), another ~4%."""
+    value = os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if value in ("__all__", "1", "true") and "pydantic.plugin._loader" not in sys.modules:
+        import types
+
+        loader = types.ModuleType("pydantic.plugin._loader", "pydantic's plugin loader while PYDANTIC_DISABLE_PLUGINS disables plugins")
+        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules["pydantic.plugin._loader"] = loader
+
+
 def is_command(args: Sequence[str]) -> bool:
     """Whether a command line is for this CLI (a subcommand or --help); `mini-n8n` opens the editor otherwise."""
     return bool(args) and (args[0] in SUBCOMMANDS or args[0] in ("-h", "--help"))
@@ -391,7 +444,7 @@ def _main(args_list: list[str], process_ends: bool) -> int:
             resume_collections = None
 
     try:
-        args = build_parser().parse_args(args_list)
+        args = build_parser(args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None).parse_args(args_list)
         prepare_stdout()
         from .collector import fewer_collections, pause_collections
 
@@ -399,6 +452,7 @@ def _main(args_list: list[str], process_ends: bool) -> int:
             # The process's own command: the collector is off while its start-up (imports, the
             # workflow, the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
             resume_collections = pause_collections()
+            _without_pydantic_plugins()
         with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
             code = _command(args, out, started)
             if process_ends:

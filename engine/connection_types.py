@@ -1,8 +1,6 @@
 """The connection types of n8n's AI nodes and the port specs nodes declare."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAIN = "main"
 AI_LANGUAGE_MODEL = "ai_languageModel"
@@ -14,8 +12,7 @@ SUB_NODE_TYPES = (AI_LANGUAGE_MODEL, AI_MEMORY, AI_TOOL, AI_OUTPUT_PARSER)
 ALL_TYPES = (MAIN, *SUB_NODE_TYPES)
 
 
-@dataclass(frozen=True)
-class PortSpec:
+class PortSpec(NamedTuple):
     """One input or output port: its connection type, label, and how many links it takes."""
 
     type: str = MAIN

@@ -190,7 +190,7 @@ class NodeContext(_ContextBase):
         return self._execution.state.id
 
     def resumed_wait(self) -> tuple[bool, list[Item] | None]:
-        """Whether this node run continues an execution it left waiting (engine.debugger.PutToWait),
+        """Whether this node run continues an execution it left waiting (engine.errors.PutToWait),
         and the items it was resumed with (None: its time limit was reached)."""
         return self._execution.take_resume(self.node.name)
 

@@ -11,19 +11,15 @@ warning. Every form a key can take in an error text (as is, Python- or JSON-esca
 scrubbed by `scrub_secret`.
 """
 
-from __future__ import annotations
-
 import functools
 import json
 import logging
 import os
 import stat
-import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import MiniN8nError
 
@@ -117,8 +113,7 @@ class CredentialError(MiniN8nError):
     """The credential file cannot be read or written; the message names the file, never a secret."""
 
 
-@dataclass(frozen=True)
-class CredentialInfo:
+class CredentialInfo(NamedTuple):
     """What a credential picker shows: never the secret."""
 
     id: str
@@ -247,6 +242,8 @@ class FileCredentialStore:
         return [e for e in entries if isinstance(e, dict) and isinstance(e.get("data"), dict)]
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
+        import tempfile  # with shutil, bz2 and lzma: imported when credentials are saved, not at every start
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".credentials-", dir=self.path.parent)
         try:

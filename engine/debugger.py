@@ -5,10 +5,8 @@ after the model replied ("after_model"), before a tool runs ("before_tool"), aft
 result ("tool_result") or a tool error ("tool_error"). While paused the execution's task waits
 on the debugger; Continue, Step or an edit lets it go on. A node may also leave the execution
 stored "paused" at its own start until it is resumed from outside ("wait": a Wait node on a
-webhook call, `PutToWait`).
+webhook call, engine.errors.PutToWait).
 """
-
-from __future__ import annotations
 
 import asyncio
 from typing import Any, Literal
@@ -22,16 +20,6 @@ PauseKind = Literal["node", "before_model", "after_model", "before_tool", "tool_
 PAUSE_KINDS: tuple[str, ...] = ("node", "before_model", "after_model", "before_tool", "tool_result", "tool_error")
 # points at which the execution stack is consistent, so a stored copy resumes exactly there
 BOUNDARY_KINDS = frozenset({"node", "before_tool", "tool_result", "tool_error", "wait"})
-
-
-class PutToWait(Exception):
-    """Raised by a node (Wait on a webhook call or a form) to leave the execution stored paused
-    before that node, as n8n stores a waiting execution; `payload` says what resumes it
-    (n8n's waitTill as `waitTill`, ms since the epoch or None, the HTTP method, the suffix)."""
-
-    def __init__(self, payload: dict[str, Any]) -> None:
-        super().__init__("the execution waits to be resumed")
-        self.payload = payload
 
 
 class PausePoint(BaseModel):

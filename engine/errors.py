@@ -1,6 +1,9 @@
-"""Errors the engine raises, each naming what is wrong and where."""
+"""Errors the engine raises, each naming what is wrong and where, and `PutToWait`, which a node
+raises to leave its execution waiting."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class MiniN8nError(Exception):
@@ -57,3 +60,13 @@ class ExpressionError(NodeOperationError):
 
 class ExecutionCancelled(MiniN8nError):
     """The run was stopped through its abort signal."""
+
+
+class PutToWait(Exception):
+    """Raised by a node (Wait on a webhook call or a form) to leave the execution stored paused
+    before that node, as n8n stores a waiting execution; `payload` says what resumes it
+    (n8n's waitTill as `waitTill`, ms since the epoch or None, the HTTP method, the suffix)."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__("the execution waits to be resumed")
+        self.payload = payload

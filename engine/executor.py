@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import from_ai, node_settings
 from .abort import AbortSignal
@@ -17,8 +17,7 @@ from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
-from .errors import ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, SubNodeError
-from .debugger import Debugger, PausePoint, PutToWait
+from .errors import ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, PutToWait, SubNodeError
 from .hooks import (
     ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore,
 )
@@ -38,6 +37,9 @@ from .unsupported_tools import placeholder_tool
 from .versions import version_note
 from .services import Services
 from .workflow import Node, Workflow
+
+if TYPE_CHECKING:
+    from .debugger import Debugger, PausePoint
 
 
 class Engine:
@@ -196,6 +198,8 @@ class Execution:
     def _put_to_wait(self, entry: StackEntry, waiting: PutToWait) -> bool:
         """Store the execution paused before `entry`'s node (back on the stack, not recorded), as
         n8n stores a waiting execution; its run ends here and its lease with it."""
+        from .debugger import PausePoint  # imported by the runs that pause only
+
         state = self.state
         entry.round, entry.start_time, entry.run_index = 0, None, None
         state.stack.append(entry)
@@ -284,6 +288,8 @@ class Execution:
 
     async def _pause_before(self, entry: StackEntry) -> None:
         """The "node" and "before_tool" pause points; a tool's arguments may be edited here."""
+        from .debugger import PausePoint
+
         if entry.mode == "main":
             await self.pause_at(PausePoint(kind="node", node=entry.node, payload={"input": entry.input}))
             return
@@ -318,6 +324,8 @@ class Execution:
         if found is None:
             return
         waiting, response = found
+        from .debugger import PausePoint
+
         text, failed = observation(response.data)
         parent = entry.parent or {}
         edit = await self.pause_at(PausePoint(

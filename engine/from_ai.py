@@ -6,12 +6,9 @@ call's arguments are read as literals (strings, numbers, booleans, null) by a sm
 when the tool runs, the expression engine evaluates the call and `FromAI.value` answers it.
 """
 
-from __future__ import annotations
-
 import json
 import re
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from .errors import ExpressionError
 from .expressions.template import split
@@ -39,8 +36,7 @@ class Unfilled(dict):  # type: ignore[type-arg]
 UNFILLED = Unfilled()
 
 
-@dataclass(frozen=True)
-class FromAI:
+class FromAI(NamedTuple):
     """One `$fromAI(...)`: the argument's name, what the model is told, its type and default."""
 
     key: str

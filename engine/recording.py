@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 from .abort import AbortSignal
 from .chat import ChatMemory, ChatMessage, ChatModel, ModelReply, OutputParser, TokenCallback, ToolSpec
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER
-from .debugger import PausePoint
 from .errors import MiniN8nError, NodeOperationError, SubNodeError
 from .hooks import NodeAfter, NodeBefore, TokenEvent
 from .run_data import SourceRef, TaskData, TaskError, now_ms
@@ -142,6 +141,8 @@ class RecordedChatModel(_Recorder):
         parent = self._parent
         input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
         if ex.may_pause:
+            from .debugger import PausePoint  # imported by the runs that pause only
+
             await ex.pause_at(PausePoint(kind="before_model", payload=plain(input_json), **self._where()))
 
         def token(text: str) -> None:
@@ -167,6 +168,8 @@ class RecordedChatModel(_Recorder):
 
         reply = await self._record(input_json, call, ModelReply.to_json, metadata)
         if ex.may_pause:
+            from .debugger import PausePoint
+
             edit = await ex.pause_at(PausePoint(kind="after_model", payload={"reply": reply.to_json()}, **self._where()))
             if edit is not None and "reply" in edit:
                 edited = ModelReply.model_validate({**reply.to_json(), **edit["reply"]})

@@ -6,8 +6,6 @@ here is plain JSON so that a paused execution can be stored and resumed in anoth
 (an agent's steps in metadata are, in memory, a window on a shared log: a list once dumped).
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer

@@ -3,8 +3,6 @@
 Field names follow n8n's ITaskData (camelCase in JSON) so run data reads the same as n8n's.
 """
 
-from __future__ import annotations
-
 import time
 import uuid
 from typing import Any, Literal

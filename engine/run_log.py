@@ -4,11 +4,8 @@
 of the execution to the end of the node run.
 """
 
-from __future__ import annotations
-
 import json
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .connection_types import AI_TOOL, MAIN
 from .hooks import HookEvent, NodeAfter, WorkflowBefore
@@ -37,8 +34,7 @@ def _summary(task: TaskData) -> tuple[Any | None, Any]:
     return shown_in, {}
 
 
-@dataclass(frozen=True)
-class RunLogLine:
+class RunLogLine(NamedTuple):
     """One line of the run log, with the node it is about (the GUI makes the name clickable)."""
 
     elapsed_ms: float

@@ -3,8 +3,7 @@ kept apart from the run's fold (run_state) so that judging a run does not load t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .run_log import compact
 
@@ -37,8 +36,7 @@ def chat_message_of(state: ExecutionState) -> str | None:
     return text if isinstance(text, str) else None
 
 
-@dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(NamedTuple):
     """How a run ended: status (success/error/cancelled/paused), error, final state, chat answer
     and the chat message it answered."""
 

@@ -7,11 +7,8 @@ through a Loop Over Items node (the one node that leaves a loop: no other could,
 forever). Lone surrogates in values are kept, written escaped.
 """
 
-from __future__ import annotations
-
 import json
 import os
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -326,6 +323,8 @@ def dump_workflow(wf: Workflow) -> str:
 
 def save_workflow(wf: Workflow, path: str | os.PathLike[str]) -> None:
     """Write atomically: a temporary file in the same folder, then a rename over the target."""
+    import tempfile  # with shutil, bz2 and lzma: imported when a workflow is saved, not at every start
+
     p = Path(path)
     text = dump_workflow(wf)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent or "."))

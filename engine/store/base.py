@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from ..errors import MiniN8nError
 from ..hooks import NodeAfter
@@ -34,8 +33,7 @@ class ExecutionBusy(MiniN8nError):
         self.host = host
 
 
-@dataclass(frozen=True)
-class ExecutionSummary:
+class ExecutionSummary(NamedTuple):
     id: str
     workflow_name: str
     mode: str
@@ -49,8 +47,7 @@ class ExecutionSummary:
         return None if self.stopped_at is None else self.stopped_at - self.started_at
 
 
-@dataclass(frozen=True)
-class Retention:
+class Retention(NamedTuple):
     """Which finished executions to keep, as n8n's EXECUTIONS_DATA_MAX_AGE / _PRUNE_MAX_COUNT."""
 
     max_age_days: float | None = None

@@ -6,8 +6,6 @@ tools; its input is the calling model's arguments, and its prompt is the `text` 
 outer call, so their run data carries the outer call in `metadata.parent`.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal
 

@@ -5,8 +5,6 @@ the engine runs the tool nodes and calls the Agent again with an EngineResponse.
 between rounds is in the request metadata: previousRequests, iterationCount, finishedItems.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 from typing import Any, Literal

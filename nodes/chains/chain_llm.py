@@ -8,8 +8,6 @@ is parsed: the item is what the parser returns. A Fallback Model is asked when t
 fails (as for the Agent). Image messages are refused with an error, never dropped.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

@@ -5,8 +5,6 @@ and `include`, v3.3–3.4 `assignments` with `includeOtherFields`; from v3 also 
 JSON object written with `{{ }}` segments. The rules per version are n8n's (Set/v1, Set/v2).
 """
 
-from __future__ import annotations
-
 import copy
 from typing import Any, Literal
 

@@ -1,7 +1,5 @@
 """Sticky Note: markdown text on the canvas; never executed."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from engine.node_type import NodeParams, NodeType

@@ -1,8 +1,6 @@
 """Aggregate: gathers many items into one, as n8n's Aggregate node v1 does: chosen fields into
 lists (renamed, lists merged, empty values kept or dropped), or every item into one list."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

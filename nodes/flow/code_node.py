@@ -6,8 +6,6 @@ what may be returned (and its messages) apply; the code has a time limit
 Tool's sandboxed process (python_code.py).
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import os

@@ -6,8 +6,6 @@ MINI_N8N_WORKFLOWS (os.pathsep-separated), a file path (source "Local File"), or
 node ("Define Below"). n8n's workflow database and URL sources are refused with a clear error.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from pathlib import Path

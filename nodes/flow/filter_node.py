@@ -5,8 +5,6 @@ v1: first-generation conditions combined by `combineConditions` (AND/OR); v2–v
 filter conditions.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

@@ -5,8 +5,6 @@ v2–v2.3: n8n's filter conditions (every operator, strict or loose type validat
 paired with its input position.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

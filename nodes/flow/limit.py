@@ -1,7 +1,5 @@
 """Limit: keeps the first or the last `maxItems` items, as n8n's Limit node."""
 
-from __future__ import annotations
-
 import math
 from typing import Literal
 

@@ -4,8 +4,6 @@ item that came back on "done", as n8n's SplitInBatches v3 does. What it keeps be
 lives in the execution's node context (resumable). v1–v2 are refused with a clear error.
 """
 
-from __future__ import annotations
-
 import math
 from typing import Any
 

@@ -7,8 +7,6 @@ it goes ahead with the inputs that came, except in choose-branch mode, which nee
 n8n. SQL Query mode and v1 are refused with a clear error.
 """
 
-from __future__ import annotations
-
 import copy
 from typing import Any
 

@@ -1,8 +1,6 @@
 """Split Out: turns a list (or object) field of each item into one item per entry, as n8n's
 Split Out node v1 does: several fields side by side, the other fields kept, some, or none."""
 
-from __future__ import annotations
-
 import copy
 from typing import Any, Literal
 

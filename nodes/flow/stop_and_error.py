@@ -1,7 +1,5 @@
 """Stop and Error: fails the run with a message or an error object, as n8n's StopAndError node."""
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

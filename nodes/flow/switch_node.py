@@ -6,8 +6,6 @@ rule's output), else nowhere. Expression mode: `output` names the output index o
 Every output item is paired with its input position. v1–v2 (another form) are in switch_legacy.
 """
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import ConfigDict, Field

@@ -10,8 +10,6 @@ On a form submission the same, at `$execution.resumeFormUrl`: the submitted form
 field labels, submittedAt, formMode) is the output.
 """
 
-from __future__ import annotations
-
 import asyncio
 import time
 from typing import Any
@@ -19,8 +17,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from engine.context import NodeContext
-from engine.debugger import PutToWait
-from engine.errors import NodeOperationError
+from engine.errors import NodeOperationError, PutToWait
 from engine.node_type import NodeParams, NodeType
 from engine.requests import EngineResponse
 from engine.run_data import Item

@@ -3,8 +3,6 @@ an agent's tool (`n8n-nodes-base.httpRequestTool`, its parameters filled by the 
 `$fromAI()` arguments). One request per input item, sent concurrently as n8n sends them (the
 Batching option spaces them out), output in item order, each item paired with its input item."""
 
-from __future__ import annotations
-
 import asyncio
 from typing import Any, Literal
 

@@ -5,8 +5,6 @@ The session key per version, as n8n's MemoryBufferWindow: v1 `sessionKey` (defau
 `fromInput` reads the input's sessionId, else the Chat Trigger's; `customKey` reads `sessionKey`.
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

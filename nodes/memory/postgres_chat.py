@@ -8,8 +8,6 @@ The session ID is read as n8n's getSessionId does. The `postgres` credential giv
 database, user, password and ssl; the password never appears in an error.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

@@ -9,8 +9,6 @@ Session ID option). The `redis` credential gives host, port, database, user (fro
 password and ssl; the password never appears in an error.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

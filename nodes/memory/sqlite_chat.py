@@ -5,8 +5,6 @@ File option), in LangChain's stored message form, as the Postgres Chat Memory ke
 Agent gets the last `contextWindowLength` turns. The session ID is read as Simple Memory v1.3 does.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import os

@@ -9,8 +9,6 @@ the server, the model or the credential (never the key). The credential's URL (d
 https://api.anthropic.com) is the server.
 """
 
-from __future__ import annotations
-
 from contextlib import aclosing
 from typing import Any
 

@@ -10,8 +10,6 @@ https://generativelanguage.googleapis.com) is the server. Errors name the server
 the credential (never the key), with the API's own message.
 """
 
-from __future__ import annotations
-
 from contextlib import aclosing
 from typing import Any
 

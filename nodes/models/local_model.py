@@ -10,8 +10,6 @@ message, the model must answer. Everything runs on the model's worker thread; St
 within milliseconds.
 """
 
-from __future__ import annotations
-
 import asyncio
 import uuid
 from dataclasses import dataclass

@@ -15,8 +15,6 @@ The URL is Mistral's (https://api.mistral.ai/v1); a credential's `url` (not in n
 credential type) points it at another server with the same API.
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Sequence
 

@@ -4,8 +4,6 @@ Each streamed line is a JSON object; the last has `done: true` with `prompt_eval
 `eval_count` (the token usage). Tool calls come whole, with arguments as JSON objects.
 """
 
-from __future__ import annotations
-
 import json
 from contextlib import aclosing
 from typing import Any, Literal

@@ -6,8 +6,6 @@ from the stream (`stream_options.include_usage`) or the response, estimated when
 sends none (llama-cpp-python's server does not).
 """
 
-from __future__ import annotations
-
 import json
 from contextlib import aclosing
 from typing import Any, Callable, Literal

@@ -8,8 +8,6 @@ temperature (0.7 unless set) and `stop: []`, and `max_completion_tokens` when se
 has a module of its own (mistral_chat.py): its SDK writes the body differently.
 """
 
-from __future__ import annotations
-
 import os
 from typing import Any, ClassVar
 

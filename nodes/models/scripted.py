@@ -4,8 +4,6 @@ Which reply comes next is the number of calls this node has already made in the 
 (read from run data), so a paused and resumed execution continues the script where it was.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import math

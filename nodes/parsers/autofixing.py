@@ -8,8 +8,6 @@ model's reply is parsed by the inner parser, and if that fails too, that is the 
 model call is a recorded run of the model node, the parses runs of both parser nodes.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any
 

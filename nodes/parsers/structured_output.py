@@ -7,8 +7,6 @@ A generated schema marks every field required from v1.3 on. The answer is parsed
 schema parses it (nodes/parsers/json_schema_check.py): unknown keys dropped, defaults filled.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from typing import Any, Literal

@@ -1,7 +1,5 @@
 """Calculator tool: arithmetic for the model, computed by the AST-walking evaluator."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from engine.chat import ToolSpec

@@ -8,8 +8,6 @@ the code runs. A wall-clock time limit kills it; so a runaway or hostile tool co
 error, not the editor, the user's files or keys. Protections the machine lacks are logged (the editor shows them).
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import logging

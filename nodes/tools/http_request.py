@@ -6,8 +6,6 @@ Timeout option is the deadline of the whole call (connection, redirects, body); 
 settings (ssrf_guard) can refuse private and link-local addresses.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import weakref

@@ -6,8 +6,6 @@ n8n's `mcpClientTool` parameters (`endpointUrl`/`sseEndpoint`, `serverTransport`
 one of the tools, the engine runs this node with the tool's name in the input's `tool` field.
 """
 
-from __future__ import annotations
-
 import shlex
 from typing import Any, Literal
 

@@ -4,8 +4,6 @@ n8n's `toolThink`: v1's tool is called `thinking_tool`, v1.1's is named after th
 tool); only its description is editable.
 """
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from engine.chat import ToolSpec

@@ -7,8 +7,6 @@ submission at `POST /form/<path>` (fields `field-0`, `field-1`, ... as n8n's pag
 `mini-n8n run --trigger NAME --input JSON` starts with the item given or pinned.
 """
 
-from __future__ import annotations
-
 import html
 import json
 import math

@@ -6,8 +6,6 @@ queue mode; the first response of an execution is the one sent, as in n8n. The n
 gives one).
 """
 
-from __future__ import annotations
-
 import json
 from typing import Any, Literal
 

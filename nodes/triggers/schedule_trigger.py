@@ -7,8 +7,6 @@ the item for now, as n8n's manual run does. The item (`schedule_item`) is n8n's:
 readable date and time, day of week, ... in the workflow's timezone.
 """
 
-from __future__ import annotations
-
 import os
 import random
 from dataclasses import dataclass

@@ -7,8 +7,6 @@ pinned, as it is. How the server answers (responseMode, responseData, responseCo
 is read by `response_settings`.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any, Literal
 

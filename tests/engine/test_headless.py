@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,34 @@ def test_help_imports_neither_pydantic_nor_the_engine() -> None:
 def test_a_scripted_run_imports_only_the_node_types_it_uses() -> None:
     example = ROOT / "resources" / "examples" / "scripted-calculator-agent.json"
     assert imported_by("run", "-q", str(example), "--message", "What is 2 + 2?") == ["engine.executor", "pydantic"]
+
+
+COMMAND_PROCESS = """
+import sys
+from engine.cli import main
+sys.argv = ["mini-n8n", *sys.argv[1:]]
+code = main()  # the process's own command line, as the `mini-n8n` script runs it
+loaded = sorted(m for m in ("importlib.metadata", "engine.debugger") if m in sys.modules)
+print("LOADED:" + ",".join(loaded), file=sys.stderr)
+"""
+
+
+def loaded_by_command(env_value: str | None, *args: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    if env_value is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = env_value
+    result = subprocess.run([sys.executable, "-c", COMMAND_PROCESS, *args], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert "status: success" in result.stdout, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("LOADED:"), result.stderr
+    return [m for m in last.removeprefix("LOADED:").split(",") if m]
+
+
+def test_a_command_looks_for_no_pydantic_plugins_unless_the_user_says_otherwise() -> None:
+    """A run without breakpoints imports no debugger, and (pydantic plugins disabled, as the
+    command sets unless the user chose) not the plugin loader's importlib.metadata."""
+    example = ROOT / "resources" / "examples" / "scripted-calculator-agent.json"
+    run = ("run", "-q", str(example), "--message", "What is 2 + 2?")
+    assert loaded_by_command(None, *run) == []
+    assert loaded_by_command("some-plugin", *run) == ["importlib.metadata"]
