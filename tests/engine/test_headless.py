@@ -139,3 +139,11 @@ def test_a_command_looks_for_no_pydantic_plugins_unless_the_user_says_otherwise(
     run = ("run", "-q", str(example), "--message", "What is 2 + 2?")
     assert loaded_by_command(None, *run) == []
     assert loaded_by_command("some-plugin", *run) == ["importlib.metadata"]
+
+
+def test_a_pydantic_newer_than_the_checked_one_keeps_its_own_plugin_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine import cli
+
+    assert cli._pydantic_checked()  # the pinned pydantic is one the stand-in was checked against
+    monkeypatch.setattr(cli, "PYDANTIC_LOADER_CHECKED", (2, 5))
+    assert not cli._pydantic_checked()
