@@ -317,21 +317,23 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         marks: list[tuple[Any, int, Any, int]] = []
         stack: list[dict[str, Any]] = []
         delta: list[Any] | None = [] if before is not None else None
-        for i, entry in enumerate(state.stack):
-            pending = entry.pending
-            answered = len(pending.responses) if pending is not None else 0
-            mark = (entry, entry.revision, pending, answered)
-            marks.append(mark)
+        # the models' fields are read from __dict__: each attribute goes through pydantic's __getattr__ hook
+        for i, entry in enumerate(state.__dict__["stack"]):
+            fields = entry.__dict__
+            pending = fields["pending"]
+            responses = pending.__dict__["responses"] if pending is not None else ()
+            answered = len(responses)
+            revision = fields["revision"]
+            marks.append((entry, revision, pending, answered))
             if i < known:
                 assert before is not None and delta is not None
                 was, old = seen[i], before[i]
-                if was[0] is entry and was[1] == mark[1] and was[2] is pending and was[3] <= answered:
+                if was[0] is entry and was[1] == revision and was[2] is pending and was[3] <= answered:
                     if was[3] == answered:
                         stack.append(old)
                         delta.append(SAME)
                         continue
-                    assert pending is not None
-                    added = [response_json(r, True) for r in pending.responses[was[3]:]]
+                    added = [response_json(r, True) for r in responses[was[3]:]]
                     new = dict(old)
                     waiting = new["pending"] = dict(old["pending"])
                     waiting["responses"] = [*waiting["responses"], *added]
@@ -360,8 +362,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
         stack, delta = self._stack_json(state, writer)
-        writer.boundary_seq += 1
-        seq = writer.boundary_seq
+        seq = writer.boundary_seq = writer.boundary_seq + 1
         if delta is None:
             data, crc = pack(stack)
             base = None
@@ -369,7 +370,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             data, crc = pack(delta)
             base = seq - 1
         writer.stack = stack
-        return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+        fields = state.__dict__
+        return (fields["id"], seq, writer.run_seq, fields["last_node"], base, data, crc)
 
     def _folded_boundary(self, writer: WriterState, boundaries: list[BoundaryRow]) -> BoundaryRow:
         """The one row a fold writes for the journaled `boundaries`: the last of them (resuming
