@@ -22,6 +22,7 @@ import sqlite3
 import threading
 import time
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -277,7 +278,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             recovered.unlink(missing_ok=True)
         writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         self._writers[state.id] = writer
-        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
+        execution.hooks.add(partial(self._on_event, state.id), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
@@ -392,16 +393,19 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         (one write). A change of status, pause or error goes to the database at once, with
         everything journaled before it; a new result (the last main node's output) and a new
         execution's start go with the next fold."""
-        writer = self._writers.get(state.id)
+        fields = state.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
+        writer = self._writers.get(fields["id"])
         if writer is None:
             return
-        row = (state.status, state.stopped_at, state.error, state.pause)
+        row = (fields["status"], fields["stopped_at"], fields["error"], fields["pause"])
         runs, writer.new_runs = writer.new_runs, []
         boundary = self._boundary_row(state, writer) if at_boundary else None
-        if state.result is not writer.result:  # the last main node's output: written with the next fold
-            writer.result = state.result
+        result = fields["result"]
+        if result is not writer.result:  # the last main node's output: written with the next fold
+            writer.result = result
             writer.row_due = state
-        if not runs and boundary is None and row == writer.row:
+        row_changed = row != writer.row
+        if not runs and boundary is None and not row_changed:
             return
         pending = writer.unfolded
         if not (pending.runs or pending.boundaries):
@@ -409,8 +413,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         pending.runs += runs
         if boundary is not None:
             pending.boundaries.append(boundary)
-        if row != writer.row:
-            started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and state.status == "running"
+        if row_changed:
+            started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and row[0] == "running"
             writer.row = row
             if not started:
                 self._fold(writer, state, release=state.status in ENDED)
