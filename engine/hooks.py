@@ -26,13 +26,24 @@ class NodeBefore:
     parent: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class NodeAfter:
     execution_id: str
     node: str
     run_index: int
     task: TaskData
     parent: dict[str, Any] | None = None
+
+    def __init__(self, execution_id: str, node: str, run_index: int, task: TaskData,
+                 parent: dict[str, Any] | None = None) -> None:
+        # made for every node run while anyone listens (the store does): the fields go into __dict__
+        # directly, where a frozen dataclass's own __init__ calls object.__setattr__ for each (8k instructions)
+        fields = self.__dict__
+        fields["execution_id"] = execution_id
+        fields["node"] = node
+        fields["run_index"] = run_index
+        fields["task"] = task
+        fields["parent"] = parent
 
 
 @dataclass(frozen=True)
