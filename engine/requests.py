@@ -28,11 +28,12 @@ class Action(BaseModel):
 
     def to_json(self, *, shared: bool = False) -> dict[str, Any]:
         """As `model_dump(mode="json", by_alias=True)`: a copy, or (`shared`) sharing `input` and `metadata`."""
+        fields = self.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
         if shared:
-            return {"actionType": self.action_type, "nodeName": self.node_name, "input": self.input, "type": self.type,
-                    "id": self.id, "metadata": self.metadata}
-        return {"actionType": self.action_type, "nodeName": self.node_name, "input": copied(self.input), "type": self.type,
-                "id": self.id, "metadata": copied(self.metadata)}
+            return {"actionType": fields["action_type"], "nodeName": fields["node_name"], "input": fields["input"],
+                    "type": fields["type"], "id": fields["id"], "metadata": fields["metadata"]}
+        return {"actionType": fields["action_type"], "nodeName": fields["node_name"], "input": copied(fields["input"]),
+                "type": fields["type"], "id": fields["id"], "metadata": copied(fields["metadata"])}
 
 
 class EngineRequest(BaseModel):

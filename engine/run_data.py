@@ -72,8 +72,9 @@ class SourceRef(BaseModel):
     previous_node_run: int = Field(0, alias="previousNodeRun")
 
     def to_json(self) -> dict[str, Any]:
-        return {"previousNode": self.previous_node, "previousNodeOutput": self.previous_node_output,
-                "previousNodeRun": self.previous_node_run}
+        fields = self.__dict__  # one attribute lookup: a model's own ones each go through its __getattr__ hook
+        return {"previousNode": fields["previous_node"], "previousNodeOutput": fields["previous_node_output"],
+                "previousNodeRun": fields["previous_node_run"]}
 
 
 class TaskData(BaseModel):
@@ -96,15 +97,17 @@ class TaskData(BaseModel):
         A model run's messages are a window on the agent's message log, written as a list
         (`for_store`: kept a window, of which the store writes what it adds to the last one, and
         the metadata shared, not copied: the store writes it out at once)."""
-        out: dict[str, Any] = {"startTime": float(self.start_time), "executionTime": float(self.execution_time),
-                               "executionStatus": self.execution_status}
-        if self.error is not None:
-            out["error"] = self.error.to_json()
-        source = self.source
+        fields = self.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
+        out: dict[str, Any] = {"startTime": float(fields["start_time"]), "executionTime": float(fields["execution_time"]),
+                               "executionStatus": fields["execution_status"]}
+        error = fields["error"]
+        if error is not None:
+            out["error"] = error.to_json()
+        source = fields["source"]
         out["source"] = [s.to_json() for s in source] if source else []
-        out["metadata"] = self.metadata if for_store else copied(self.metadata)
-        out["input"] = self.input if for_store else plain_input(self.input)
-        out["data"] = self.data
+        out["metadata"] = fields["metadata"] if for_store else copied(fields["metadata"])
+        out["input"] = fields["input"] if for_store else plain_input(fields["input"])
+        out["data"] = fields["data"]
         return out
 
     @field_serializer("input")
@@ -169,40 +172,48 @@ class StackEntry(BaseModel):
         """The entry as JSON, sharing (not copying) its items and its request's metadata (whose
         step windows become lists of the same step objects; `for_store`: stay windows, and the action
         and parent are shared, for the store, see TaskData). Written for speed: the store makes it
-        for every entry at every node boundary."""
-        source = self.source
-        out: dict[str, Any] = {"node": self.node, "source": [s.to_json() for s in source] if source else [], "mode": self.mode}
-        action, parent = self.action, self.parent
+        for every entry at every node boundary (fields read from __dict__: a model's attributes
+        each go through its __getattr__ hook)."""
+        fields = self.__dict__
+        source = fields["source"]
+        out: dict[str, Any] = {"node": fields["node"], "source": [s.to_json() for s in source] if source else [],
+                               "mode": fields["mode"]}
+        action, parent = fields["action"], fields["parent"]
         if action is not None:
             out["action"] = action.to_json(shared=for_store)
         if parent is not None:
             out["parent"] = parent if for_store else copied(parent)
-        out["round"] = self.round
-        if self.start_time is not None:
-            out["startTime"] = float(self.start_time)
-        if self.run_index is not None:
-            out["runIndex"] = self.run_index
-        usage = self.model_usage
+        out["round"] = fields["round"]
+        start_time = fields["start_time"]
+        if start_time is not None:
+            out["startTime"] = float(start_time)
+        run_index = fields["run_index"]
+        if run_index is not None:
+            out["runIndex"] = run_index
+        usage = fields["model_usage"]
         out["modelUsage"] = {k: float(v) for k, v in usage.items()} if usage else {}
-        edits = self.edits
+        edits = fields["edits"]
         out["edits"] = copied(edits) if edits else []
-        out["replayed"] = self.replayed
-        out["pinned"] = self.pinned
-        out["input"] = self.input
-        pending = self.pending
+        out["replayed"] = fields["replayed"]
+        out["pinned"] = fields["pinned"]
+        out["input"] = fields["input"]
+        pending = fields["pending"]
         if pending is not None:
-            request = pending.request
+            waiting = pending.__dict__
+            request = waiting["request"].__dict__
+            metadata = request["metadata"]
             out["pending"] = {
-                "request": {"actions": [a.to_json(shared=for_store) for a in request.actions],
-                            "metadata": request.metadata if for_store else plain(request.metadata)},
-                "responses": [response_json(r, for_store) for r in pending.responses],
+                "request": {"actions": [a.to_json(shared=for_store) for a in request["actions"]],
+                            "metadata": metadata if for_store else plain(metadata)},
+                "responses": [response_json(r, for_store) for r in waiting["responses"]],
             }
         return out
 
 
 def response_json(response: ActionResponse, for_store: bool = False) -> dict[str, Any]:
     """One answer of a pending request as StackEntry.to_json writes it."""
-    return {"action": response.action.to_json(shared=for_store), "data": response.data}
+    fields = response.__dict__
+    return {"action": fields["action"].to_json(shared=for_store), "data": fields["data"]}
 
 
 class ExecutionState(BaseModel):

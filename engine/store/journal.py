@@ -68,31 +68,60 @@ def salt(execution_id: str) -> int:
     return zlib.crc32(execution_id.encode("utf-8", "surrogatepass"))
 
 
+def _run_head(node: str) -> tuple[struct.Struct, bytes]:
+    """The Struct of a run's head for runs of `node` (its name packed in): one pack a run."""
+    head = _RUN_HEADS.get(node)
+    if head is None:
+        if len(_RUN_HEADS) >= HEADS_CACHED:
+            _RUN_HEADS.clear()
+        name = node.encode("utf-8", "surrogatepass")
+        head = _RUN_HEADS[node] = (struct.Struct(f"<qqqH{len(name)}sII"), name)
+    return head
+
+
+def _boundary_head(last_node: str | None) -> tuple[struct.Struct, bytes, int]:
+    """The Struct of a boundary's head (its has-boundary byte and last node's name packed in)."""
+    head = _BOUNDARY_HEADS.get(last_node)
+    if head is None:
+        if len(_BOUNDARY_HEADS) >= HEADS_CACHED:
+            _BOUNDARY_HEADS.clear()
+        name = b"" if last_node is None else last_node.encode("utf-8", "surrogatepass")
+        head = _BOUNDARY_HEADS[last_node] = (struct.Struct(f"<BqqqH{len(name)}sII"), name,
+                                             NO_NODE if last_node is None else len(name))
+    return head
+
+
+_RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}
+_BOUNDARY_HEADS: dict[str | None, tuple[struct.Struct, bytes, int]] = {}
+HEADS_CACHED = 1024  # node names whose heads are kept (emptied when full)
+
+
 def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -> bytes:
     """One record; `seed` is salt(execution id). The crc runs over each head as it is made (the
-    same value as over the heads joined)."""
+    same value as over the heads joined); each head is one pack of a Struct kept per node name."""
     head = _COUNT.pack(len(runs))
     crc = zlib.crc32(head, seed)
-    body = [head]
+    parts = [b"", head]
+    size = len(head)
     for _eid, seq, node, run_index, base, data, data_crc in runs:
-        name = node.encode("utf-8", "surrogatepass")
-        head = _RUN.pack(seq, run_index, -1 if base is None else base, len(name)) + name + _BLOB.pack(len(data), data_crc)
+        shape, name = _RUN_HEADS.get(node) or _run_head(node)
+        head = shape.pack(seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
         crc = zlib.crc32(head, crc)
-        body += (head, data)
+        parts += (head, data)
+        size += len(head) + len(data)
     if boundary is None:
         crc = zlib.crc32(b"\x00", crc)
-        body.append(b"\x00")
+        parts.append(b"\x00")
+        size += 1
     else:
         _eid, seq, runs_count, last_node, base, data, data_crc = boundary
-        if last_node is None:
-            head = b"\x01" + _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, NO_NODE) + _BLOB.pack(len(data), data_crc)
-        else:
-            name = last_node.encode("utf-8", "surrogatepass")
-            head = b"\x01" + _BOUNDARY.pack(seq, runs_count, -1 if base is None else base, len(name)) + name + _BLOB.pack(len(data), data_crc)
+        shape, name, name_len = _BOUNDARY_HEADS.get(last_node) or _boundary_head(last_node)
+        head = shape.pack(1, seq, runs_count, -1 if base is None else base, name_len, name, len(data), data_crc)
         crc = zlib.crc32(head, crc)
-        body += (head, data)
-    joined = b"".join(body)
-    return _HEAD.pack(MAGIC, len(joined), crc) + joined
+        parts += (head, data)
+        size += len(head) + len(data)
+    parts[0] = _HEAD.pack(MAGIC, size, crc)
+    return b"".join(parts)
 
 
 def decode_records(execution_id: str, raw: bytes) -> Pending:

@@ -22,6 +22,7 @@ import sqlite3
 import threading
 import time
 from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -282,7 +283,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             recovered.unlink(missing_ok=True)
         writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         self._writers[state.id] = writer
-        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
+        execution.hooks.add(partial(self._on_event, state.id), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
@@ -322,21 +323,23 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         marks: list[tuple[Any, int, Any, int]] = []
         stack: list[dict[str, Any]] = []
         delta: list[Any] | None = [] if before is not None else None
-        for i, entry in enumerate(state.stack):
-            pending = entry.pending
-            answered = len(pending.responses) if pending is not None else 0
-            mark = (entry, entry.revision, pending, answered)
-            marks.append(mark)
+        # the models' fields are read from __dict__: each attribute goes through pydantic's __getattr__ hook
+        for i, entry in enumerate(state.__dict__["stack"]):
+            fields = entry.__dict__
+            pending = fields["pending"]
+            responses = pending.__dict__["responses"] if pending is not None else ()
+            answered = len(responses)
+            revision = fields["revision"]
+            marks.append((entry, revision, pending, answered))
             if i < known:
                 assert before is not None and delta is not None
                 was, old = seen[i], before[i]
-                if was[0] is entry and was[1] == mark[1] and was[2] is pending and was[3] <= answered:
+                if was[0] is entry and was[1] == revision and was[2] is pending and was[3] <= answered:
                     if was[3] == answered:
                         stack.append(old)
                         delta.append(SAME)
                         continue
-                    assert pending is not None
-                    added = [response_json(r, True) for r in pending.responses[was[3]:]]
+                    added = [response_json(r, True) for r in responses[was[3]:]]
                     new = dict(old)
                     waiting = new["pending"] = dict(old["pending"])
                     waiting["responses"] = [*waiting["responses"], *added]
@@ -365,8 +368,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         first time in each process). A delta is also what keeps the journal write small:
         appending a few KB costs several times what 1.5 KB does."""
         stack, delta = self._stack_json(state, writer)
-        writer.boundary_seq += 1
-        seq = writer.boundary_seq
+        seq = writer.boundary_seq = writer.boundary_seq + 1
         if delta is None:
             data, crc = pack(stack)
             base = None
@@ -374,7 +376,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             data, crc = pack(delta)
             base = seq - 1
         writer.stack = stack
-        return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+        fields = state.__dict__
+        return (fields["id"], seq, writer.run_seq, fields["last_node"], base, data, crc)
 
     def _folded_boundary(self, writer: WriterState, boundaries: list[BoundaryRow]) -> BoundaryRow:
         """The one row a fold writes for the journaled `boundaries`: the last of them (resuming
@@ -395,16 +398,19 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         (one write). A change of status, pause or error goes to the database at once, with
         everything journaled before it; a new result (the last main node's output) and a new
         execution's start go with the next fold."""
-        writer = self._writers.get(state.id)
+        fields = state.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
+        writer = self._writers.get(fields["id"])
         if writer is None:
             return
-        row = (state.status, state.stopped_at, state.error, state.pause)
+        row = (fields["status"], fields["stopped_at"], fields["error"], fields["pause"])
         runs, writer.new_runs = writer.new_runs, []
         boundary = self._boundary_row(state, writer) if at_boundary else None
-        if state.result is not writer.result:  # the last main node's output: written with the next fold
-            writer.result = state.result
+        result = fields["result"]
+        if result is not writer.result:  # the last main node's output: written with the next fold
+            writer.result = result
             writer.row_due = state
-        if not runs and boundary is None and row == writer.row:
+        row_changed = row != writer.row
+        if not runs and boundary is None and not row_changed:
             return
         pending = writer.unfolded
         if not (pending.runs or pending.boundaries):
@@ -412,8 +418,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         pending.runs += runs
         if boundary is not None:
             pending.boundaries.append(boundary)
-        if row != writer.row:
-            started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and state.status == "running"
+        if row_changed:
+            started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and row[0] == "running"
             writer.row = row
             if not started:
                 self._fold(writer, state, release=state.status in ENDED)
