@@ -14,7 +14,7 @@ from types import TracebackType
 
 # The engine's modules before Qt's: once PySide6 is imported it reads the source of every module
 # imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
-from engine import editing, executor, run_state, runs, store  # noqa: F401
+from engine import editing, run_state, runs  # noqa: F401
 from engine.collector import pause_collections
 
 import qasync

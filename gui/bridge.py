@@ -22,21 +22,21 @@ from engine import runs
 from engine.abort import AbortSignal
 from engine.debugger import Breakpoints, Debugger, PausePoint
 from engine.errors import MiniN8nError
-from engine.executor import Engine, Execution
 from engine.hooks import HookEvent, Hooks
 from engine.node_type import NodeType
 from engine.registry import Registry
-from engine.replay import ReplaySource
 from engine.rules import problems_by_node
 from engine.run_data import ExecutionState, Item, TaskError
 from engine.run_outcome import RunOutcome
 from engine.run_state import RunChanges, RunState
 from engine.start import StartError, read_input, unsupported_message, unsupported_on_path
-from engine.store import ExecutionSummary
 from engine.workflow import Node, Workflow
 
 if TYPE_CHECKING:
+    from engine.executor import Engine, Execution
     from engine.remote import Server, ServerBook
+    from engine.replay import ReplaySource
+    from engine.store import ExecutionSummary
 
 __all__ = [
     "RunBridge", "RunStart", "StoredRun", "FullCollectionsHeld", "full_collections_held", "new_session_id",
@@ -190,9 +190,10 @@ class RunBridge(QObject):
     run_failed = Signal(str)  # a problem that kept the run from starting or broke it
     busy_changed = Signal(bool)
 
-    def __init__(self, engine: Engine, parent: QObject | None = None) -> None:
+    def __init__(self, engine: Engine | Callable[[], Engine], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.engine = engine
+        # an engine, or what opens it on first use
+        self._engine, self._open_engine = (None, engine) if callable(engine) else (engine, None)
         self.replay_source: ReplaySource | None = None  # the recorded results of the last re-run or replay
         self.run: RunState | None = None  # the current or last run, as the panels show it
         self._debugger: Debugger | None = None
@@ -208,8 +209,16 @@ class RunBridge(QObject):
 
     @classmethod
     def open(cls, registry: Registry | None = None, parent: QObject | None = None) -> "RunBridge":
-        """A bridge on an engine that stores every execution in the user's store."""
-        return cls(runs.open_engine(registry), parent)
+        """A bridge on an engine that stores every execution in the user's store, opened when
+        first needed (the editor's first frame does not wait for the executor and the store)."""
+        return cls(lambda: runs.open_engine(registry), parent)
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            assert self._open_engine is not None
+            self._engine, self._open_engine = self._open_engine(), None
+        return self._engine
 
     # ----- state ---------------------------------------------------------------------------------
     @property

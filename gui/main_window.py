@@ -607,7 +607,10 @@ class MainWindow(QMainWindow):
             self.show_message(f"Cannot open {path}")
             return False
         self.load_document(workflow, path)
-        self.recent.add(path)
+        if self.isVisible():
+            self.recent.add(path)
+        else:  # opened at start: the settings file is read and written after the first frame
+            after_first_frame(self, lambda: self.recent.add(path))
         unsupported = sorted({n.type for n in workflow.nodes if not self.registry.knows(n.type)})
         notes = []
         if unsupported:

@@ -10,7 +10,7 @@ executions open, copy, re-run and replay here the same way; they are resumed and
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -26,10 +26,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.remote import Server
-from engine.store.base import ExecutionSummary
 
 from .columns_model import ColumnsTableModel, Index
+
+if TYPE_CHECKING:  # the store and the servers load with the first listing, after the first frame
+    from engine.remote import Server
+    from engine.store.base import ExecutionSummary
 
 COLUMNS = ["Status", "Started", "Took", "Mode", "Workflow", "Execution", "Error"]
 COL_STATUS, COL_STARTED, COL_TOOK, COL_MODE, COL_WORKFLOW, COL_ID, COL_ERROR = range(len(COLUMNS))

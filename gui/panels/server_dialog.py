@@ -6,14 +6,16 @@ The key is typed once, hidden, and kept in the credential file like a model's ke
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from engine.errors import MiniN8nError
-from engine.remote import Server
 
-SaveServer = Callable[[str, str, str], Server]
+if TYPE_CHECKING:  # the store and the servers load with the first listing, after the first frame
+    from engine.remote import Server
+
+SaveServer = Callable[[str, str, str], "Server"]
 
 
 class ServerDialog(QDialog):

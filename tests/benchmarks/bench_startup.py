@@ -38,15 +38,26 @@ from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(["mini-n8n"])
 
 class FirstPaint(QObject):
+    seen = False
+
     def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget) and obj.isWindow() and obj.objectName() != "qt_tooltip_label":
+        if event.type() == QEvent.Type.Paint and not self.seen:
+            self.seen = True
             print("FRAME", time.time(), flush=True)
-            app.removeEventFilter(self)
+            obj.removeEventFilter(self)
             QTimer.singleShot(0, app.quit)
         return False
 
+# Watched: each window as it is shown, not every object through an application-wide filter (that
+# filter hands every event of every object to Python, and its first object of a class PySide does
+# not wrap, Qt's gesture manager, makes PySide build every Qt class: a tenth of the editor's start).
 watcher = FirstPaint()
-app.installEventFilter(watcher)
+show = QWidget.show
+def watched_show(widget):
+    if widget.isWindow():
+        widget.installEventFilter(watcher)
+    show(widget)
+QWidget.show = watched_show
 if sys.argv[1] == "bare":
     window = QWidget()
     window.resize(1200, 800)

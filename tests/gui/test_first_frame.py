@@ -1,5 +1,7 @@
 """Nothing that can wait is done before the editor's first frame: the palette lists the node
-types (importing every node module, and httpx with them) only after it."""
+types (importing every node module, and httpx with them) only after it, the run bridge opens its
+engine (the executor, the store) when first needed, and a file opened at start joins the recent
+files after it."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication(["mini-n8n"])
 from gui.main_window import MainWindow
 window = MainWindow()
-loaded = sorted(m for m in sys.modules if m.startswith("nodes.") or m == "httpx")
+loaded = sorted(m for m in sys.modules if m.startswith(("nodes.", "engine.store", "sqlite3")) or m in ("httpx", "engine.executor"))
 print(" ".join(loaded))
 print("populated" if window.palette_panel.populated else "empty")
 """
@@ -33,7 +35,31 @@ def test_the_window_is_built_without_node_modules_or_httpx(editor_env: Path) -> 
     modules, palette = done.stdout.splitlines()[-2:]
     loaded = set(modules.split())
     assert "httpx" not in loaded and not any(m.startswith("nodes.models") for m in loaded), loaded
+    assert not loaded & {"engine.executor", "engine.store", "sqlite3"}, loaded
     assert palette == "empty"
+
+
+def test_the_engine_opens_when_first_needed(qtbot, make_window) -> None:  # noqa: F811
+    window = make_window()
+    bridge = window.run_controller.bridge
+    qtbot.waitUntil(lambda: window.run_controller.executions._painted)  # the Executions panel lists the store
+    assert bridge.engine.store is not None and bridge.engine is bridge.engine
+
+
+def test_a_file_opened_at_start_joins_the_recent_files_after_the_first_frame(qtbot, editor_env: Path) -> None:  # noqa: F811
+    from gui.main_window import MainWindow
+    from tests.builders import agent_workflow
+    from engine.workflow import save_workflow
+
+    path = editor_env / "start.json"
+    save_workflow(agent_workflow([{"text": "done"}], tools=[]), path)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    assert window.open_file(path, ask=False)
+    assert str(path.resolve()) not in window.recent.paths()
+    window.show()
+    qtbot.waitUntil(lambda: str(path.resolve()) in window.recent.paths())
+    window.undo_stack.setClean()
 
 
 def test_the_palette_fills_after_the_first_frame(qtbot, make_window) -> None:  # noqa: F811
