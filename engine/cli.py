@@ -23,6 +23,7 @@ import sys
 from contextlib import closing
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .pydantic_plugins import without_pydantic_plugins
 from .terminal import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, Output, prepare_stdout, silence_stdout
 
 if TYPE_CHECKING:
@@ -403,43 +404,6 @@ def _command(args: argparse.Namespace, out: Output, started: Callable[[], None])
     return executions(args, out)
 
 
-PYDANTIC_LOADER_CHECKED = (2, 14)  # the newest pydantic whose plugin loader _without_pydantic_plugins stands in for
-
-
-def _pydantic_checked() -> bool:
-    """Whether the installed pydantic is at most PYDANTIC_LOADER_CHECKED, read from its
-    version.py without importing it (this runs before the command imports anything)."""
-    import importlib.util
-    import re
-
-    spec = importlib.util.find_spec("pydantic")
-    if spec is None or spec.origin is None:
-        return False
-    try:
-        with open(os.path.join(os.path.dirname(spec.origin), "version.py"), encoding="utf-8") as source:
-            text = source.read()
-    except OSError:
-        return False
-    found = re.search(r"^VERSION = '(\d+)\.(\d+)", text, re.MULTILINE)
-    return found is not None and (int(found[1]), int(found[2])) <= PYDANTIC_LOADER_CHECKED
-
-
-def _without_pydantic_plugins() -> None:
-    """mini-n8n uses no pydantic plugins. Unless the user set PYDANTIC_DISABLE_PLUGINS, a
-    command's process sets it to "__all__" (looking for plugins read the entry points of every
-    installed distribution at the first model, ~3% of a one-round run), and while it disables
-    them pydantic's plugin loader is a module giving that loader's answer, no plugins: the loader
-    imports importlib.metadata (with email, zipfile, csv, tempfile...), another ~4%. The loader
-    is pydantic's own module, not its API: a pydantic newer than PYDANTIC_LOADER_CHECKED keeps it."""
-    value = os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if value in ("__all__", "1", "true") and "pydantic.plugin._loader" not in sys.modules and _pydantic_checked():
-        import types
-
-        loader = types.ModuleType("pydantic.plugin._loader", "pydantic's plugin loader while PYDANTIC_DISABLE_PLUGINS disables plugins")
-        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-        sys.modules["pydantic.plugin._loader"] = loader
-
-
 def is_command(args: Sequence[str]) -> bool:
     """Whether a command line is for this CLI (a subcommand or --help); `mini-n8n` opens the editor otherwise."""
     return bool(args) and (args[0] in SUBCOMMANDS or args[0] in ("-h", "--help"))
@@ -474,7 +438,7 @@ def _main(args_list: list[str], process_ends: bool) -> int:
             # The process's own command: the collector is off while its start-up (imports, the
             # workflow, the store) builds what lives to the end, a tenth of a one-round run's CPU otherwise.
             resume_collections = pause_collections()
-            _without_pydantic_plugins()
+            without_pydantic_plugins()
         with fewer_collections():  # a command is short-lived: what it imports and builds lives to its end
             code = _command(args, out, started)
             if process_ends:

@@ -25,7 +25,9 @@ def import_editor() -> Callable[[list[str]], int]:
     import gc
 
     from engine.collector import pause_collections
+    from engine.pydantic_plugins import without_pydantic_plugins
 
+    without_pydantic_plugins()
     resume_collections = pause_collections()
     try:
         from gui.app import main as editor_main

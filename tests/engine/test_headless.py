@@ -142,8 +142,8 @@ def test_a_command_looks_for_no_pydantic_plugins_unless_the_user_says_otherwise(
 
 
 def test_a_pydantic_newer_than_the_checked_one_keeps_its_own_plugin_loader(monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine import cli
+    from engine import pydantic_plugins
 
-    assert cli._pydantic_checked()  # the pinned pydantic is one the stand-in was checked against
-    monkeypatch.setattr(cli, "PYDANTIC_LOADER_CHECKED", (2, 5))
-    assert not cli._pydantic_checked()
+    assert pydantic_plugins.pydantic_checked()  # the pinned pydantic is one the stand-in was checked against
+    monkeypatch.setattr(pydantic_plugins, "PYDANTIC_LOADER_CHECKED", (2, 5))
+    assert not pydantic_plugins.pydantic_checked()
