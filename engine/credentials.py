@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from .environment import env_value
 from .errors import MiniN8nError
 
 CREDENTIALS_FILE_ENV = "MINI_N8N_CREDENTIALS"
@@ -133,9 +134,7 @@ class CredentialStore(Protocol):
 
 def default_credentials_path() -> Path:
     """$MINI_N8N_CREDENTIALS, else $MINI_N8N_HOME/credentials.json, else ~/.config/mini-n8n/."""
-    environ = os.environ
-    return _default_path(environ.get(CREDENTIALS_FILE_ENV), environ.get(HOME_ENV), environ.get("XDG_CONFIG_HOME"),
-                         environ.get("HOME"))
+    return _default_path(env_value(CREDENTIALS_FILE_ENV), env_value(HOME_ENV), env_value("XDG_CONFIG_HOME"), env_value("HOME"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -309,7 +308,7 @@ class EnvCredentialStore:
         names = self.ENV.get(cred_type, {})
         found = {}
         for field_name, variable in names.items():
-            value = os.environ.get(variable)
+            value = env_value(variable)
             if value:
                 found.update(clean_credential({field_name: value}, f"${variable}"))
         return found or None

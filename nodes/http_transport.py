@@ -20,6 +20,7 @@ import urllib.request
 import httpx
 import httpcore
 
+from engine.environment import env_value
 from engine.errors import NodeOperationError
 from nodes.asyncio_network import AsyncioBackend
 
@@ -107,7 +108,7 @@ class LazyTLSTransport(httpx.AsyncBaseTransport):
 
 def max_reply_bytes() -> int:
     """The reply-size cap: $MINI_N8N_MAX_REPLY_BYTES, else 16 MiB."""
-    raw = os.environ.get(MAX_REPLY_ENV, "").strip()
+    raw = (env_value(MAX_REPLY_ENV) or "").strip()
     if not raw:
         return DEFAULT_MAX_REPLY_BYTES
     try:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolCall, ToolSpec, Usage
+from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolSpec
 from engine.shared_log import LogWindow
 
 from ._common import loads_exact
@@ -77,11 +77,17 @@ def to_wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def usage_of(doc: dict[str, Any] | None) -> Usage | None:
+def usage_of(doc: dict[str, Any] | None) -> dict[str, int] | None:
+    """The usage a reply or chunk reports, as the JSON of a reply's Usage (validated with the reply)."""
     usage = doc.get("usage") if isinstance(doc, dict) else None
     if not isinstance(usage, dict):
         return None
-    return Usage(promptTokens=int(usage.get("prompt_tokens") or 0), completionTokens=int(usage.get("completion_tokens") or 0))
+    return {"promptTokens": int(usage.get("prompt_tokens") or 0), "completionTokens": int(usage.get("completion_tokens") or 0)}
+
+
+# a reply, its tool calls and its usage validated from one dict in one call: the same ModelReply as
+# building each model and then the reply, for half the instructions (once per model call)
+_validate_reply = ModelReply.__pydantic_validator__.validate_python
 
 
 def reply_from_completion(doc: dict[str, Any]) -> ModelReply | None:
@@ -91,11 +97,11 @@ def reply_from_completion(doc: dict[str, Any]) -> ModelReply | None:
         return None
     message = choices[0].get("message") or {}
     calls = [
-        ToolCall(id=str(c.get("id") or f"call_{i + 1}"), name=str(fn.get("name", "")), args=decode_args(fn.get("arguments")))
+        {"id": str(c.get("id") or f"call_{i + 1}"), "name": str(fn.get("name", "")), "args": decode_args(fn.get("arguments"))}
         for i, c in enumerate(message.get("tool_calls") or [])
         if isinstance(c, dict) and isinstance(fn := c.get("function") or {}, dict)
     ]
-    return ModelReply(content=message.get("content") or "", toolCalls=calls, usage=usage_of(doc) or Usage())
+    return _validate_reply({"content": message.get("content") or "", "toolCalls": calls, "usage": usage_of(doc) or {}})
 
 
 @dataclass
@@ -111,7 +117,7 @@ class StreamAssembler:
 
     text: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
-    usage: Usage | None = None
+    usage: dict[str, int] | None = None  # as usage_of reads it
     finish_reason: str | None = None
     deltas: int = 0  # chunks that carried text or a tool-call piece: about one token each
 
@@ -161,11 +167,11 @@ class StreamAssembler:
     def reply(self, prompt_estimate: int = 0) -> ModelReply:
         """The assembled reply; servers that send no usage get one estimated from the stream."""
         calls = [
-            ToolCall(id=c.id or f"call_{i + 1}", name=c.name, args=decode_args(c.arguments))
+            {"id": c.id or f"call_{i + 1}", "name": c.name, "args": decode_args(c.arguments)}
             for i, (_index, c) in enumerate(sorted(self.calls.items()))
         ]
-        usage = self.usage or Usage(promptTokens=prompt_estimate, completionTokens=self.deltas)
-        return ModelReply(content="".join(self.text), toolCalls=calls, usage=usage)
+        usage = self.usage or {"promptTokens": prompt_estimate, "completionTokens": self.deltas}
+        return _validate_reply({"content": "".join(self.text), "toolCalls": calls, "usage": usage})
 
 
 def estimate_prompt_tokens(body: dict[str, Any]) -> int:
