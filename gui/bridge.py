@@ -190,10 +190,10 @@ class RunBridge(QObject):
     run_failed = Signal(str)  # a problem that kept the run from starting or broke it
     busy_changed = Signal(bool)
 
-    def __init__(self, engine: Engine | Callable[[], Engine], parent: QObject | None = None) -> None:
+    def __init__(self, open_engine: Callable[[], Engine], parent: QObject | None = None) -> None:
         super().__init__(parent)
-        # an engine, or what opens it on first use
-        self._engine, self._open_engine = (None, engine) if callable(engine) else (engine, None)
+        self._engine: Engine | None = None
+        self._open_engine: Callable[[], Engine] | None = open_engine  # called on first use
         self.replay_source: ReplaySource | None = None  # the recorded results of the last re-run or replay
         self.run: RunState | None = None  # the current or last run, as the panels show it
         self._debugger: Debugger | None = None
