@@ -27,9 +27,8 @@ from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_delta import encode
 from ..json_text import escape_surrogates
 from ..run_data import ExecutionState
-from ..workflow import workflow_to_data
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
-from .codec import pack
+from .codec import pack, pack_workflow
 from .postgres_lease import Leases
 from .postgres_rows import prune_executions, write_rows
 from .postgres_schema import connect, prepare, redact
@@ -184,7 +183,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
     def attach(self, execution: Any) -> None:
         """Claim `execution` (an engine.executor.Execution) and store it from now on."""
         state: ExecutionState = execution.state
-        workflow, workflow_crc = pack(workflow_to_data(state.workflow))
+        workflow, workflow_crc = pack_workflow(state.workflow)
         digest = workflow_hash(workflow)
         self._writers.pop(state.id, None)
 
