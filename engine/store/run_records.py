@@ -13,6 +13,12 @@ from .deltas import run_delta
 from .journal import RunRow
 
 
+def carries_conversation(task: dict[str, Any]) -> bool:
+    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
+    inputs = task.get("input") or {}
+    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
+
+
 @dataclass(kw_only=True)
 class RunRecords:
     """Run rows not yet written, their sequence numbers, and each node's latest model or memory
@@ -26,25 +32,18 @@ class RunRecords:
 
     def add_run(self, execution_id: str, event: NodeAfter) -> None:
         """A finished run as a row: a model or memory run as a delta from its node's run before."""
-        seq = self.run_seq = self.run_seq + 1
-        node, run_index = event.node, event.run_index
+        self.run_seq += 1
+        seq = self.run_seq
         task = event.task.to_json(for_store=True)
-        inputs = task["input"]
-        if AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs:  # the conversation so far: a delta from the run before
-            conversations, last = self.conversations, self.last_conversation
-            base = last.get(node)
-            if base is None:
-                data, crc = pack(task)
-            else:
-                data, crc = pack(run_delta(task, conversations[base]))
-                del conversations[base]
-            conversations[seq] = task  # the next delta of this node's runs is made from this one
-            last[node] = seq
-        else:
-            base = None
-            data, crc = pack(task)
-        self.new_runs.append((execution_id, seq, node, run_index, base, data, crc))
-        self.seq_of[(node, run_index)] = seq
+        conversation = carries_conversation(task)
+        base = self.last_conversation.get(event.node) if conversation else None
+        data, crc = pack(run_delta(task, self.conversations[base]) if base is not None else task)
+        self.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
+        self.seq_of[(event.node, event.run_index)] = seq
+        if conversation:  # the next delta of this node's runs is made from this one
+            self.conversations.pop(self.last_conversation.get(event.node, -1), None)
+            self.conversations[seq] = task
+            self.last_conversation[event.node] = seq
 
     def edit_run(self, event: RunUpdated) -> tuple[bytes, int]:
         """A run edited while paused, written whole (later deltas build on the edit): its row
