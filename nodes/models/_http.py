@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
@@ -141,13 +142,58 @@ def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
     return ep.error(f"cannot reach the model server at {ep.base_url}: {failure_reason(exc)}")
 
 
+class _Deadlines:
+    """The deadlines of the model calls under way on one event loop, watched by one timer: it is
+    armed for the earliest of them and, when it fires, ends the calls that are due and is armed
+    again for the next one still under way. A call that ends leaves the timer as it is, so calls
+    one after another (an agent's) share it instead of each scheduling and cancelling its own."""
+
+    __slots__ = ("_loop", "_timer", "_due", "_active", "__weakref__")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0  # when the timer fires
+        self._active: set[within_deadline] = set()
+
+    def add(self, call: "within_deadline") -> None:
+        self._active.add(call)
+        if self._timer is None or call._when < self._due:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._arm(call._when)
+
+    def remove(self, call: "within_deadline") -> None:
+        self._active.discard(call)
+
+    def _arm(self, when: float) -> None:
+        self._due = when
+        self._timer = self._loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        due = self._due  # the loop runs a timer once its time has come: every call due by then ends
+        later = None
+        for call in list(self._active):
+            if call._when <= due:
+                self._active.discard(call)
+                call._expire()
+            elif later is None or call._when < later:
+                later = call._when
+        if later is not None:
+            self._arm(later)
+
+
+_deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines]" = weakref.WeakKeyDictionary()
+
+
 class within_deadline:
     """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
-    As asyncio.timeout does it (the timer cancels the task; the cancellation that is the timer's
-    becomes the deadline's error), with one timer and nothing else per call: it wraps every model
-    call. (A class, not a generator.)"""
+    As asyncio.timeout does it (the deadline cancels the task; the cancellation that is the
+    deadline's becomes its error), with the loop's one deadline timer (_Deadlines) instead of a
+    timer scheduled and cancelled per call: it wraps every model call. (A class, not a generator.)"""
 
-    __slots__ = ("_ep", "_task", "_cancelling", "_timer", "_expired")
+    __slots__ = ("_ep", "_task", "_cancelling", "_when", "_expired", "_deadlines", "__weakref__")
 
     def __init__(self, ep: Endpoint) -> None:
         self._ep = ep
@@ -159,14 +205,19 @@ class within_deadline:
         loop = asyncio.get_running_loop()
         self._task = task
         self._cancelling = task.cancelling()
-        self._timer = loop.call_at(loop.time() + max(self._ep.timeout_ms, 1) / 1000.0, self._expire)
+        self._when = loop.time() + max(self._ep.timeout_ms, 1) / 1000.0
+        deadlines = _deadlines.get(loop)
+        if deadlines is None:
+            deadlines = _deadlines[loop] = _Deadlines(loop)
+        self._deadlines = deadlines
+        deadlines.add(self)
 
     def _expire(self) -> None:
         self._expired = True
         self._task.cancel()
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        self._timer.cancel()
+        self._deadlines.remove(self)
         if self._expired and self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
             raise deadline_error(self._ep) from None
         if kind is not None and issubclass(kind, TimeoutError):  # one the call raised itself reads the same
