@@ -340,7 +340,7 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
                 watch.done()
             size += len(chunk)
             if size > ep.max_bytes:
-                raise _too_large(ep)
+                raise too_large(ep)
             yield chunk
     except TRANSPORT_ERRORS as exc:
         raise transport_error(ep, exc) from None
@@ -353,7 +353,7 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
             await chunks.aclose()
 
 
-def _too_large(ep: Endpoint) -> NodeOperationError:
+def too_large(ep: Endpoint) -> NodeOperationError:
     return ep.error(
         f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
         f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
@@ -365,7 +365,7 @@ async def read_json(ep: Endpoint, response: Reply) -> Any:
     whole = response.whole_body()
     if whole is not None:
         if len(whole) > ep.max_bytes:
-            raise _too_large(ep)
+            raise too_large(ep)
         return parse_json(ep, whole)
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]

@@ -46,46 +46,70 @@ def _simple_events(text: str) -> tuple[list[str], int]:
     return found, cut
 
 
-async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[Events]:
-    """The `data` of each server-sent event of a streamed body, with whether a blank line ended it
+class EventReader:
+    """Reads server-sent events from the pieces of a body, one piece at a time (`feed`), then what
+    is left when it ends (`end`): the `data` of each event, with whether a blank line ended it
     (False for what is left when the body ends mid-event); comments and other fields are skipped.
-    Given as the events each piece of the body completes (a fast server's whole reply can come in
-    one piece). Lines end with LF or CRLF; the idle limit and the size cap hold as for
-    `_http.lines`. The lines a piece completes are decoded together (a line end is never inside a
-    UTF-8 sequence, so the text is the same as line by line)."""
-    data: list[str] = []  # of an event not yet ended
-    data_plain = True  # whether the text `data` came from has no long integer
-    rest = b""  # of a line not yet ended
+    Lines end with LF or CRLF. The lines a piece completes are decoded together (a line end is
+    never inside a UTF-8 sequence, so the text is the same as line by line)."""
+
+    __slots__ = ("_data", "_data_plain", "_rest")
+
+    def __init__(self) -> None:
+        self._data: list[str] = []  # of an event not yet ended
+        self._data_plain = True  # whether the text `_data` came from has no long integer
+        self._rest = b""  # of a line not yet ended
+
+    def feed(self, chunk: bytes) -> Events:
+        """The events this piece completes (perhaps none)."""
+        end = chunk.rfind(b"\n") + 1
+        if not end:
+            self._rest += chunk
+            return Events()
+        rest = self._rest
+        raw = rest + chunk[:end] if rest else chunk[:end] if end < len(chunk) else chunk
+        self._rest = chunk[end:]
+        data = self._data
+        plain = plain_numbers(raw) and self._data_plain
+        text = raw.decode("utf-8", "replace")
+        found, start = _simple_events(text) if not data else ([], 0)
+        events = Events(zip(found, repeat(True)), plain)
+        if start == len(text):  # the common case: nothing but whole events
+            return events
+        lines = text[start:].split("\n")
+        lines.pop()  # after the last line end
+        for line in lines:
+            if line.startswith("data:"):
+                if line.endswith("\r"):
+                    line = line[:-1]
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif data and (not line or line == "\r"):
+                events.append(("\n".join(data) if len(data) > 1 else data[0], True))
+                data = self._data = []
+        self._data_plain = plain if data else True
+        return events
+
+    def end(self) -> Events:
+        """The event the body ended in the middle of, if any."""
+        rest, data = self._rest, self._data
+        if rest.startswith(b"data:"):
+            line = rest.removesuffix(b"\r").decode("utf-8", "replace")
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        if data:
+            return Events([("\n".join(data), rest == b"\r")])  # a last line that is only CR is a blank line
+        return Events()
+
+
+async def sse_data(ep: Endpoint, response: Reply) -> AsyncIterator[Events]:
+    """The events of a streamed body (EventReader), given as the events each piece of the body
+    completes (a fast server's whole reply can come in one piece); the idle limit and the size
+    cap hold as for `_http.lines`."""
+    reader = EventReader()
     async with aclosing(body_chunks(ep, response)) as chunks:
         async for chunk in chunks:
-            end = chunk.rfind(b"\n") + 1
-            if not end:
-                rest += chunk
-                continue
-            raw = rest + chunk[:end] if rest else chunk[:end] if end < len(chunk) else chunk
-            rest = chunk[end:]
-            plain = plain_numbers(raw) and data_plain
-            text = raw.decode("utf-8", "replace")
-            found, start = _simple_events(text) if not data else ([], 0)
-            events = Events(zip(found, repeat(True)), plain)
-            if start == len(text):  # the common case: nothing but whole events
-                yield events
-                continue
-            lines = text[start:].split("\n")
-            lines.pop()  # after the last line end
-            for line in lines:
-                if line.startswith("data:"):
-                    if line.endswith("\r"):
-                        line = line[:-1]
-                    data.append(line[6:] if line.startswith("data: ") else line[5:])
-                elif data and (not line or line == "\r"):
-                    events.append(("\n".join(data) if len(data) > 1 else data[0], True))
-                    data = []
-            data_plain = plain if data else True
+            events = reader.feed(chunk)
             if events:
                 yield events
-    if rest.startswith(b"data:"):
-        line = rest.removesuffix(b"\r").decode("utf-8", "replace")
-        data.append(line[6:] if line.startswith("data: ") else line[5:])
-    if data:
-        yield Events([("\n".join(data), rest == b"\r")])  # a last line that is only CR is a blank line
+    events = reader.end()
+    if events:
+        yield events

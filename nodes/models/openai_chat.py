@@ -23,11 +23,11 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, too_large, within_deadline
 from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
-from ._sse import sse_data
+from ._sse import EventReader, Events, sse_data
 from .versions import OPENAI_VERSIONS, openai_default_model
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -173,31 +173,43 @@ class OpenAIChat:
     async def _read_stream(self, response: Any, on_token: TokenCallback | None, body: dict[str, Any]) -> ModelReply:
         ep = self.endpoint
         assembler = StreamAssembler()
-        done = False
-        async with aclosing(sse_data(ep, response)) as batches:
-            async for events in batches:
-                plain = events.plain_numbers
-                for payload, ended in events:
-                    if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
+        whole = response.whole_body()
+        if whole is not None:  # all of it came with the head (a fast server): read at once
+            if len(whole) > ep.max_bytes:
+                raise too_large(ep)
+            reader = EventReader()
+            done = self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
+        else:
+            done = False
+            async with aclosing(sse_data(ep, response)) as batches:
+                async for events in batches:
+                    if self._take(events, assembler, on_token):
                         done = True
+                        if not response.body_read():  # what follows [DONE]: read, so the connection is reused
+                            await drain(batches)
                         break
-                    try:  # orjson alone when it reads the event as the standard library would
-                        chunk = orjson_loads(payload) if plain else parse_json(ep, payload)
-                    except JSONDecodeError:
-                        chunk = parse_json(ep, payload)
-                    if type(chunk) is dict:
-                        if ended and chunk.get("error"):
-                            raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: "
-                                           f"{_error_text(chunk['error'])}")
-                        assembler.feed(chunk, on_token)
-                if done:
-                    if not response.body_read():  # what follows [DONE]: read, so the connection is reused
-                        await drain(batches)
-                    break
         if not done and assembler.finish_reason is None:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         # servers that send no usage get one estimated from the request (its JSON, made only then)
         return assembler.reply(estimate_prompt_tokens(body) if assembler.usage is None else 0)
+
+    def _take(self, events: Events, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
+        """The chunks of these events to the assembler; whether [DONE] came."""
+        ep = self.endpoint
+        plain = events.plain_numbers
+        for payload, ended in events:
+            if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
+                return True
+            try:  # orjson alone when it reads the event as the standard library would
+                chunk = orjson_loads(payload) if plain else parse_json(ep, payload)
+            except JSONDecodeError:
+                chunk = parse_json(ep, payload)
+            if type(chunk) is dict:
+                if ended and chunk.get("error"):
+                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: "
+                                   f"{_error_text(chunk['error'])}")
+                assembler.feed(chunk, on_token)
+        return False
 
     async def _read_responses_stream(self, response: Any, on_token: TokenCallback | None, prompt_estimate: int) -> ModelReply:
         """Responses API events (`event:` and `data:` lines) up to response.completed."""
