@@ -207,13 +207,11 @@ class ModelClient:
             return await self._post_proxied(target, content, headers)
         before, after = _head(host_header, tuple(headers.items()))
         head = [*before, ("Content-Length", str(len(content))), *after]
-        session = await self._direct()
-        import aiohttp  # imported by now
-
+        session = self._session or await self._direct()
         try:
             response = await session.request("POST", target, data=content, headers=head, allow_redirects=False,
                                              ssl=tls_context() if https else True)
-        except aiohttp.ClientError as exc:
+        except sys.modules["aiohttp"].ClientError as exc:  # imported by now
             _raise_as_httpcore(exc)
         received: dict[str, str] = {}
         for raw_name, raw_value in response.raw_headers:  # a repeated header reads as its values joined, as in httpx

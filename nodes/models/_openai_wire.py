@@ -126,7 +126,10 @@ class StreamAssembler:
         (Once per streamed token: the tool-call pieces are added here, not by a call each.)"""
         if "usage" in chunk:
             self.usage = usage_of(chunk) or self.usage
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices")
+        if not choices:
+            return
+        for choice in choices:
             if not isinstance(choice, dict):
                 continue
             reason = choice.get("finish_reason")
@@ -139,7 +142,7 @@ class StreamAssembler:
             parts = delta.get("tool_calls")
             if piece or parts:
                 self.deltas += 1
-            if isinstance(piece, str) and piece:
+            if piece and isinstance(piece, str):
                 self.text.append(piece)
                 if on_token is not None:
                     on_token(piece)
@@ -152,11 +155,14 @@ class StreamAssembler:
                 call = calls.get(key)
                 if call is None:
                     call = calls[key] = _PartialCall()
-                if part.get("id"):
-                    call.id = str(part["id"])
-                fn = part.get("function") or {}
+                part_id = part.get("id")
+                if part_id:
+                    call.id = str(part_id)
+                fn = part.get("function")
+                if not fn:
+                    continue
                 name = fn.get("name")
-                if isinstance(name, str) and name and name != call.name:
+                if name and isinstance(name, str) and name != call.name:
                     call.name += name
                 args = fn.get("arguments")
                 if isinstance(args, str):
