@@ -53,7 +53,7 @@ class DebugController(QObject):
         self.runs = runs
         self.window = window
         self.bridge = bridge
-        self.breakpoints = Breakpoints()
+        self.breakpoints = Breakpoints.model_construct()  # the defaults, without building its validator before the first frame
         self.pending = PendingView()
         runs.output.addTab(self.pending, "Pending")
         self._install_actions()
