@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QMimeData, QModelIndex, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QAbstractItemView, QLineEdit, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget,
+    QAbstractItemView, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget,
 )
 
 from gui import theme
@@ -42,6 +42,8 @@ class _TwoLineDelegate(QStyledItemDelegate):
             option.font = theme.ui_font(8.5, bold=True)
             super().paint(painter, option, index)
             return
+        from PySide6.QtWidgets import QStyle  # PySide builds its nine enums at its first import: after the first frame
+
         style = option.widget.style() if option.widget else None
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         name_colour, description_colour, selected_fill = row_colours(theme.current())
