@@ -26,7 +26,6 @@ from engine.run_state import ChatTurn
 from gui import theme
 from gui.bridge import new_session_id
 
-from .chat_markdown import OPENABLE_SCHEMES, markdown_html
 
 EMPTY_REPLY = "(empty reply — the model returned no text)"
 ChatEntry = ChatTurn
@@ -62,6 +61,8 @@ def bubble_colours(role: str, current: theme.Theme) -> tuple[QColor, QColor, QCo
 
 def open_link(url: QUrl) -> None:
     """A link in a reply opens in the system's browser; other schemes (javascript:, file:) do nothing."""
+    from .chat_markdown import OPENABLE_SCHEMES
+
     if url.scheme().lower() in OPENABLE_SCHEMES:
         QDesktopServices.openUrl(url)
 
@@ -278,6 +279,8 @@ class ChatPanel(QWidget):
         muted = current.muted_text.name()
         name, background, text = bubble_colours(entry.role, current)
         if entry.role == "assistant":
+            from .chat_markdown import markdown_html  # the text format types' enums are built at its import: not before the first frame
+
             body = markdown_html(entry.text, current.link_text, current.node_fill)
         else:
             body = html.escape(entry.text).replace("\n", "<br>")

@@ -6,19 +6,25 @@ anchors found with `anchorAt` under the mouse.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFontDatabase, QMouseEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from gui import theme
 from engine.run_log import RunLogLine
 
+if TYPE_CHECKING:
+    from PySide6.QtGui import QTextCharFormat
+
 MAX_LINES = 50_000
 NODE_SCHEME = "node:"
-COLOUR_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
-"""A coloured fragment names its theme colour here, so a theme switch recolours the lines shown."""
+COLOUR_PROPERTY = 0x100000 + 1  # QTextFormat.Property.UserProperty + 1
+"""A coloured fragment names its theme colour here, so a theme switch recolours the lines shown.
+(The text format types are imported at the first line: PySide builds their enums, 155 members,
+at their first import, which would come before the editor's first frame.)"""
 
 
 def text_colour(name: str, current: theme.Theme) -> QColor:
@@ -40,14 +46,23 @@ class RunLogView(QPlainTextEdit):
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setMouseTracking(True)
         self.lines: list[RunLogLine] = []
-        self._plain = QTextCharFormat()
-        self._error = self._coloured("error")
-        self._note = self._coloured("note")
-        self._note.setFontItalic(True)
+        self._formats: tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat] | None = None  # (plain, error, note)
         theme.manager().changed.connect(self._recolour)
+
+    def _line_formats(self) -> tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat]:
+        """(plain, error, note): the formats of lines, made at the first line."""
+        if self._formats is None:
+            from PySide6.QtGui import QTextCharFormat
+
+            note = self._coloured("note")
+            note.setFontItalic(True)
+            self._formats = (QTextCharFormat(), self._coloured("error"), note)
+        return self._formats
 
     @staticmethod
     def _coloured(name: str, base: QTextCharFormat | None = None) -> QTextCharFormat:
+        from PySide6.QtGui import QTextCharFormat
+
         fmt = QTextCharFormat(base) if base is not None else QTextCharFormat()
         fmt.setProperty(COLOUR_PROPERTY, name)
         fmt.setForeground(text_colour(name, theme.current()))
@@ -55,7 +70,11 @@ class RunLogView(QPlainTextEdit):
 
     def _recolour(self) -> None:
         """Give every coloured fragment, and the formats of lines to come, the current theme's colour."""
-        for fmt in (self._error, self._note):
+        if self._formats is None:
+            return  # no line yet: the formats are made with the theme's colours at the first
+        from PySide6.QtGui import QTextCharFormat
+
+        for fmt in self._formats[1:]:
             fmt.setForeground(text_colour(fmt.stringProperty(COLOUR_PROPERTY), theme.current()))
         spans: list[tuple[int, int, str]] = []  # gathered first: recolouring may merge fragments
         block = self.document().begin()
@@ -107,12 +126,14 @@ class RunLogView(QPlainTextEdit):
         cursor.movePosition(QTextCursor.MoveOperation.End)
         if not self.document().isEmpty():
             cursor.insertBlock()
-        cursor.insertText(text, self._error if error else self._note)
+        _plain, error_format, note_format = self._line_formats()
+        cursor.insertText(text, error_format if error else note_format)
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
 
     def _insert_line(self, cursor: QTextCursor, line: RunLogLine) -> None:
         text = line.text
-        base = self._error if line.status == "error" else self._plain
+        plain, error_format, _note = self._line_formats()
+        base = error_format if line.status == "error" else plain
         start = text.find("] ") + 2 + 2 * line.depth
         if start < 2 or not text.startswith(line.node, start):
             cursor.insertText(text, base)
