@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings
+if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
 
 MAX_RECENT = 10
 
 
 def settings() -> QSettings:
     """The editor's settings; MINI_N8N_CONFIG_DIR moves them (tests use a temporary folder)."""
+    from PySide6.QtCore import QSettings  # here: PySide builds a type's enums at its first import (after the first frame)
+
     folder = os.environ.get("MINI_N8N_CONFIG_DIR")
     if folder:
         return QSettings(str(Path(folder) / "mini-n8n.ini"), QSettings.Format.IniFormat)
@@ -24,7 +28,14 @@ class RecentFiles:
     KEY = "recentFiles"
 
     def __init__(self, store: QSettings | None = None) -> None:
-        self.store = store or settings()
+        self._store = store
+
+    @property
+    def store(self) -> QSettings:
+        """The settings, opened at the first read or write (after the editor's first frame)."""
+        if self._store is None:
+            self._store = settings()
+        return self._store
 
     def paths(self) -> list[str]:
         value = self.store.value(self.KEY, [])

@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QStandardPaths
 
 from engine.errors import WorkflowFileError
 from engine.processes import pid_alive
@@ -29,6 +28,8 @@ def recovery_dir() -> Path:
     """Where recovery files live; MINI_N8N_RECOVERY_DIR moves them (tests use a temporary folder)."""
     folder = os.environ.get("MINI_N8N_RECOVERY_DIR")
     if not folder:
+        from PySide6.QtCore import QStandardPaths  # here: PySide builds a type's enums at its first import
+
         base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation) or str(Path.home() / ".mini-n8n")
         folder = str(Path(base) / "recovery")
     path = Path(folder)

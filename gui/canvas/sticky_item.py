@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QPen, QTextDocument
+from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem, QGraphicsRectItem, QGraphicsSceneMouseEvent, QStyleOptionGraphicsItem, QWidget,
 )
@@ -46,6 +46,8 @@ class StickyItem(QGraphicsRectItem):
         self.ports: list = []
         self.kind = "note"
         self.defaults = node_type.Params().model_dump() if node_type.supported else {}
+        from PySide6.QtGui import QTextDocument  # here: PySide builds a type's enums at its first import (an empty document has no note)
+
         self.doc = QTextDocument()
         self.doc.setDocumentMargin(12)
         self._resizing: QSizeF | None = None

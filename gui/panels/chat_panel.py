@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QDesktopServices, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -25,6 +26,9 @@ from PySide6.QtWidgets import (
 from engine.run_state import ChatTurn
 from gui import theme
 from gui.bridge import new_session_id
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QUrl
 
 
 EMPTY_REPLY = "(empty reply — the model returned no text)"
