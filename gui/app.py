@@ -19,7 +19,7 @@ from engine.collector import pause_collections
 
 import qasync
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 START_UP_COLLECTIONS_MS = 5000
 """The collector is off from `main` until the window's first frame, or this long at most (a
@@ -32,6 +32,8 @@ USAGE = "usage: mini-n8n [FILE]   open the editor (on FILE, an n8n workflow JSON
 def _report_to_window(window, title: str, text: str) -> None:  # type: ignore[no-untyped-def]
     print(text, file=sys.stderr)
     if window is not None:
+        from PySide6.QtWidgets import QMessageBox
+
         window.show_message(f"{title}: {text.strip().splitlines()[-1] if text.strip() else ''}", 15000)
         box = QMessageBox(QMessageBox.Icon.Critical, title, text.strip().splitlines()[-1] if text.strip() else title,
                           QMessageBox.StandardButton.Ok, window)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QInputDialog, QMenu, QToolButton
+from PySide6.QtWidgets import QMenu, QToolButton
 
 from engine.debugger import Breakpoints
 from engine.run_outcome import RunOutcome
@@ -161,6 +161,8 @@ class DebugController(QObject):
         self.agent_actions[field].setChecked(on)
 
     def ask_tools(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
         text, ok = QInputDialog.getText(self.window, "Only these tools",
                                         "Tool names, separated by commas (empty: every tool):",
                                         text=", ".join(self.breakpoints.tools))
@@ -169,6 +171,8 @@ class DebugController(QObject):
             self._update_agent_labels()
 
     def ask_from_iteration(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
         value, ok = QInputDialog.getInt(self.window, "From iteration", "Stop inside agents only from iteration:",
                                         self.breakpoints.from_iteration, 1, 10_000)
         if ok:

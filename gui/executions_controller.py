@@ -13,7 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QDockWidget, QInputDialog
+from PySide6.QtWidgets import QDockWidget
 
 from engine.run_outcome import RunOutcome
 from engine.run_state import RunChanges
@@ -258,6 +258,8 @@ class ExecutionsController(QObject):
     def resume(self, execution_id: str) -> None:
         """Continue a paused or crashed execution, with this window's breakpoints; one waiting at a
         Wait node for a webhook call or a form asks for the request's item first."""
+        from PySide6.QtWidgets import QInputDialog
+
         if self.bridge.running:
             return
         try:
@@ -282,6 +284,8 @@ class ExecutionsController(QObject):
 
     def rerun(self, execution_id: str, iteration: int | None = None) -> None:
         """A new run reusing the recorded results up to `iteration` (the selected steps row's)."""
+        from PySide6.QtWidgets import QInputDialog
+
         if self.bridge.running:
             return
         if iteration is None:

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
-    QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar,
+    QDockWidget, QLabel, QMainWindow, QMenu, QToolBar,
 )
+# The dialogs (QMessageBox, QFileDialog, QInputDialog) are imported where they open: PySide builds
+# a type's enums at its first import, and none of them is needed before the first frame.
 from shiboken6 import isValid
 
 from gui import theme
@@ -436,6 +438,8 @@ class MainWindow(QMainWindow):
         return True
 
     def rename_workflow_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
         name, ok = QInputDialog.getText(self, "Rename workflow", "Workflow name:", text=self.document.name)
         if ok:
             self.rename_workflow(name)
@@ -570,6 +574,8 @@ class MainWindow(QMainWindow):
     # ----- files ----------------------------------------------------------------------------
     def confirm_discard(self) -> bool:
         """Ask what to do with unsaved changes; True when it is fine to go on."""
+        from PySide6.QtWidgets import QMessageBox
+
         self.commit_pending_edits()
         if not self.is_modified():
             return True
@@ -588,6 +594,8 @@ class MainWindow(QMainWindow):
             self.load_document(new_workflow())
 
     def open_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         if not self.confirm_discard():
             return
         start = str(self.path.parent) if self.path else str(Path.cwd())
@@ -597,6 +605,8 @@ class MainWindow(QMainWindow):
 
     def open_file(self, path: str | Path, ask: bool = True) -> bool:
         """Load a workflow file; problems are listed in a dialog and nothing is lost."""
+        from PySide6.QtWidgets import QMessageBox
+
         if ask and not self.confirm_discard():
             return False
         try:
@@ -630,6 +640,8 @@ class MainWindow(QMainWindow):
         return self.save_to(self.path)
 
     def save_as(self) -> bool:
+        from PySide6.QtWidgets import QFileDialog
+
         start = str(self.path) if self.path else str(Path.cwd() / f"{self.document.name}.json")
         path, _ = QFileDialog.getSaveFileName(self, "Save workflow as", start, FILE_FILTER)
         if not path:
@@ -644,6 +656,8 @@ class MainWindow(QMainWindow):
 
     def save_to(self, path: str | Path) -> bool:
         """Write the document atomically; a failure is shown in a dialog and nothing is lost."""
+        from PySide6.QtWidgets import QMessageBox
+
         self.commit_pending_edits()
         try:
             save_workflow(self.document, path)
@@ -673,6 +687,8 @@ class MainWindow(QMainWindow):
         self.recent_menu.addAction("Clear list", self.recent.clear)
 
     def _open_recent(self, path: str) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         if not Path(path).exists():
             self.recent.remove(path)
             QMessageBox.warning(self, "File not found", f"{path} no longer exists; it was taken off the list.")
@@ -697,6 +713,8 @@ class MainWindow(QMainWindow):
             self.show_message(f"A recovery file cannot be read: {problem}", 15000)
         if not found:
             return False
+        from PySide6.QtWidgets import QMessageBox
+
         work = found[0]
         where = work.path or "a new, unsaved workflow"
         answer = QMessageBox.question(

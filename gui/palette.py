@@ -6,16 +6,21 @@ frame (`populate`), or at once when it is searched first.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QMimeData, QModelIndex, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QDrag, QFontMetrics, QPainter, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QAbstractItemView, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QVBoxLayout, QWidget,
+    QAbstractItemView, QLineEdit, QStyledItemDelegate, QTreeView, QVBoxLayout, QWidget,
 )
 
 from gui import theme
 from engine.node_type import NodeType
 from engine.registry import Registry
 from gui.canvas.view import NODE_MIME
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStyleOptionViewItem
 
 GROUPS = ("Triggers", "AI", "Models", "Memory", "Tools", "Core", "Notes")
 TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -42,7 +47,7 @@ class _TwoLineDelegate(QStyledItemDelegate):
             option.font = theme.ui_font(8.5, bold=True)
             super().paint(painter, option, index)
             return
-        from PySide6.QtWidgets import QStyle  # PySide builds its nine enums at its first import: after the first frame
+        from PySide6.QtWidgets import QStyle, QStyleOptionViewItem  # PySide builds a type's enums at its first import: after the first frame
 
         style = option.widget.style() if option.widget else None
         selected = bool(option.state & QStyle.StateFlag.State_Selected)

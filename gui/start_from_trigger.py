@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QInputDialog
 
 from engine.errors import MiniN8nError
 from engine.start import is_pinned, is_trigger
@@ -76,6 +75,8 @@ class StartFromTrigger(QObject):
         label = (f'Output of "{node.name}" ({node.type}) as JSON: an object or a list of objects.\n'
                  + ("Leave it empty to start with its pinned data." if pinned else
                     "Leave it empty to let the trigger run itself." if self.prefilled(node) == "" else ""))
+        from PySide6.QtWidgets import QInputDialog
+
         text, ok = QInputDialog.getMultiLineText(self.window, "Start from This Trigger", label, self.prefilled(node))
         if ok:
             self.start(node.name, text)

@@ -5,14 +5,19 @@ Hovering a main link shows n8n's "+" at its middle: clicking it inserts a node i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsPolygonItem, QWidget
 
 from gui import theme
 from engine.connection_types import MAIN
 
 from .port_item import PortItem
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
 
 
 def link_path(start: QPointF, end: QPointF, conn_type: str) -> QPainterPath:

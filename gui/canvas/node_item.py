@@ -7,9 +7,11 @@ asks the scene to add a node connected there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QWidget
 
 from gui import theme
 from engine.connection_types import MAIN, PortSpec
@@ -20,6 +22,9 @@ from engine.versions import version_note
 from engine.workflow import Node
 
 from .port_item import PortItem
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
 
 SQUARE = 100.0
 CIRCLE = 80.0

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
-    QGraphicsItem, QGraphicsRectItem, QGraphicsSceneMouseEvent, QStyleOptionGraphicsItem, QWidget,
+    QGraphicsItem, QGraphicsRectItem, QGraphicsSceneMouseEvent, QWidget,
 )
 
 from gui import theme
 from engine.node_type import NodeType
 from engine.workflow import Node
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
 
 GRIP = 14.0
 MIN_SIZE = QSizeF(80, 40)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QFontDatabase, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget,
+    QDialog, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget,
 )
 
 from gui import theme
@@ -138,6 +138,8 @@ class CodeDialog(QDialog):
     """The same code in a large window; accepted text goes back to the field."""
 
     def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
+        from PySide6.QtWidgets import QDialogButtonBox
+
         super().__init__(parent)
         self.setObjectName("codeDialog")
         self.setWindowTitle(title)

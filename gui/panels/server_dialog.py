@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from engine.errors import MiniN8nError
 
@@ -22,6 +22,8 @@ class ServerDialog(QDialog):
     """Asks for the server; `save(name, url, key)` keeps it (its error is shown, the dialog stays)."""
 
     def __init__(self, save: SaveServer, parent: QWidget | None = None) -> None:
+        from PySide6.QtWidgets import QDialogButtonBox
+
         super().__init__(parent)
         self.setWindowTitle("Add server")
         self._save = save

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -154,6 +153,8 @@ class StepsView(QWidget):
         return path
 
     def _export_dialog(self, fmt: str) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         name, _ = QFileDialog.getSaveFileName(self, f"Export steps as {fmt.upper()}", f"steps.{fmt}",
                                               f"{fmt.upper()} files (*.{fmt})")
         if name:
