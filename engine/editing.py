@@ -10,8 +10,7 @@ from __future__ import annotations
 import copy
 import re
 import uuid
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import MiniN8nError
 from .registry import Registry
@@ -28,8 +27,7 @@ class EditError(MiniN8nError):
     """An edit that cannot be made; the message says why, in the user's terms."""
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """One connection: source node, connection type, output index, target node, input index."""
 
     source: str

@@ -10,7 +10,7 @@ the run is paused, never from the order in which pauses and continues happened.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from .hooks import (
     ExecutionPaused, ExecutionResumed, HookEvent, NodeAfter, NodeBefore, RunUpdated, TokenEvent, WorkflowAfter,
@@ -29,8 +29,7 @@ UNFINISHED_NOTE = "did not finish"
 STOPPED_REPLY = "Stopped: the run was cancelled"
 
 
-@dataclass(frozen=True)
-class NodeState:
+class NodeState(NamedTuple):
     """One node in one run: idle, running, paused, success, error or pinned; its finished runs
     and the error of its last run (or why an unfinished run ended)."""
 

@@ -13,8 +13,7 @@ import gc
 import logging
 import threading
 import uuid
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -152,8 +151,7 @@ def new_session_id() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass(frozen=True)
-class RunStart:
+class RunStart(NamedTuple):
     """A run has begun: which execution, from which node, with which chat message (if any);
     `run` is its RunState (for a resumed execution, already holding what it did before)."""
 
@@ -167,8 +165,7 @@ class RunStart:
     workflow: Workflow | None = None  # the workflow as it runs
 
 
-@dataclass(frozen=True)
-class StoredRun:
+class StoredRun(NamedTuple):
     """A stored execution opened to look at: its state and the run as it was shown."""
 
     state: ExecutionState

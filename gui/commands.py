@@ -7,8 +7,7 @@ so the canvas updates those items only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 from PySide6.QtGui import QUndoCommand
 
@@ -19,8 +18,7 @@ from engine.workflow import Node
 MOVE_ID = 1001
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """What one edit touched: nodes that only moved, nodes whose own values changed (parameters,
     deactivation, pinned data, credentials), or the structure (nodes added, removed or renamed,
     connections). Nothing set: a change no node shows (the workflow's name)."""

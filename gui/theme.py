@@ -6,7 +6,7 @@ repaints everything without rebuilding items.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
@@ -35,8 +35,7 @@ STATUS_COLOURS = {
 }
 
 
-@dataclass(frozen=True)
-class Theme:
+class Theme(NamedTuple):
     dark: bool
     canvas: QColor
     grid: QColor

@@ -8,8 +8,7 @@ the node it is attached to. Without input data there is no preview.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..connection_types import MAIN
 from ..errors import ExpressionError
@@ -20,8 +19,7 @@ from . import evaluate
 from .scope import Scope
 
 
-@dataclass(frozen=True)
-class Preview:
+class Preview(NamedTuple):
     """What to show under a field: the value as n8n's editor shows it, or the error."""
 
     text: str
