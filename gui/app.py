@@ -12,9 +12,15 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
-# The engine's modules before Qt's: once PySide6 is imported it reads the source of every module
-# imported after it (for its `__feature__` switches), about 6 % of the editor's start-up.
-from engine import editing, run_state, runs  # noqa: F401
+# The engine's modules (and the others the window imports before its first frame) before Qt's:
+# once PySide6 is imported it reads the source of every module imported after it (for its
+# `__feature__` switches), about 6 % of the editor's start-up.
+import html  # noqa: F401
+import mini_n8n_resources  # noqa: F401
+from engine import (  # noqa: F401
+    abort, debugger, display_options, editing, node_settings, processes, run_state, runs, start, versions,
+)
+from engine.expressions import preview  # noqa: F401
 from engine.collector import pause_collections
 
 import qasync
