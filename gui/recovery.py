@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-
 from engine.errors import WorkflowFileError
 from engine.processes import pid_alive
 from engine.workflow import parse_workflow, Workflow, workflow_to_data

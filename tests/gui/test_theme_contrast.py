@@ -126,6 +126,15 @@ def test_run_log_links_are_readable_and_follow_a_theme_switch(themed: theme.Them
     assert link_formats(log)[-1][1] == theme.current().muted_text
 
 
+def test_the_run_log_colour_property_is_qts_first_user_property() -> None:
+    """The run log names its property by number (QTextFormat is imported at its first line)."""
+    from PySide6.QtGui import QTextFormat
+
+    from gui.panels.run_log_view import COLOUR_PROPERTY
+
+    assert COLOUR_PROPERTY == int(QTextFormat.Property.UserProperty) + 1
+
+
 def link_formats(log: RunLogView) -> list[tuple[str, QColor]]:
     """(theme colour name, foreground) of every coloured fragment, in order."""
     from gui.panels.run_log_view import COLOUR_PROPERTY
