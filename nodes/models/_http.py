@@ -148,10 +148,9 @@ class _Deadlines:
     again for the next one still under way. A call that ends leaves the timer as it is, so calls
     one after another (an agent's) share it instead of each scheduling and cancelling its own."""
 
-    __slots__ = ("_loop", "_timer", "_due", "_active", "__weakref__")
+    __slots__ = ("_timer", "_due", "_active", "__weakref__")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self) -> None:
         self._timer: asyncio.TimerHandle | None = None
         self._due = 0.0  # when the timer fires
         self._active: set[within_deadline] = set()
@@ -168,7 +167,7 @@ class _Deadlines:
 
     def _arm(self, when: float) -> None:
         self._due = when
-        self._timer = self._loop.call_at(when, self._fire)
+        self._timer = asyncio.get_running_loop().call_at(when, self._fire)  # armed from a call or the timer, on the loop
 
     def _fire(self) -> None:
         self._timer = None
@@ -184,7 +183,9 @@ class _Deadlines:
             self._arm(later)
 
 
-_deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines]" = weakref.WeakKeyDictionary()
+# each loop's deadlines, held weakly on both sides: the armed timer (in the loop's heap) and the calls
+# under way keep them, and a timer refers to its loop, so a strong value would keep a closed loop for good
+_deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_Deadlines]]" = weakref.WeakKeyDictionary()
 
 
 class within_deadline:
@@ -206,9 +207,11 @@ class within_deadline:
         self._task = task
         self._cancelling = task.cancelling()
         self._when = loop.time() + max(self._ep.timeout_ms, 1) / 1000.0
-        deadlines = _deadlines.get(loop)
+        kept = _deadlines.get(loop)
+        deadlines = kept() if kept is not None else None
         if deadlines is None:
-            deadlines = _deadlines[loop] = _Deadlines(loop)
+            deadlines = _Deadlines()
+            _deadlines[loop] = weakref.ref(deadlines)
         self._deadlines = deadlines
         deadlines.add(self)
 

@@ -60,3 +60,20 @@ async def test_calls_side_by_side_each_end_by_their_own_deadline() -> None:
     assert isinstance(short, NodeOperationError) and "within 30 ms" in short.message
     assert long == "done"
     assert isinstance(later, NodeOperationError) and "within 80 ms" in later.message
+
+
+def test_a_closed_event_loop_is_not_kept_alive_by_its_deadline_timer() -> None:
+    import gc
+    import weakref
+
+    async def one_call() -> None:
+        async with within_deadline(endpoint(60_000)):  # its timer stays armed after the call
+            pass
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(one_call())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None
