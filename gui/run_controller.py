@@ -21,6 +21,7 @@ from engine.run_state import RunChanges, RunState
 from engine.workflow import Workflow
 from gui.bridge import RunBridge, RunStart, StoredRun
 from gui.canvas.node_item import NodeItem
+from gui.first_frame import after_first_frame
 from gui.panels.chat_panel import ChatPanel
 from gui.panels.output_panel import OutputPanel
 
@@ -56,6 +57,9 @@ class RunController(QObject):
         self.last_outcome: RunOutcome | None = None
         self._install_docks()
         self._install_actions()
+        # the text format types (Run log, chat replies) before the first run: PySide builds their
+        # enums at their first import, which would otherwise stall the run's first line and reply
+        after_first_frame(window, self.output.run_log.prepare, self.chat.prepare)
 
         bridge.run_started.connect(self._run_started)
         bridge.run_changed.connect(self._run_changed)

@@ -78,6 +78,11 @@ class ChatPanel(QWidget):
     stop_requested = Signal()
     session_changed = Signal(str)
 
+    @staticmethod
+    def prepare() -> None:
+        """Import the Markdown reader now (after the editor's first frame), not at a run's first reply."""
+        from . import chat_markdown  # noqa: F401
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session_id = new_session_id()

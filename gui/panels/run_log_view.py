@@ -49,6 +49,10 @@ class RunLogView(QPlainTextEdit):
         self._formats: tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat] | None = None  # (plain, error, note)
         theme.manager().changed.connect(self._recolour)
 
+    def prepare(self) -> None:
+        """Make the line formats now (after the editor's first frame), not at a run's first line."""
+        self._line_formats()
+
     def _line_formats(self) -> tuple[QTextCharFormat, QTextCharFormat, QTextCharFormat]:
         """(plain, error, note): the formats of lines, made at the first line."""
         if self._formats is None:
