@@ -343,7 +343,7 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
                 watch.done()
             size += len(chunk)
             if size > ep.max_bytes:
-                raise too_large(ep)
+                raise _too_large(ep)
             yield chunk
     except TRANSPORT_ERRORS as exc:
         raise transport_error(ep, exc) from None
@@ -356,19 +356,25 @@ async def body_chunks(ep: Endpoint, response: Reply) -> AsyncIterator[bytes]:
             await chunks.aclose()
 
 
-def too_large(ep: Endpoint) -> NodeOperationError:
+def _too_large(ep: Endpoint) -> NodeOperationError:
     return ep.error(
         f"the model server at {ep.base_url} sent a reply larger than {ep.max_bytes:,} bytes; it was refused",
         f"The cap is ${MAX_REPLY_ENV} ({DEFAULT_MAX_REPLY_BYTES:,} bytes unless set)",
     )
 
 
+def whole_body(ep: Endpoint, response: Reply) -> bytes | None:
+    """The body, if all of it came with the head (a fast server's reply), within the size cap."""
+    whole = response.whole_body()
+    if whole is not None and len(whole) > ep.max_bytes:
+        raise _too_large(ep)
+    return whole
+
+
 async def read_json(ep: Endpoint, response: Reply) -> Any:
     """The whole body of a non-streamed reply, parsed; taken at once when it came with the head."""
-    whole = response.whole_body()
+    whole = whole_body(ep, response)
     if whole is not None:
-        if len(whole) > ep.max_bytes:
-            raise too_large(ep)
         return parse_json(ep, whole)
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]

@@ -23,7 +23,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, too_large, within_deadline
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, whole_body, within_deadline
 from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
@@ -173,10 +173,8 @@ class OpenAIChat:
     async def _read_stream(self, response: Any, on_token: TokenCallback | None, body: dict[str, Any]) -> ModelReply:
         ep = self.endpoint
         assembler = StreamAssembler()
-        whole = response.whole_body()
+        whole = whole_body(ep, response)
         if whole is not None:  # all of it came with the head (a fast server): read at once
-            if len(whole) > ep.max_bytes:
-                raise too_large(ep)
             reader = EventReader()
             done = self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
         else:
