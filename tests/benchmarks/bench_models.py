@@ -11,7 +11,8 @@ says so).
    process) that answers at once: 1 and 21 tool rounds. One iteration is a model request over
    HTTP, a Calculator run and the Agent's resume; the figure is wall time per model call. The
    peer is real n8n running the same workflow against the same server, measured in the same
-   run when it is installed (n8n_live.py), else its last recorded figure, said as such.
+   run when it is installed (n8n_live.py), its executions interleaved with our runs (a machine
+   whose speed drifts moves both), else its last recorded figure, said as such.
    Target: a tenth of n8n's.
 3. The Local Model (bundled Gemma 3 270M): load time, time to first token, time to a tool decision.
 4. Stop: time from abort to the end of an in-flight HTTP stream and of a local generation
@@ -46,7 +47,8 @@ QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 REPEATS = 3 if QUICK else 7
 HTTP_REPEATS = 5 if QUICK else 7  # the HTTP layer is cheap (a second or two): enough rounds for a steady median
 HTTP_CALLS = 40 if QUICK else 100
-N8N_RUNS = 1 if QUICK else 3
+N8N_RUNS = 3  # n8n executions (each starts n8n: seconds), interleaved with our runs
+N8N_ROUNDS = 21
 TARGET_FRACTION = 0.1
 FLOOR_TARGET = 1.5
 STOP_TARGET_MS = 200.0
@@ -80,34 +82,71 @@ def stop_peer(proc: subprocess.Popen[str]) -> None:
         proc.wait()
 
 
-def agent_iterations(rounds: int, streaming: bool) -> tuple[list[float], float]:
-    """(wall ms per model call of each repeat, best CPU ms of this process per model call)."""
-    proc, url = start_peer(rounds)
-    params = {"model": "peer-model", "options": {"baseURL": url, "streaming": streaming}}
-    workflow = with_model(OPENAI, params, agent_options={"maxIterations": rounds + 5})
-    engine = Engine(builtin_registry())
-    loop = asyncio.new_event_loop()
-    calls = rounds + 1
+class AgentSide:
+    """Our agent on the OpenAI Chat Model node against `url`: set up and warmed once (connection,
+    imports), then run as often as the interleaving asks."""
 
-    def run_once() -> None:
-        state = loop.run_until_complete(engine.run(workflow, start="Chat", items=[chat_item("go", "bench")]))
+    def __init__(self, url: str, rounds: int, streaming: bool) -> None:
+        params = {"model": "peer-model", "options": {"baseURL": url, "streaming": streaming}}
+        self.rounds, self.streaming = rounds, streaming
+        self.workflow = with_model(OPENAI, params, agent_options={"maxIterations": rounds + 5})
+        self.engine = Engine(builtin_registry())
+        self.loop = asyncio.new_event_loop()
+        self.walls: list[float] = []  # ms per model call, one per run
+        self.cpus: list[float] = []
+        self._run()  # warm up
+
+    @property
+    def label(self) -> str:
+        return f"{self.rounds:2d} tool round{'s' if self.rounds > 1 else ' '}, {'streamed' if self.streaming else 'whole   '}"
+
+    def _run(self) -> None:
+        state = self.loop.run_until_complete(self.engine.run(self.workflow, start="Chat", items=[chat_item("go", "bench")]))
         assert state.status == "success", state.error
-        assert len(state.run_data["Calculator"]) == rounds
+        assert len(state.run_data["Calculator"]) == self.rounds
 
+    def sample(self) -> None:
+        calls = self.rounds + 1
+        gc.collect()
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        self._run()
+        self.walls.append((time.perf_counter() - wall0) * 1000.0 / calls)
+        self.cpus.append((time.process_time() - cpu0) * 1000.0 / calls)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        self.loop.close()
+
+
+def agent_figures() -> tuple[list[float], str, list[AgentSide]]:
+    """n8n's ms per iteration and ours, interleaved: each repeat runs n8n once (when installed and
+    while N8N_RUNS last) and then each of our agents once, all against one peer."""
+    binary = n8n_live.n8n_binary()
+    peers = {rounds: start_peer(rounds) for rounds in ((N8N_ROUNDS,) if QUICK else (1, N8N_ROUNDS))}  # a policy per length
+    runner = None
+    sides: list[AgentSide] = []
     try:
-        run_once()  # warm up: connection, imports
-        walls, cpus = [], []
-        for _ in range(REPEATS):
-            gc.collect()
-            wall0, cpu0 = time.perf_counter(), time.process_time()
-            run_once()
-            walls.append((time.perf_counter() - wall0) * 1000.0 / calls)
-            cpus.append((time.process_time() - cpu0) * 1000.0 / calls)
-        return walls, min(cpus)
+        runner = n8n_live.N8nRunner(binary, peers[N8N_ROUNDS][1], N8N_ROUNDS) if binary is not None else None
+        sides = [AgentSide(url, rounds, streaming) for streaming in (True, False) for rounds, (_proc, url) in peers.items()]
+        n8n_ms: list[float] = []
+        for repeat in range(max(REPEATS, N8N_RUNS)):
+            if runner is not None and repeat < N8N_RUNS:
+                n8n_ms.append(runner.ms_per_iteration())
+            if repeat < REPEATS:
+                for side in sides:
+                    side.sample()
     finally:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        stop_peer(proc)
+        for side in sides:
+            side.close()
+        if runner is not None:
+            runner.close()
+        for proc, _url in peers.values():
+            stop_peer(proc)
+    if runner is None:
+        rec = n8n_live.recorded()
+        low, high = rec["ms_per_iteration"]["min"], rec["ms_per_iteration"]["max"]
+        return [low, high], f"n8n {rec['n8n']}, RECORDED {rec['recorded']} (n8n is not installed at {n8n_live.n8n_dir()})", sides
+    return n8n_ms, f"n8n {n8n_live.version()}, measured now, interleaved with ours", sides
 
 
 async def http_layer(url: str) -> dict[str, list[float]]:
@@ -293,40 +332,19 @@ async def local_model_figures() -> dict[str, float] | None:
     return figures
 
 
-def n8n_iterations(rounds: int) -> tuple[list[float], str]:
-    """ms per iteration of real n8n on the same workflow and peer, and where the figure comes from."""
-    binary = n8n_live.n8n_binary()
-    if binary is None:
-        rec = n8n_live.recorded()
-        low, high = rec["ms_per_iteration"]["min"], rec["ms_per_iteration"]["max"]
-        return [low, high], f"n8n {rec['n8n']}, RECORDED {rec['recorded']} (n8n is not installed at {n8n_live.n8n_dir()})"
-    proc, url = start_peer(rounds)
-    runner = None
-    try:
-        runner = n8n_live.N8nRunner(binary, url, rounds)
-        return [runner.ms_per_iteration() for _ in range(N8N_RUNS)], f"n8n {n8n_live.version()}, measured now"
-    finally:
-        if runner is not None:
-            runner.close()
-        stop_peer(proc)
-
-
 def main() -> None:
     print_http_layer()
-    n8n_ms, source = n8n_iterations(21)
+    n8n_ms, source, sides = agent_figures()
     n8n_median = statistics.median(n8n_ms)
     print(f"agent on the OpenAI Chat Model node, loopback Chat Completions peer in its own process (load average {load_average()})")
-    print(f"  n8n, same workflow and peer, 21 tool rounds: {spread(n8n_ms)} ms per iteration [{source}]")
+    print(f"  n8n, same workflow and peer, {N8N_ROUNDS} tool rounds: {spread(n8n_ms)} ms per iteration [{source}]")
     print(f"  target: a tenth of n8n's median, {n8n_median * TARGET_FRACTION:.2f} ms")
     if QUICK:
-        print("  (quick: 21 tool rounds only)")
-    for streaming in (True, False):
-        for rounds in (21,) if QUICK else (1, 21):
-            walls, cpu = agent_iterations(rounds, streaming)
-            label = f"{rounds:2d} tool round{'s' if rounds > 1 else ' '}, {'streamed' if streaming else 'whole   '}"
-            best = statistics.median(walls)
-            print(f"  {label}: {spread(walls)} ms/iteration, {cpu:6.2f} ms CPU in-process (best)"
-                  f" | vs n8n {best / n8n_median:.2f} | vs target {best / (n8n_median * TARGET_FRACTION):.2f}")
+        print(f"  (quick: {N8N_ROUNDS} tool rounds only)")
+    for side in sides:
+        best = statistics.median(side.walls)
+        print(f"  {side.label}: {spread(side.walls)} ms/iteration, {min(side.cpus):6.2f} ms CPU in-process (best)"
+              f" | vs n8n {best / n8n_median:.2f} | vs target {best / (n8n_median * TARGET_FRACTION):.2f}")
     http_stop = asyncio.run(http_stop_latency())
     print(f"Stop during a streamed HTTP reply: {http_stop:.1f} ms (target {STOP_TARGET_MS:g} ms, ratio {http_stop / STOP_TARGET_MS:.2f})")
     local = asyncio.run(local_model_figures())
