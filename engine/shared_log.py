@@ -34,6 +34,14 @@ class SharedLog:
             found = self._parallel[name] = (convert, SharedLog())
         return found[1]
 
+    def prefix(self, length: int) -> "SharedLog":
+        """A new log holding this log's first `length` entries, and what each parallel log has
+        made of them (not made again)."""
+        log = SharedLog(self.items[:length])
+        for name, (convert, parallel) in self._parallel.items():
+            log._parallel[name] = (convert, SharedLog(parallel.items[:length]))
+        return log
+
     def fill(self, name: str, upto: int) -> "SharedLog":
         """The parallel log `name` with its entries up to `upto` made."""
         convert, log = self._parallel[name]

@@ -9,6 +9,7 @@ the window it was made with. After a resume the stored list becomes a new log on
 
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any, Iterable
 
@@ -110,20 +111,32 @@ def _same_head(a: list[ChatMessage], b: list[ChatMessage]) -> bool:
 def scratchpad_messages(head: list[ChatMessage], steps: LogWindow, memo: dict[str, Any]) -> LogWindow:
     """`head` (system, history, user) then each step as an assistant message with the call and a
     tool message with the result: a window on a log of messages kept in `memo` (an execution-wide
-    cache), so a round builds the messages of its new steps only."""
+    cache), so a round builds the messages of its new steps only. When the steps are on another
+    log than last round (n8n's v3 agent gives each item after the first a copy of the first
+    item's steps plus its own), the messages of the steps both rounds share are kept."""
     cached = memo.get("log")
-    messages: SharedLog | None = None
     if cached is not None:
-        cached_head, steps_log, messages = cached
-        done = (len(messages.items) - len(head)) // 2
-        if steps_log is not steps.log or not _same_head(cached_head, head) or len(messages.items) != len(head) + 2 * done:
-            messages = None
-    if messages is None:
-        messages, done = SharedLog(head), 0
-        memo["log"] = (list(head), steps.log, messages)
-    if done < steps.length:
-        messages.items.extend(_pairs(steps.log.items[done:steps.length]))
+        cached_head, steps_log, built, messages = cached
+        if not _same_head(cached_head, head) or len(messages.items) != len(head) + 2 * len(built):
+            cached = None
+        elif steps_log is not steps.log:  # an append-only log needs no comparing; another log does
+            shared = _shared_steps(built, steps)
+            if shared < len(built):
+                messages, built = messages.prefix(len(head) + 2 * shared), built[:shared]
+    if cached is None:
+        cached_head, messages, built = list(head), SharedLog(head), []
+    if len(built) < steps.length:
+        new = steps.log.items[len(built):steps.length]
+        messages.items.extend(_pairs(new))
+        built += new
+    memo["log"] = (cached_head, steps.log, built, messages)
     return LogWindow(messages, len(head) + 2 * steps.length)
+
+
+def _shared_steps(built: list[dict[str, Any]], steps: LogWindow) -> int:
+    """How many of the first steps of `steps` are the very step objects in `built`."""
+    same = list(map(operator.is_, built, steps.log.items[: min(len(built), steps.length)]))
+    return same.index(False) if False in same else len(same)
 
 
 def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage:
