@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -390,7 +391,7 @@ class StepBook:
         if not waiting:
             return
         request = _first_item(task, AI_LANGUAGE_MODEL, "input") or {}
-        answers = {m.get("toolCallId"): readable(str(m.get("content", ""))) for m in request.get("messages", []) if m.get("role") == "tool"}
+        answers = _tool_answers(request.get("messages", []), {row.tool_call_id for row in waiting if row.status == "pending"})
         for row in waiting:
             if row.status != "pending":
                 continue
@@ -433,3 +434,18 @@ class StepBook:
         for index in range(pos, len(self.rows)):
             self.rows[index].index = index
         self._inserts.append((pos, [row]))
+
+
+def _tool_answers(messages: Iterable[dict[str, Any]], wanted: set[Any]) -> dict[Any, str]:
+    """The last tool message's text for each call id in `wanted`, read from the end of the
+    conversation (where the answers of its last round are) and only until all are found: the
+    whole conversation is read only when an answer is missing."""
+    answers: dict[Any, str] = {}
+    for message in reversed(messages if isinstance(messages, Sequence) else list(messages)):
+        if not wanted:
+            break
+        key = message.get("toolCallId")
+        if key in wanted and message.get("role") == "tool":
+            answers[key] = readable(str(message.get("content", "")))
+            wanted.discard(key)
+    return answers
