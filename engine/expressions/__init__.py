@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from ..errors import ExpressionError
 from .sandbox import MEMORY_MESSAGE, Interrupted, runtime
 from .scope import Scope
@@ -34,7 +36,22 @@ _PROTOTYPE_NAMES = frozenset((
 
 def has_expressions(value: Any) -> bool:
     """True when a parameter value (nested dicts and lists included) holds any expression.
-    Walked with exact type checks first: a node's parameters can be long (a scripted model's replies)."""
+    A node's parameters can be long (a scripted model's replies, a large JSON body): when their
+    JSON text has no string starting with "=" (`"=`), none is an expression, found in C; only
+    otherwise (or for what is not JSON) are they walked."""
+    if isinstance(value, str):
+        return value.startswith("=")
+    if isinstance(value, (dict, list)):
+        try:
+            if b'"=' not in orjson.dumps(value):
+                return False
+        except TypeError:
+            pass
+    return _walk_for_expressions(value)
+
+
+def _walk_for_expressions(value: Any) -> bool:
+    """has_expressions by walking the value, with exact type checks first."""
     if isinstance(value, str):
         return value.startswith("=")
     if isinstance(value, dict):
@@ -50,7 +67,7 @@ def has_expressions(value: Any) -> bool:
                 return True
         elif kind is int or kind is float or kind is bool or item is None:
             continue
-        elif has_expressions(item):
+        elif _walk_for_expressions(item):
             return True
     return False
 

@@ -305,3 +305,16 @@ async def test_the_preview_reads_parameter_as_a_run_does(engine: Engine) -> None
     assert expression_preview(state, wf, "B", "={{ $parameter.duplicateItem }}", registry) == Preview("false")
     assert expression_preview(state, wf, "B", "={{ $('A').params.mode }}", registry) == Preview("manual")
     assert expression_preview(state, wf, "B", "={{ $parameter.mode }}") == Preview("[empty]")  # raw: not in the file
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"replies": [{"text": f"reply {i}", "n": i} for i in range(500)] + [{"text": "=x"}]}, True),  # deep, last
+    ({"replies": [{"text": f"reply {i}", "n": i} for i in range(500)]}, False),
+    ({"=not a value": "plain"}, False),  # a key that starts with "=" is no expression
+    ({"text": 'quoted "=inside" text'}, False),  # "= inside a string, not at its start
+    ({"big": 2**70, "text": "=x"}, True),  # not JSON for orjson: walked
+    ({1: "=x"}, True),
+    ({1: "x", "list": [None, 1.5, True]}, False),
+])
+def test_has_expressions_finds_exactly_the_strings_that_start_with_equals(params: dict, expected: bool) -> None:
+    assert has_expressions(params) is expected
