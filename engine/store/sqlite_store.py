@@ -44,7 +44,8 @@ from .wal_checkpointer import WalCheckpointer
 ENV_DB = "MINI_N8N_DB"
 DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
 FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
-FOLD_AFTER_S = 0.25  # ... or once the oldest of them is this old (other processes see progress)
+FOLD_AFTER_S = 0.1  # ... or once the oldest of them is this old (other processes see progress; a
+# fold of a tenth of a second's boundaries is a few ms on the thread that runs the engine, an editor's)
 PRUNE_INTERVAL_S = 60.0
 CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
