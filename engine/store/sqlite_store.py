@@ -44,8 +44,9 @@ from .wal_checkpointer import WalCheckpointer
 ENV_DB = "MINI_N8N_DB"
 DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
 FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
-FOLD_AFTER_S = 0.1  # ... or once the oldest of them is this old (other processes see progress; a
-# fold of a tenth of a second's boundaries is a few ms on the thread that runs the engine, an editor's)
+# ... or once the oldest of them is this old: other processes see progress, and a fold (on the
+# thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
+FOLD_AFTER_S = 0.1
 PRUNE_INTERVAL_S = 60.0
 CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
