@@ -1,37 +1,32 @@
 """The HTTP client of the model nodes: one keep-alive client per event loop, POSTing JSON and
 handing back the reply as it arrives.
 
-Requests go through aiohttp (its HTTP parser is compiled): for the same call over loopback it
-needs half the CPU of httpcore's pool on asyncio streams and a third of httpx's, and the model
-call is an agent's hot path. aiohttp is imported on the first request, not with the node. Its
-failures are raised as httpcore's (connect error, cut-off reply, read error), each from the
-system's error underneath, so nodes/models/_http.py words them as before: "Connection refused",
-"ended the stream mid-reply". TLS is set up only for https, with the process's one verifying
-context (nodes.http_transport). When a proxy is set in the environment, requests to other hosts
-than this machine go through httpx, which applies it (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY).
+Requests go over nodes/models/_http1.py (asyncio and httptools' compiled parser): for the same
+call over loopback it needs under half the CPU of aiohttp and a third of httpcore's pool on
+asyncio streams, and the model call is an agent's hot path. Its failures are httpcore's (connect
+error, cut-off reply, read error), each from the system's error underneath, so
+nodes/models/_http.py words them in the system's terms: "Connection refused", "ended the stream
+mid-reply". TLS is set up only for https, with the process's one verifying context
+(nodes.http_transport). When a proxy is set in the environment, requests to other hosts than this
+machine go through httpx, which applies it (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
-import sys
 import urllib.request
 import weakref
 import zlib
-from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Callable, NoReturn
+from typing import Any, AsyncGenerator, Awaitable, Callable
 
 import httpcore
 import httpx
 
-from nodes.asyncio_network import HAPPY_EYEBALLS_DELAY_S
 from nodes.http_transport import LOOPBACK, LazyTLSTransport, tls_context
 
+from ._http1 import Http1Pool
 from ._common import encode_json
-
-if TYPE_CHECKING:
-    import aiohttp
 
 KEEPALIVE_EXPIRY_S = 5.0  # httpx's default
 MAX_CONNECTIONS = 100  # httpx's default
@@ -39,7 +34,7 @@ MAX_KEEPALIVE = 8  # of the proxied client (httpx)
 LOOPBACK_HOSTS = frozenset(host.strip("[]") for host in LOOPBACK)
 BASE_HEADERS = (("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"), ("Connection", "keep-alive"),
                 ("User-Agent", "mini-n8n"))
-# the transport failures a call can end with: httpcore's (aiohttp's are raised as these), httpx's (proxied)
+# the transport failures a call can end with: httpcore's (_http1's are these), httpx's (proxied)
 TRANSPORT_ERRORS = (httpx.HTTPError, httpcore.NetworkError, httpcore.ProtocolError, httpcore.TimeoutException,
                     httpcore.ProxyError, httpcore.UnsupportedProtocol)
 TIMEOUTS = (httpx.TimeoutException, httpcore.TimeoutException)
@@ -108,128 +103,91 @@ class Reply:
 
 
 @functools.lru_cache(maxsize=64)
-def _target(url: str) -> tuple[str, str, str, bool]:
-    """`url` normalised by httpx's rules, its Host header, its host and whether it is https (kept per
-    URL: an agent calls the same one)."""
+def _target(url: str) -> tuple[str, str, str, int, bytes, bool]:
+    """`url` normalised by httpx's rules, its Host header, host, port, path with query and whether
+    it is https (kept per URL: an agent calls the same one)."""
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise InvalidURL(str(exc)) from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise InvalidURL(f"{url!r} is not an absolute http(s) URL")
-    return str(parsed), parsed.netloc.decode("ascii"), parsed.host, parsed.scheme == "https"
+    https = parsed.scheme == "https"
+    port = parsed.port or (443 if https else 80)
+    return str(parsed), parsed.netloc.decode("ascii"), parsed.host, port, parsed.raw_path, https
+
+
+def _header_line(name: str, value: str) -> bytes:
+    """`name: value` and its line end, refused when either would end the line early (a header
+    smuggled in) or is not Latin-1."""
+    if any(c in name for c in "\r\n:") or "\r" in value or "\n" in value or not name:
+        raise httpcore.LocalProtocolError(f"the header {name!r} has a line break or colon in its name or a line break in its value")
+    try:
+        return f"{name}: {value}\r\n".encode("latin-1")
+    except UnicodeEncodeError:
+        raise httpcore.LocalProtocolError(f"the header {name!r} has characters HTTP headers cannot carry") from None
 
 
 @functools.lru_cache(maxsize=64)
-def _head(host_header: str, given: tuple[tuple[str, str], ...]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """The request headers before and after Content-Length: ours unless the caller gives them, then
-    the caller's (kept per endpoint: an agent sends the same ones every time)."""
+def _head(path: bytes, host_header: str, given: tuple[tuple[str, str], ...]) -> tuple[bytes, bytes]:
+    """The request's head before and after its Content-Length line: our headers unless the caller
+    gives them, then the caller's (kept per endpoint: an agent sends the same ones every time)."""
     names = {name.lower() for name, _value in given}
-    before = tuple((name, value) for name, value in (("Host", host_header), *BASE_HEADERS, ("Content-Type", "application/json"))
-                   if name.lower() not in names)
-    return before, tuple((name, value) for name, value in given if name.lower() != "content-length")
+    before = [b"POST " + path + b" HTTP/1.1\r\n"]
+    before += [_header_line(name, value) for name, value in
+               (("Host", host_header), *BASE_HEADERS, ("Content-Type", "application/json")) if name.lower() not in names]
+    after = [_header_line(name, value) for name, value in given if name.lower() != "content-length"]
+    return b"".join(before), b"".join(after) + b"\r\n"
 
 
-def _raise_as_httpcore(exc: "aiohttp.ClientError") -> NoReturn:
-    """aiohttp's failure as the httpcore error it stands for, raised from the system's error under it."""
-    import aiohttp
-
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        cause = exc.os_error
-        if cause.errno is None and str(cause).startswith("Multiple exceptions:"):  # addresses failed differently
-            cause = OSError("All connection attempts failed")
-        raise httpcore.ConnectError(str(cause) or type(cause).__name__) from cause
-    if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)):
-        raise httpcore.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
-    if isinstance(exc, aiohttp.ServerTimeoutError):
-        raise httpcore.ReadTimeout(str(exc) or "timed out") from exc
-    if isinstance(exc, aiohttp.ClientOSError):
-        raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
-    raise httpcore.NetworkError(str(exc) or type(exc).__name__) from exc
-
-
-async def _body(response: "aiohttp.ClientResponse") -> AsyncGenerator[bytes, None]:
-    """The body as it arrives (chunked transfer undone, content encoding kept)."""
-    import aiohttp
-
-    content = response.content
-    try:
-        while chunk := await content.readany():  # b"" at the end
-            yield chunk
-    except aiohttp.ClientError as exc:
-        _raise_as_httpcore(exc)
-
-
-def _close_session(session: "aiohttp.ClientSession", loop: asyncio.AbstractEventLoop) -> None:
-    """Close the session of a client whose loop is gone (at the latest when the process ends), so
-    aiohttp does not report it as leaked. On a closed loop its close() has nothing to wait for
-    and is run to its end here; a loop still open (and so not running, at exit) runs it."""
-    if loop.is_closed():
-        closing = session.close()
-        try:
-            closing.send(None)
-        except StopIteration:
-            return
-        closing.close()
-    elif not loop.is_running():
-        loop.run_until_complete(session.close())
+def _close_pool(pool: Http1Pool, loop: asyncio.AbstractEventLoop) -> None:
+    """Close the idle connections of a client whose loop has ended (its sockets are closed with
+    their transports otherwise, which warns)."""
+    if not loop.is_closed():
+        pool.close()
 
 
 class ModelClient:
-    """One aiohttp session (made on the first request) for http and https; httpx for proxied hosts."""
+    """Keep-alive connections (_http1) for http and https; httpx for proxied hosts."""
 
     def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Http1Pool | None = None
         self._proxied: httpx.AsyncClient | None = None
         self._proxies = bool(urllib.request.getproxies())
 
-    async def _direct(self) -> "aiohttp.ClientSession":
-        if self._session is None:
-            # aiohttp's import takes about 0.1 s (it builds its default SSL contexts): in a thread,
-            # so the event loop (the editor's) keeps running meanwhile
-            aiohttp = sys.modules.get("aiohttp") or await asyncio.to_thread(importlib.import_module, "aiohttp")
-            if self._session is None:
-                connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, limit_per_host=0, keepalive_timeout=KEEPALIVE_EXPIRY_S,
-                                                 use_dns_cache=False, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY_S)
-                # no timeouts, cookies or decoding of its own: the caller's deadline rules and it decodes
-                self._session = aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(),
-                                                      cookie_jar=aiohttp.DummyCookieJar(), auto_decompress=False,
-                                                      trust_env=False)
-                weakref.finalize(self, _close_session, self._session, asyncio.get_running_loop())
-        return self._session
+    def _direct(self) -> Http1Pool:
+        pool = self._pool = Http1Pool(keepalive_s=KEEPALIVE_EXPIRY_S, max_connections=MAX_CONNECTIONS)
+        weakref.finalize(self, _close_pool, pool, asyncio.get_running_loop())
+        return pool
 
     async def post_json(self, url: str, body: Any, headers: dict[str, str]) -> Reply:
         """POST `body` as JSON (`encode_json`; bytes are JSON already) and return the reply once its
         head has arrived. Raises InvalidURL, or a transport error of TRANSPORT_ERRORS."""
-        target, host_header, host, https = _target(url)
+        target, host_header, host, port, path, https = _target(url)
         content = body if isinstance(body, bytes) else encode_json(body).encode()
         if self._proxies and host not in LOOPBACK_HOSTS:
             return await self._post_proxied(target, content, headers)
-        before, after = _head(host_header, tuple(headers.items()))
-        head = [*before, ("Content-Length", str(len(content))), *after]
-        session = self._session or await self._direct()
-        try:
-            response = await session.request("POST", target, data=content, headers=head, allow_redirects=False,
-                                             ssl=tls_context() if https else True)
-        except sys.modules["aiohttp"].ClientError as exc:  # imported by now
-            _raise_as_httpcore(exc)
+        before, after = _head(path, host_header, tuple(headers.items()))
+        pool = self._pool or self._direct()
+        conn = await pool.request((host, port, https), b"%bContent-Length: %d\r\n%b%b" % (before, len(content), after, content),
+                                  tls_context)
         received: dict[str, str] = {}
-        for raw_name, raw_value in response.raw_headers:  # a repeated header reads as its values joined, as in httpx
+        for raw_name, raw_value in conn.raw_headers:  # a repeated header reads as its values joined, as in httpx
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             received[name] = f"{received[name]}, {value}" if name in received else value
+        released = False
 
         async def close() -> None:
-            if response.content.at_eof():
-                response.release()  # the connection goes back to the pool
-            else:
-                response.close()  # a reply left unread: its connection is closed, not reused
+            nonlocal released
+            if not released:
+                released = True
+                pool.release(conn)  # kept for the next request when read to its end, closed otherwise
 
         def take_whole() -> bytes | None:
-            content = response.content
-            return content.read_nowait() if content.is_eof() and content.exception() is None else None
+            return conn.take() if conn.complete and conn.error is None else None
 
-        return Reply(response.status, response.reason or "", received, _body(response), close, response.content.at_eof,
-                     take_whole)
+        return Reply(conn.status or 0, conn.reason, received, conn.body(), close,
+                     lambda: conn.complete and not conn.has_body, take_whole)
 
     async def _post_proxied(self, url: str, content: bytes, headers: dict[str, str]) -> Reply:
         if self._proxied is None:

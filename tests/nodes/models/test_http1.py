@@ -1,0 +1,206 @@
+"""The model calls' HTTP/1.1 connections (nodes/models/_http1.py) against loopback servers that send
+exactly the bytes each case needs: framing, keep-alive, failures, back-pressure."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Awaitable, Callable
+
+import httpcore
+import pytest
+
+from nodes.http_transport import tls_context
+from nodes.models._client import ModelClient
+from nodes.models._http1 import READ_HIGH_WATER, Http1Pool
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+REQUEST = b"POST /v1/x HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}"
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
+    return head + await reader.readexactly(length)
+
+
+class Server:
+    """A loopback server running `handler` for each connection; counts the connections."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.connections = 0
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> "Server":
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            try:
+                await self.handler(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+
+        self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    @property
+    def key(self) -> tuple[str, int, bool]:
+        assert self.server is not None
+        return ("127.0.0.1", self.server.sockets[0].getsockname()[1], False)
+
+
+async def body_of(pool: Http1Pool, key: tuple[str, int, bool]) -> tuple[int, bytes]:
+    conn = await pool.request(key, REQUEST, tls_context)
+    try:
+        return conn.status or 0, b"".join([chunk async for chunk in conn.body()])
+    finally:
+        pool.release(conn)
+
+
+def pool() -> Http1Pool:
+    return Http1Pool(keepalive_s=5.0, max_connections=10)
+
+
+async def test_keep_alive_replies_share_one_connection_and_chunked_bodies_are_undone() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for _ in range(3):
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+            await writer.drain()
+
+    async with Server(handler) as server:
+        connections = pool()
+        for _ in range(3):
+            assert await body_of(connections, server.key) == (200, b"abcde")
+        assert server.connections == 1
+        connections.close()
+
+
+async def test_a_body_without_length_ends_with_the_connection_which_is_not_reused() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
+        await writer.drain()
+
+    async with Server(handler) as server:
+        connections = pool()
+        assert await body_of(connections, server.key) == (200, b"until the end")
+        assert await body_of(connections, server.key) == (200, b"until the end")
+        assert server.connections == 2
+
+
+async def test_an_informational_reply_is_skipped() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async with Server(handler) as server:
+        connections = pool()
+        conn = await connections.request(server.key, REQUEST, tls_context)
+        assert (conn.status, conn.reason, conn.raw_headers) == (201, "Created", [(b"Content-Length", b"2")])
+        assert b"".join([chunk async for chunk in conn.body()]) == b"ok"
+        connections.release(conn)
+        connections.close()
+
+
+async def test_a_server_that_closes_before_replying_or_mid_reply_is_a_protocol_error() -> None:
+    async def before(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+
+    async def mid_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
+        await writer.drain()
+
+    async with Server(before) as server:
+        with pytest.raises(httpcore.RemoteProtocolError, match="Server disconnected without sending a response"):
+            await body_of(pool(), server.key)
+    async with Server(mid_reply) as server:
+        connections = pool()
+        conn = await connections.request(server.key, REQUEST, tls_context)
+        with pytest.raises(httpcore.RemoteProtocolError, match="mid-reply"):
+            async for _chunk in conn.body():
+                pass
+        connections.release(conn)
+        assert conn.closed
+
+
+async def test_a_reply_that_is_not_http_is_a_protocol_error() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async with Server(handler) as server:
+        with pytest.raises(httpcore.RemoteProtocolError, match="not valid HTTP/1.1"):
+            await body_of(pool(), server.key)
+
+
+async def test_a_refused_connection_is_a_connect_error_from_the_system_error() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(httpcore.ConnectError) as failure:
+        await body_of(pool(), ("127.0.0.1", port, False))
+    assert isinstance(failure.value.__cause__, ConnectionRefusedError)
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # keep-alive, then closed at once
+        await writer.drain()
+
+    async with Server(handler) as server:
+        connections = pool()
+        conn = await connections.request(server.key, REQUEST, tls_context)
+        assert b"".join([chunk async for chunk in conn.body()]) == b"ok"
+        connections.release(conn)
+        async with asyncio.timeout(10):
+            while not conn.closed:  # the server's close arrives
+                await asyncio.sleep(0.001)
+        assert await body_of(connections, server.key) == (200, b"ok")
+        assert server.connections == 2
+        connections.close()
+
+
+async def test_a_fast_large_body_is_buffered_only_up_to_the_high_water_mark() -> None:
+    size = 16 * READ_HIGH_WATER
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size + b"x" * size)
+        await writer.drain()
+
+    async with Server(handler) as server:
+        connections = pool()
+        conn = await connections.request(server.key, REQUEST, tls_context)
+        async with asyncio.timeout(10):
+            while not conn._paused:  # the reader takes nothing yet: the socket is paused
+                await asyncio.sleep(0.001)
+        assert conn._buffered < 2 * READ_HIGH_WATER
+        total = 0
+        async for chunk in conn.body():
+            total += len(chunk)
+        assert total == size
+        connections.release(conn)
+        connections.close()
+
+
+async def test_a_header_that_would_end_its_line_is_refused_before_anything_is_sent() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()
+
+    async with Server(handler) as server:
+        url = f"http://127.0.0.1:{server.key[1]}/v1/x"
+        with pytest.raises(httpcore.LocalProtocolError, match="line break"):
+            await ModelClient().post_json(url, {}, {"Authorization": "Bearer k\r\nX-Injected: 1"})
+        assert server.connections == 0
