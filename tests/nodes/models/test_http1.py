@@ -4,7 +4,11 @@ exactly the bytes each case needs: framing, keep-alive, failures, back-pressure.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
 import socket
+import ssl
+from pathlib import Path
 from typing import Awaitable, Callable
 
 import httpcore
@@ -27,8 +31,9 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
 class Server:
     """A loopback server running `handler` for each connection; counts the connections."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
         self.handler = handler
+        self.tls = tls
         self.connections = 0
         self.server: asyncio.Server | None = None
 
@@ -42,7 +47,7 @@ class Server:
             finally:
                 writer.close()
 
-        self.server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        self.server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=self.tls)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -204,3 +209,52 @@ async def test_a_header_that_would_end_its_line_is_refused_before_anything_is_se
         with pytest.raises(httpcore.LocalProtocolError, match="line break"):
             await ModelClient().post_json(url, {}, {"Authorization": "Bearer k\r\nX-Injected: 1"})
         assert server.connections == 0
+
+
+def self_signed(folder: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for 127.0.0.1 that no store trusts, and a client
+    context that trusts exactly it."""
+    x509 = pytest.importorskip("cryptography.x509")
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256()))
+    (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    client = ssl.create_default_context(cafile=str(folder / "cert.pem"))
+    return server, client
+
+
+async def test_https_replies_come_over_tls_and_an_untrusted_certificate_is_a_connect_error(tmp_path: Path) -> None:
+    server_tls, client_tls = self_signed(tmp_path)
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret")
+            await writer.drain()
+
+    async with Server(handler, server_tls) as server:
+        key = ("127.0.0.1", server.key[1], True)
+        connections = Http1Pool(keepalive_s=5.0, max_connections=10)
+        for _ in range(2):
+            conn = await connections.request(key, REQUEST, lambda: client_tls)
+            assert conn.transport is not None and conn.transport.get_extra_info("ssl_object") is not None
+            assert b"".join([chunk async for chunk in conn.body()]) == b"secret"
+            connections.release(conn)
+        assert server.connections == 1
+        connections.close()
+        with pytest.raises(httpcore.ConnectError) as failure:
+            await body_of(pool(), key)  # the process's verifying context: the certificate is no one's
+        assert isinstance(failure.value.__cause__, ssl.SSLCertVerificationError)
