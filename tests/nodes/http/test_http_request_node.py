@@ -19,6 +19,7 @@ from engine.services import Services
 from engine.workflow import parse_workflow
 from tests.builders import MANUAL_TRIGGER, agent_workflow, link, node, tool_call
 from tests.peers.rest_api import RestPeer
+from tests.tls_certs import write_self_signed
 
 HTTP = "n8n-nodes-base.httpRequest"
 HTTP_TOOL = "n8n-nodes-base.httpRequestTool"
@@ -173,25 +174,11 @@ def test_the_http_request_tool_fills_from_ai_arguments(registry: Registry, peer:
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[str]:
     """An https server on loopback with a self-signed certificate no store trusts."""
-    import datetime
     import ssl
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    x509 = pytest.importorskip("cryptography.x509")
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
-    (tmp_path / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                         serialization.NoEncryption()))
+    write_self_signed(tmp_path)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -4,8 +4,6 @@ exactly the bytes each case needs: framing, keep-alive, failures, back-pressure.
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 import socket
 import ssl
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from nodes.http_transport import tls_context
 from nodes.models._client import ModelClient
 from nodes.models._http1 import READ_HIGH_WATER, Http1Pool
+from tests.tls_certs import write_self_signed
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 REQUEST = b"POST /v1/x HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}"
@@ -26,6 +25,17 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
     head = await reader.readuntil(b"\r\n\r\n")
     length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0)
     return head + await reader.readexactly(length)
+
+
+def replying(raw: bytes) -> Handler:
+    """A handler that reads one request and writes `raw` back (then the connection closes)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(raw)
+        await writer.drain()
+
+    return handler
 
 
 class Server:
@@ -88,10 +98,7 @@ async def test_keep_alive_replies_share_one_connection_and_chunked_bodies_are_un
 
 
 async def test_a_body_without_length_ends_with_the_connection_which_is_not_reused() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
-        await writer.drain()
+    handler = replying(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end")
 
     async with Server(handler) as server:
         connections = pool()
@@ -101,10 +108,7 @@ async def test_a_body_without_length_ends_with_the_connection_which_is_not_reuse
 
 
 async def test_an_informational_reply_is_skipped() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
+    handler = replying(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
 
     async with Server(handler) as server:
         connections = pool()
@@ -119,10 +123,7 @@ async def test_a_server_that_closes_before_replying_or_mid_reply_is_a_protocol_e
     async def before(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
 
-    async def mid_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
-        await writer.drain()
+    mid_reply = replying(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
 
     async with Server(before) as server:
         with pytest.raises(httpcore.RemoteProtocolError, match="Server disconnected without sending a response"):
@@ -138,11 +139,7 @@ async def test_a_server_that_closes_before_replying_or_mid_reply_is_a_protocol_e
 
 
 async def test_a_reply_that_is_not_http_is_a_protocol_error() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
-        await writer.drain()
-        await reader.read()
+    handler = replying(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
 
     async with Server(handler) as server:
         with pytest.raises(httpcore.RemoteProtocolError, match="not valid HTTP/1.1"):
@@ -159,10 +156,7 @@ async def test_a_refused_connection_is_a_connect_error_from_the_system_error() -
 
 
 async def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # keep-alive, then closed at once
-        await writer.drain()
+    handler = replying(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # keep-alive, then closed at once
 
     async with Server(handler) as server:
         connections = pool()
@@ -214,26 +208,10 @@ async def test_a_header_that_would_end_its_line_is_refused_before_anything_is_se
 def self_signed(folder: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """A server context with a certificate for 127.0.0.1 that no store trusts, and a client
     context that trusts exactly it."""
-    x509 = pytest.importorskip("cryptography.x509")
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .sign(key, hashes.SHA256()))
-    (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (folder / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                       serialization.NoEncryption()))
+    cert, key = write_self_signed(folder)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    server.load_cert_chain(folder / "cert.pem", folder / "key.pem")
-    client = ssl.create_default_context(cafile=str(folder / "cert.pem"))
-    return server, client
+    server.load_cert_chain(cert, key)
+    return server, ssl.create_default_context(cafile=str(cert))
 
 
 async def test_https_replies_come_over_tls_and_an_untrusted_certificate_is_a_connect_error(tmp_path: Path) -> None:
