@@ -140,11 +140,14 @@ def _head(path: bytes, host_header: str, given: tuple[tuple[str, str], ...]) -> 
     return b"".join(before), b"".join(after) + b"\r\n"
 
 
-def _close_pool(pool: Http1Pool, loop: asyncio.AbstractEventLoop) -> None:
-    """Close the idle connections of a client whose loop has ended (its sockets are closed with
-    their transports otherwise, which warns)."""
-    if not loop.is_closed():
-        pool.close()
+def _close_pool(pool: Http1Pool, loop_ref: "weakref.ref[asyncio.AbstractEventLoop]") -> None:
+    """Close the idle connections of a client that is gone while its loop is still open and not
+    running (a loop left open); the loop runs once so that their sockets are closed now."""
+    loop = loop_ref()
+    if loop is None or loop.is_closed() or loop.is_running() or asyncio._get_running_loop() is not None:
+        return
+    pool.close()
+    loop.run_until_complete(asyncio.sleep(0))
 
 
 class ModelClient:
@@ -155,9 +158,10 @@ class ModelClient:
         self._proxied: httpx.AsyncClient | None = None
         self._proxies = bool(urllib.request.getproxies())
 
-    def _direct(self) -> Http1Pool:
+    async def _direct(self) -> Http1Pool:
         pool = self._pool = Http1Pool(keepalive_s=KEEPALIVE_EXPIRY_S, max_connections=MAX_CONNECTIONS)
-        weakref.finalize(self, _close_pool, pool, asyncio.get_running_loop())
+        weakref.finalize(self, _close_pool, pool, weakref.ref(asyncio.get_running_loop()))
+        await pool.watch_shutdown()
         return pool
 
     async def post_json(self, url: str, body: Any, headers: dict[str, str]) -> Reply:
@@ -168,7 +172,7 @@ class ModelClient:
         if self._proxies and host not in LOOPBACK_HOSTS:
             return await self._post_proxied(target, content, headers)
         before, after = _head(path, host_header, tuple(headers.items()))
-        pool = self._pool or self._direct()
+        pool = self._pool or await self._direct()
         conn = await pool.request((host, port, https), b"%bContent-Length: %d\r\n%b%b" % (before, len(content), after, content),
                                   tls_context)
         received: dict[str, str] = {}

@@ -12,8 +12,10 @@ RemoteProtocolError (the server closed the connection or sent what is not HTTP).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
+import weakref
 from collections import deque
 from typing import AsyncGenerator, Callable
 
@@ -187,17 +189,26 @@ class Http1Connection(asyncio.Protocol):
 
 
 class Http1Pool:
-    """Keep-alive connections by server; at most `max_connections` at once (callers beyond wait)."""
+    """Keep-alive connections by server; at most `max_connections` at once (callers beyond wait).
+
+    The pool holds no strong reference to its event loop: idle connections are held weakly (while
+    the loop lives, its selector keeps them), and no waiter outlives its wait. So a client kept
+    per loop in a weak-keyed table goes away with its loop. `watch_shutdown` closes the idle
+    connections when the loop shuts down its async generators (asyncio.run does), so none is left
+    open at its end (a loop closed without that keeps its pool, and the pool it)."""
 
     def __init__(self, *, keepalive_s: float, max_connections: int) -> None:
         self._keepalive_s = keepalive_s
-        self._idle: dict[ServerKey, list[Http1Connection]] = {}
-        self._slots = asyncio.Semaphore(max_connections)
+        self._max = max_connections
+        self._busy = 0
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._idle: dict[ServerKey, list[weakref.ref[Http1Connection]]] = {}
+        self._shutdown_watch: AsyncGenerator[None, None] | None = None
 
     async def request(self, key: ServerKey, request: bytes, tls: Callable[[], ssl.SSLContext]) -> Http1Connection:
         """Send `request` (its bytes, head and body) to the server `key` and wait for the reply's
         head; give the connection back with `release` once its body is read or abandoned."""
-        await self._slots.acquire()
+        await self._acquire()
         conn: Http1Connection | None = None
         try:
             conn = self._take_idle(key) or await self._connect(key, tls)
@@ -207,7 +218,7 @@ class Http1Pool:
         except BaseException:
             if conn is not None:
                 conn.close()
-            self._slots.release()
+            self._release_slot()
             raise
 
     def release(self, conn: Http1Connection) -> None:
@@ -215,16 +226,42 @@ class Http1Pool:
         and the server keeps it open; close it otherwise."""
         if conn.reusable():
             conn.idle_since = time.monotonic()
-            self._idle.setdefault(conn.key, []).append(conn)
+            self._idle.setdefault(conn.key, []).append(weakref.ref(conn))
         else:
             conn.close()
-        self._slots.release()
+        self._release_slot()
+
+    async def _acquire(self) -> None:
+        if self._busy < self._max and not self._waiting:
+            self._busy += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter  # a released slot is handed over: the count stays
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():  # handed a slot as it was cancelled: pass it on
+                self._release_slot()
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(waiter)
+            raise
+
+    def _release_slot(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._busy -= 1
 
     def _take_idle(self, key: ServerKey) -> Http1Connection | None:
         idle = self._idle.get(key)
         now = time.monotonic()
         while idle:
-            conn = idle.pop()
+            conn = idle.pop()()
+            if conn is None:
+                continue
             if not conn.closed and now - conn.idle_since < self._keepalive_s:
                 return conn
             conn.close()
@@ -244,9 +281,25 @@ class Http1Pool:
             raise httpcore.ConnectError(str(cause) or type(cause).__name__) from cause
         return conn
 
+    async def watch_shutdown(self) -> None:
+        """Close the idle connections when the running loop shuts down its async generators."""
+        if self._shutdown_watch is None:
+            self._shutdown_watch = _until_shutdown(self)
+            await self._shutdown_watch.__anext__()  # the loop tracks an async generator once it has begun
+
     def close(self) -> None:
         """Close the idle connections (those in use close when their reply is released)."""
-        for conns in self._idle.values():
-            for conn in conns:
-                conn.close()
+        for refs in self._idle.values():
+            for ref in refs:
+                conn = ref()
+                if conn is not None:
+                    conn.close()
         self._idle.clear()
+
+
+async def _until_shutdown(pool: Http1Pool) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        pool.close()
+        pool._shutdown_watch = None  # it holds the loop (its finalizer hook): let both go

@@ -236,3 +236,35 @@ async def test_https_replies_come_over_tls_and_an_untrusted_certificate_is_a_con
         with pytest.raises(httpcore.ConnectError) as failure:
             await body_of(pool(), key)  # the process's verifying context: the certificate is no one's
         assert isinstance(failure.value.__cause__, ssl.SSLCertVerificationError)
+
+
+async def test_callers_past_the_connection_limit_wait_and_a_cancelled_one_takes_no_slot() -> None:
+    go_on = asyncio.Event()
+    requests = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal requests
+        while True:
+            await read_request(reader)
+            requests += 1
+            await go_on.wait()
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async with Server(handler) as server:
+        connections = Http1Pool(keepalive_s=5.0, max_connections=1)
+        first = asyncio.create_task(body_of(connections, server.key))
+        second = asyncio.create_task(body_of(connections, server.key))
+        cancelled = asyncio.create_task(body_of(connections, server.key))
+        async with asyncio.timeout(10):
+            while requests < 1:
+                await asyncio.sleep(0.001)
+        cancelled.cancel()
+        await asyncio.sleep(0.01)
+        assert (requests, server.connections, second.done()) == (1, 1, False)  # the others wait for the slot
+        go_on.set()
+        assert await first == (200, b"ok") and await second == (200, b"ok")
+        assert cancelled.cancelled()
+        assert (requests, server.connections) == (2, 1)  # one after the other on the one connection
+        assert await body_of(connections, server.key) == (200, b"ok")  # no slot was lost
+        connections.close()
