@@ -90,12 +90,13 @@ def test_model_calls_leave_no_unclosed_client_behind() -> None:
             del runner
             gc.collect()
             print("loop kept", ended() is not None)
-            left_open = asyncio.new_event_loop()  # never closed
+            left_open = asyncio.new_event_loop()  # open when its client goes
             left_open.run_until_complete(calls())
             print("calls made", peer.connections)
         from nodes.models import _client
         _client._clients.clear()  # as when the loops are collected
         gc.collect()
+        left_open.close()  # only now: its client was collected while it was open
     """)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["loop kept False", "calls made 3"]  # one keep-alive connection per loop
