@@ -2,7 +2,7 @@
 time on each, replies parsed by httptools (llhttp, Node.js's parser).
 
 A model call is an agent's hot path: for the same call over loopback this needs under half the
-CPU of aiohttp and a third of httpcore's pool (bench_models prints both). A request is written in
+CPU of aiohttp and a quarter of httpcore's pool (bench_models prints both). A request is written in
 one piece; the reply's head is handed over as soon as it is parsed and its body as it arrives,
 chunked transfer undone and content encoding kept. Failures are httpcore's exceptions, each raised
 from the system's error underneath: ConnectError (refused, unknown host, certificate), ReadError,
@@ -23,8 +23,7 @@ import httpcore
 
 from nodes.asyncio_network import HAPPY_EYEBALLS_DELAY_S
 
-READ_HIGH_WATER = 2**20  # bytes of body buffered ahead of the reader before the socket is paused
-READ_LOW_WATER = 2**18  # ... and resumed
+READ_HIGH_WATER = 2**20  # bytes of body buffered ahead of the reader before the socket is paused (until it takes them)
 NO_BODY_STATUSES = frozenset({204, 304})
 
 ServerKey = tuple[str, int, bool]  # host, port, https
@@ -70,9 +69,6 @@ class Http1Connection(asyncio.Protocol):
             self._fail(httpcore.RemoteProtocolError(f"the server's reply is not valid HTTP/1.1: {exc}"))
             self.close()
 
-    def eof_received(self) -> bool | None:
-        return None  # the transport closes itself; connection_lost follows
-
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if self.status is not None and self._until_close and exc is None:
@@ -83,12 +79,6 @@ class Http1Connection(asyncio.Protocol):
             else:
                 self._fail(httpcore.RemoteProtocolError("the server closed the connection mid-reply"), exc)
         self._wake()
-
-    def pause_writing(self) -> None:  # a request is written whole; the transport buffers it
-        pass
-
-    def resume_writing(self) -> None:
-        pass
 
     # ----- httptools callbacks ---------------------------------------------------------------
     def on_status(self, reason: bytes) -> None:
