@@ -4,7 +4,7 @@ handing back the reply as it arrives.
 Requests go over nodes/models/_http1.py (asyncio and httptools' compiled parser): for the same
 call over loopback it needs under half the CPU of aiohttp and a quarter of httpcore's pool on
 asyncio streams, and the model call is an agent's hot path. Its failures are httpcore's (connect
-error, cut-off reply, read error), each from the system's error underneath, so
+error, a reply cut off or not HTTP), each from the system's error underneath, so
 nodes/models/_http.py words them in the system's terms: "Connection refused", "ended the stream
 mid-reply". TLS is set up only for https, with the process's one verifying context
 (nodes.http_transport). When a proxy is set in the environment, requests to other hosts than this

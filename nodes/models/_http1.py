@@ -5,8 +5,8 @@ A model call is an agent's hot path: for the same call over loopback this needs 
 CPU of aiohttp and a quarter of httpcore's pool (bench_models prints both). A request is written in
 one piece; the reply's head is handed over as soon as it is parsed and its body as it arrives,
 chunked transfer undone and content encoding kept. Failures are httpcore's exceptions, each raised
-from the system's error underneath: ConnectError (refused, unknown host, certificate), ReadError,
-RemoteProtocolError (the server closed the connection or sent what is not HTTP).
+from the system's error underneath: ConnectError (refused, unknown host, certificate) and
+RemoteProtocolError (the server closed or reset the connection, or sent what is not HTTP).
 """
 
 from __future__ import annotations
