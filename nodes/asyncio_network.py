@@ -15,10 +15,11 @@ import select
 import socket
 import ssl
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 
 import httpcore
 
+T = TypeVar("T")
 HAPPY_EYEBALLS_DELAY_S = 0.25  # anyio's and RFC 8305's
 READ_LIMIT = 2**20  # bytes buffered ahead of the reader before the socket is paused
 
@@ -126,16 +127,22 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
 
 
 async def _open(host: str, port: int, local_address: str | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """asyncio.open_connection; when every address of a name fails, the one failure if they agree
-    (e.g. "Connection refused" from ::1 and 127.0.0.1), else anyio's "All connection attempts failed"
-    with the failures as its cause."""
-    options: dict[str, Any] = {"limit": READ_LIMIT, "happy_eyeballs_delay": HAPPY_EYEBALLS_DELAY_S}
+    options: dict[str, Any] = {"limit": READ_LIMIT}
     if local_address is not None:
         options["local_addr"] = (local_address, 0)
+    return await first_connection(asyncio.open_connection, host, port, **options)
+
+
+async def first_connection(connect: Callable[..., Awaitable[T]], host: str, port: int, **options: Any) -> T:
+    """`connect(host, port, **options)` (asyncio.open_connection, or loop.create_connection with its
+    protocol factory bound) trying the name's addresses as asyncio does (happy eyeballs); when every
+    address fails, the one failure if they agree (e.g. "Connection refused" from ::1 and 127.0.0.1),
+    else anyio's "All connection attempts failed" with the failures as its cause."""
+    options["happy_eyeballs_delay"] = HAPPY_EYEBALLS_DELAY_S
     if sys.version_info >= (3, 12):
         options["all_errors"] = True
     try:
-        return await asyncio.open_connection(host, port, **options)
+        return await connect(host, port, **options)
     except ExceptionGroup as group:  # Python 3.12+ (all_errors): every address failed
         failures = [e for e in group.exceptions if isinstance(e, OSError)]
         if failures and len(failures) == len(group.exceptions) and len({e.errno for e in failures}) == 1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ssl
 import time
 import weakref
@@ -21,7 +22,7 @@ from typing import AsyncGenerator, Callable
 
 import httpcore
 
-from nodes.asyncio_network import HAPPY_EYEBALLS_DELAY_S
+from nodes.asyncio_network import first_connection
 
 READ_HIGH_WATER = 2**20  # bytes of body buffered ahead of the reader before the socket is paused (until it takes them)
 NO_BODY_STATUSES = frozenset({204, 304})
@@ -259,16 +260,12 @@ class Http1Pool:
 
     async def _connect(self, key: ServerKey, tls: Callable[[], ssl.SSLContext]) -> Http1Connection:
         host, port, https = key
-        loop = asyncio.get_running_loop()
+        connect = functools.partial(asyncio.get_running_loop().create_connection, lambda: Http1Connection(key))
         try:
-            _transport, conn = await loop.create_connection(
-                lambda: Http1Connection(key), host, port, ssl=tls() if https else None,
-                server_hostname=host if https else None, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY_S)
+            _transport, conn = await first_connection(connect, host, port, ssl=tls() if https else None,
+                                                      server_hostname=host if https else None)
         except OSError as exc:  # ssl.SSLError and socket.gaierror are OSErrors
-            cause: OSError = exc
-            if exc.errno is None and str(exc).startswith("Multiple exceptions:"):  # the addresses failed differently
-                cause = OSError("All connection attempts failed")
-            raise httpcore.ConnectError(str(cause) or type(cause).__name__) from cause
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
         return conn
 
     async def watch_shutdown(self) -> None:
