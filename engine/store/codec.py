@@ -4,16 +4,17 @@ Values are written as UTF-8 JSON by orjson (twenty times the standard library's 
 made serialising the stack most of a boundary's cost). What orjson refuses — a lone surrogate,
 an integer beyond 64 bits, a non-string key — is written by the standard library as ASCII
 JSON, so any Python string is stored and read back exactly. NaN and ±Infinity are stored as
-null, as n8n's JSON.stringify stores them. Each blob carries a CRC-32 of its bytes.
+null, as n8n's JSON.stringify stores them. Each blob carries a CRC-32 of its bytes, computed by
+zlib-ng (the same values as zlib's, at a third of its cost on a few KB: carry-less multiplication).
 """
 
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
 import orjson
+from zlib_ng.zlib_ng import crc32
 
 from ..errors import MiniN8nError
 from ..shared_log import LogWindow
@@ -40,7 +41,7 @@ def pack(value: Any) -> tuple[bytes, int]:
         data = orjson.dumps(value, default=_window_list)
     except TypeError:
         data = _encoder.encode(value).encode("ascii")
-    return data, zlib.crc32(data)
+    return data, crc32(data)
 
 
 def pack_workflow(workflow: Workflow) -> tuple[bytes, int]:
@@ -51,14 +52,14 @@ def pack_workflow(workflow: Workflow) -> tuple[bytes, int]:
         data = workflow_json(workflow)
     except ValueError:
         return pack(workflow_to_data(workflow))
-    return data, zlib.crc32(data)
+    return data, crc32(data)
 
 
 def unpack(data: bytes | str, crc: int | None, where: str) -> Any:
     """The value of a stored blob; `where` names it (file, execution, row) if its checksum fails."""
     if isinstance(data, str):  # a text column (written before checksums, or by hand)
         data = data.encode("utf-8", "surrogatepass")
-    if crc is not None and zlib.crc32(data) != crc:
+    if crc is not None and crc32(data) != crc:
         raise StoreDamaged(f"{where} fails its checksum: the file is damaged (the damaged data is not shown)")
     try:
         return orjson.loads(data)

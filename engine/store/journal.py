@@ -28,9 +28,10 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from zlib_ng.zlib_ng import crc32
 
 MAGIC = b"MS"
 UNSALTED_MAGIC = b"MC"  # the older layouts
@@ -65,7 +66,7 @@ class Pending:
 
 def salt(execution_id: str) -> int:
     """Where an execution's record crcs start: a record of another execution fails its check."""
-    return zlib.crc32(execution_id.encode("utf-8", "surrogatepass"))
+    return crc32(execution_id.encode("utf-8", "surrogatepass"))
 
 
 def _run_head(node: str) -> tuple[struct.Struct, bytes]:
@@ -100,24 +101,24 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
     """One record; `seed` is salt(execution id). The crc runs over each head as it is made (the
     same value as over the heads joined); each head is one pack of a Struct kept per node name."""
     head = _COUNT.pack(len(runs))
-    crc = zlib.crc32(head, seed)
+    crc = crc32(head, seed)
     parts = [b"", head]
     size = len(head)
     for _eid, seq, node, run_index, base, data, data_crc in runs:
         shape, name = _RUN_HEADS.get(node) or _run_head(node)
         head = shape.pack(seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
-        crc = zlib.crc32(head, crc)
+        crc = crc32(head, crc)
         parts += (head, data)
         size += len(head) + len(data)
     if boundary is None:
-        crc = zlib.crc32(b"\x00", crc)
+        crc = crc32(b"\x00", crc)
         parts.append(b"\x00")
         size += 1
     else:
         _eid, seq, runs_count, last_node, base, data, data_crc = boundary
         shape, name, name_len = _BOUNDARY_HEADS.get(last_node) or _boundary_head(last_node)
         head = shape.pack(1, seq, runs_count, -1 if base is None else base, name_len, name, len(data), data_crc)
-        crc = zlib.crc32(head, crc)
+        crc = crc32(head, crc)
         parts += (head, data)
         size += len(head) + len(data)
     parts[0] = _HEAD.pack(MAGIC, size, crc)
@@ -135,7 +136,7 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
         if len(body) != length:
             break
         if magic == WHOLE_BODY_MAGIC:
-            if zlib.crc32(body) != crc:
+            if crc32(body) != crc:
                 break
             record = _read_body(execution_id, body, None, 0)
         elif magic == MAGIC:
@@ -161,7 +162,7 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None, seed: int) 
         at = 0
         (count,) = _COUNT.unpack_from(body, at)
         at += _COUNT.size
-        meta = zlib.crc32(body[:at], seed)
+        meta = crc32(body[:at], seed)
         for _ in range(count):
             start = at
             seq, run_index, base, name_len = _RUN.unpack_from(body, at)
@@ -170,9 +171,9 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None, seed: int) 
             at += name_len
             size, data_crc = _BLOB.unpack_from(body, at)
             at += _BLOB.size
-            meta = zlib.crc32(body[start:at], meta)
+            meta = crc32(body[start:at], meta)
             data = body[at: at + size]
-            if meta_crc is not None and (len(data) != size or zlib.crc32(data) != data_crc):
+            if meta_crc is not None and (len(data) != size or crc32(data) != data_crc):
                 return None
             out.runs.append((execution_id, seq, node, run_index, None if base < 0 else base, data, data_crc))
             at += size
@@ -185,13 +186,13 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None, seed: int) 
             at += 0 if name_len == NO_NODE else name_len
             size, data_crc = _BLOB.unpack_from(body, at)
             at += _BLOB.size
-            meta = zlib.crc32(body[start:at], meta)
+            meta = crc32(body[start:at], meta)
             data = body[at: at + size]
-            if meta_crc is not None and (len(data) != size or zlib.crc32(data) != data_crc):
+            if meta_crc is not None and (len(data) != size or crc32(data) != data_crc):
                 return None
             out.boundaries.append((execution_id, seq, runs_count, last_node, None if base < 0 else base, data, data_crc))
         else:
-            meta = zlib.crc32(body[start:at + 1], meta)
+            meta = crc32(body[start:at + 1], meta)
     except (struct.error, UnicodeDecodeError):
         return None
     if meta_crc is not None and meta != meta_crc:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import zlib
 from pathlib import Path
+
+from zlib_ng.zlib_ng import crc32
 
 from ..errors import MiniN8nError
 from .codec import StoreDamaged
@@ -207,7 +208,7 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
              pause, at_boundary, pid, updated) = row
             wf = workflow.encode("utf-8", "surrogatepass")
             digest = workflow_hash(wf)
-            db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, wf, zlib.crc32(wf)))
+            db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)", (digest, wf, crc32(wf)))
             fields = [None if v is None else v.encode("utf-8", "surrogatepass") for v in (error, result, pause)]
             db.execute(
                 "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, stopped_at,"
@@ -221,13 +222,13 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
                 data = stack.encode("utf-8", "surrogatepass")
                 db.execute(
                     "INSERT INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc) VALUES (?,?,?,?,?,?,?)",
-                    (eid, seq, at_boundary, last_node, base, data, zlib.crc32(data)),
+                    (eid, seq, at_boundary, last_node, base, data, crc32(data)),
                 )
         for eid, seq, node, run_index, base, task in db.execute(
             "SELECT execution_id, seq, node, run_index, base, task FROM v1_runs"
         ).fetchall():
             data = task.encode("utf-8", "surrogatepass")
-            db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)", (eid, seq, node, run_index, base, data, zlib.crc32(data)))
+            db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)", (eid, seq, node, run_index, base, data, crc32(data)))
         for table in ("runs", "checkpoints", "executions"):
             db.execute(f"DROP TABLE v1_{table}")
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -241,6 +242,6 @@ def fields_crc(fields: list[bytes | None]) -> int:
     """One checksum over an execution row's error, result and pause blobs."""
     crc = 0
     for value in fields:
-        crc = zlib.crc32(value if value is not None else b"\x00", crc)
+        crc = crc32(value if value is not None else b"\x00", crc)
     return crc
 
