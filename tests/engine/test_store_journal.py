@@ -107,3 +107,19 @@ def test_a_record_of_another_execution_does_not_read(tmp_path: Path) -> None:
     journal.close(remove=False)
     assert not read_journal(journal.path, "e2")
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1]
+
+
+def test_checksums_are_zlibs_crc32_values() -> None:
+    """Blobs, salts and records are checksummed by zlib-ng: the values must be zlib's CRC-32, which
+    stores and journals written before hold."""
+    from engine.store.codec import pack
+
+    value = {"text": "é" * 300, "items": list(range(200))}
+    data, crc = pack(value)
+    assert crc == zlib.crc32(data)
+    assert E1 == zlib.crc32(b"e1")
+    record = encode_record([], boundary(5, size=3000), E1)
+    _magic, length, record_crc = struct.unpack_from("<2sII", record)
+    body = record[10:10 + length]
+    meta = body[:-3000]  # the crc covers the body but the blob, which carries its own
+    assert record_crc == zlib.crc32(meta, zlib.crc32(b"e1"))
