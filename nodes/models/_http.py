@@ -398,7 +398,7 @@ async def lines(ep: Endpoint, response: Reply) -> AsyncIterator[str]:
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         async for chunk in chunks:
             parts.append(chunk)
-            if b"\n" not in chunk:
+            if chunk.find(b"\n") < 0:  # not `in`, which raises and clears a TypeError each time (encode_json)
                 continue
             *complete, rest = b"".join(parts).split(b"\n")
             parts = [rest] if rest else []
