@@ -197,6 +197,9 @@ class StackEntry(BaseModel):
         out["replayed"] = fields["replayed"]
         out["pinned"] = fields["pinned"]
         out["input"] = fields["input"]
+        inputs = fields["inputs"]
+        if inputs is not None:  # a node with several main inputs: the list is changed in place, so a copy
+            out["inputs"] = list(inputs)
         pending = fields["pending"]
         if pending is not None:
             waiting = pending.__dict__

@@ -28,6 +28,7 @@ from ..json_delta import encode
 from ..json_text import escape_surrogates
 from ..run_data import ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
+from .boundary_state import joined, state_json
 from .codec import pack, pack_workflow
 from .postgres_lease import Leases
 from .postgres_rows import prune_executions, write_rows
@@ -53,7 +54,7 @@ class _Writer(RunRecords):
 
     boundary_seq: int = 0
     since_full: int = 0
-    stack: list[Any] | None = None
+    stack: Any = None  # the last boundary (boundary_state: the stack, or the stack and state)
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
     result: Any = None  # the result last written
 
@@ -234,9 +235,10 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             (data, crc, execution_id, event.node, event.run_index)))
 
     def _boundary_row(self, state: ExecutionState, writer: _Writer) -> tuple[Any, ...]:
-        """The boundary's row: the stack as a delta from the previous one (whole every
-        CHECKPOINTS_PER_FULL-th time, and first in each process)."""
-        stack = [entry.to_json() for entry in state.stack]
+        """The boundary's row: the stack (and the waiting runs and node context, when there are
+        any: boundary_state) as a delta from the previous one (whole every CHECKPOINTS_PER_FULL-th
+        time, and first in each process)."""
+        stack = joined([entry.to_json() for entry in state.stack], state_json(state.__dict__))
         writer.boundary_seq += 1
         seq = writer.boundary_seq
         if writer.stack is None or writer.since_full + 1 >= CHECKPOINTS_PER_FULL:

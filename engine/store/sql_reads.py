@@ -11,6 +11,7 @@ from ..json_delta import decode
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow
 from .base import ExecutionSummary
+from .boundary_state import decode_boundary, split
 from .codec import StoreDamaged, unpack
 from .sqlite_file import fields_crc
 
@@ -69,9 +70,9 @@ class SqlReads:
             decoded[seq] = value
             yield node, run_index, TaskData.model_validate(value)
 
-    def _last_boundary(self, execution_id: str) -> tuple[list[Any], int, str | None]:
-        """The stack, run count and last node of the latest boundary: its full ancestor, then each
-        delta applied in turn."""
+    def _last_boundary(self, execution_id: str) -> tuple[Any, int, str | None]:
+        """The latest boundary (its stack, or its stack and state: boundary_state), run count and
+        last node: its full ancestor, then each delta applied in turn."""
         rows = self._fetch(f"reading execution {execution_id}",
                            "SELECT seq, runs, last_node, base, stack, crc FROM boundaries WHERE execution_id=? ORDER BY seq",
                            (execution_id,))
@@ -79,7 +80,7 @@ class SqlReads:
         runs, last_node = 0, None
         for seq, runs, last_node, base, data, crc in rows:
             value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
-            stack = value if base is None else decode(value, stack)
+            stack = value if base is None else decode_boundary(value, stack)
         return stack or [], runs, last_node
 
     def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
@@ -95,7 +96,9 @@ class SqlReads:
         if workflow is None:
             raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}: {self.damage}")
         where = f"execution {execution_id} in {self.path}"
-        stack, at_boundary, last_node = self._last_boundary(execution_id)
+        boundary, at_boundary, last_node = self._last_boundary(execution_id)
+        stack, kept = split(boundary)
+        kept = kept or {}
         state = ExecutionState(
             id=execution_id,
             workflow=parse_workflow(unpack(workflow, workflow_crc, f"the workflow of {where}"), f"execution {execution_id}"),
@@ -103,6 +106,8 @@ class SqlReads:
             error=TaskError.model_validate(unpack(error, None, where)) if error else None,
             result=unpack(result, None, where) if result else None,
             stack=[StackEntry.model_validate(e) for e in stack],
+            waiting=[StackEntry.model_validate(e) for e in kept.get("waiting", ())],
+            nodeContext=kept.get("nodeContext", {}),
             pause=unpack(pause, None, where) if pause else None,
         )
         for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):

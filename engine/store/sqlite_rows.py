@@ -22,9 +22,9 @@ class WriterState(RunRecords):
 
     journal: Journal
     boundary_seq: int = 0
-    stack: list[Any] | None = None  # the last boundary's stack (JSON), journaled
+    stack: Any = None  # the last boundary journaled (JSON: its stack, or its stack and state: boundary_state)
     seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
-    folded_stack: list[Any] | None = None  # the stack of the last boundary row in the database
+    folded_stack: Any = None  # the last boundary row in the database, as `stack`
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one
     unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database

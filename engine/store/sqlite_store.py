@@ -32,8 +32,9 @@ from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState, response_json
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
-from ..json_delta import SAME, decode
+from ..json_delta import SAME
 from .codec import StoreDamaged, pack, pack_workflow, unpack
+from .boundary_state import decode_boundary, joined, split, state_delta, state_json
 from .deltas import answered_delta, entry_delta, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
@@ -314,13 +315,18 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
-    def _stack_json(self, state: ExecutionState, writer: WriterState) -> tuple[list[dict[str, Any]], list[Any] | None]:
+    def _stack_json(self, state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
         """StackEntry.to_json(for_store=True) of each entry, and the stack as a delta from the last
         boundary's (None the first time), made together: an entry at the same place, of the same
         revision and with the same pending request keeps its JSON (SAME in the delta), with the
         answers added since appended (only those in the delta); only the other entries are made
-        again and compared."""
+        again and compared. With the execution's waiting runs and node context when it has any
+        (engine.store.boundary_state)."""
         before, seen = writer.stack, writer.seen
+        if type(before) is dict:  # it held waiting runs or node context
+            before, before_state = split(before)
+        else:
+            before_state = None
         known = min(len(before), len(seen)) if before is not None else 0
         marks: list[tuple[Any, int, Any, int]] = []
         stack: list[dict[str, Any]] = []
@@ -357,13 +363,21 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             if delta is not None:
                 delta.append(new)
         writer.seen = marks
+        fields = state.__dict__
+        whole_stack: Any = stack
+        kept = None
+        if fields["waiting"] or fields["node_context"]:  # Merge's waiting runs, a loop's place (usually neither)
+            kept = state_json(fields)
+            whole_stack = joined(stack, kept)
+            if delta is not None:
+                delta = joined(delta, state_delta(kept, before_state))
         if CHECK_STACKS:
-            whole = pack([entry.to_json(for_store=True) for entry in state.stack])[0]
-            if pack(stack)[0] != whole:
+            whole = pack(joined([entry.to_json(for_store=True) for entry in state.stack], kept))[0]
+            if pack(whole_stack)[0] != whole:
                 raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
-            if delta is not None and pack(decode(unpack(*pack(delta), "delta"), unpack(*pack(before), "before")))[0] != whole:
+            if delta is not None and pack(decode_boundary(unpack(*pack(delta), "delta"), unpack(*pack(writer.stack), "before")))[0] != whole:
                 raise AssertionError(f"execution {state.id}: a boundary's delta does not decode to its stack")
-        return stack, delta
+        return whole_stack, delta
 
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
@@ -391,7 +405,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             base = None
         elif base is not None and len(boundaries) > 1:
             assert writer.stack is not None and writer.folded_stack is not None
-            data, crc = pack(stack_delta(writer.stack, writer.folded_stack))
+            now, kept = split(writer.stack)
+            then, kept_then = split(writer.folded_stack)
+            data, crc = pack(joined(stack_delta(now, then), state_delta(kept, kept_then)))
             base = writer.folded_seq
         return (eid, seq, runs, last_node, base, data, crc)
 
