@@ -109,6 +109,8 @@ def test_luxon_dates_in_the_workflow_time_zone() -> None:
     assert evaluate("={{ $now.zoneName }}", {}) == "America/New_York"  # n8n's default GENERIC_TIMEZONE
     assert evaluate("={{ $today.hour + $today.minute }}", {}) == 0
     assert evaluate("={{ $now.diff($now.minus({ days: 2 }), 'days').days }}", {}) == 2
+    # one instant an evaluation, as n8n's data proxy holds one DateTime.now(): the very same object
+    assert evaluate("={{ $now === $now }}", {}) is True
     assert evaluate("={{ Duration.fromObject({ hours: 2 }).as('minutes') }}", {}) == 120
     assert evaluate("={{ DateTime.fromISO('2024-01-31').plus({ months: 1 }).toISODate() }}", {}) == "2024-02-29"
     assert evaluate("={{ DateTime.fromISO('2024-03-10T12:00:00Z').startOf('month').toISO() }}", {}).startswith("2024-03-01T00:00:00.000-05:00")

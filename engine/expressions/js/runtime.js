@@ -33,7 +33,7 @@
 
   // ----- state of the current evaluation --------------------------------------------------
   const state = { meta: {}, zone: "UTC", itemText: "null", itemIndex: 0, item: undefined,
-    answers: new Map(), needs: [], zones: new Map() };
+    answers: new Map(), needs: [], zones: new Map(), now: undefined };
 
   class NeedData extends Error {}
 
@@ -160,8 +160,9 @@
     $version: () => (state.meta.additional || {}).$version,
     $env: () => { throw new ExpressionError("access to env vars denied",
       "Reading environment variables in expressions is blocked, as in n8n by default (N8N_BLOCK_ENV_ACCESS_IN_NODE)"); },
-    $now: () => (DateTime ? DateTime.now() : missingLuxon()),
-    $today: () => (DateTime ? DateTime.now().set({ hour: 0, minute: 0, second: 0, millisecond: 0 }) : missingLuxon()),
+    // one instant an evaluation, as n8n's data proxy takes DateTime.now() once when it is made
+    $now: () => now(),
+    $today: () => now().set({ hour: 0, minute: 0, second: 0, millisecond: 0 }),
     DateTime: () => (DateTime || missingLuxon()),
     Duration: () => (luxon ? luxon.Duration : missingLuxon()),
     Interval: () => (luxon ? luxon.Interval : missingLuxon()),
@@ -300,8 +301,15 @@
     return value || value === 0 || value === false ? String(value) : "";
   }
 
+  function now() {
+    if (!DateTime) return missingLuxon();
+    if (state.now === undefined) state.now = DateTime.now();
+    return state.now;
+  }
+
   function run(id) {
     const compiled = templates[id];
+    state.now = undefined;
     state.needs = [];
     state.item = undefined;
     try {
@@ -411,6 +419,7 @@
   let pending = null;
   function runBody(id) {
     const code = codeTemplates[id];
+    state.now = undefined;
     state.needs = [];
     state.item = undefined;
     state.codeItems = undefined;
