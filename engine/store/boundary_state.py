@@ -21,9 +21,9 @@ STATE = "state"
 
 def state_json(fields: dict[str, Any]) -> dict[str, Any] | None:
     """The waiting runs and node context of an execution (its ExecutionState's __dict__), or None
-    when it has neither. Copied one level into each node's context and its lists, so a later
-    change in place is a change here too (json_delta compares by identity); the items in them are
-    shared (never changed in place)."""
+    when it has neither. Each node's context and its lists are copied: changed in place later,
+    they differ from this copy and are written again at the next boundary (json_delta compares
+    by identity); the items in them are shared (never changed in place)."""
     waiting, context = fields["waiting"], fields["node_context"]
     if not waiting and not context:
         return None
