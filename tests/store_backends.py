@@ -6,6 +6,7 @@ so CLI subprocesses use it; `sql` runs a statement on either back end's connecti
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
@@ -106,3 +107,9 @@ def sql(store: Any, query: str, *args: Any) -> list[tuple[Any, ...]]:
     with store.lock:
         cursor = store.connection.execute(query.replace("?", "%s"), args)
         return cursor.fetchall() if cursor.description else []
+
+
+def outputs(state: Any) -> dict[str, Any]:
+    """An execution's (ExecutionState) runs of each node by their output items, as plain JSON (no
+    times): what a resumed run is compared by with the run never stopped."""
+    return {node: [json.loads(json.dumps(task.data)) for task in tasks] for node, tasks in sorted(state.run_data.items())}

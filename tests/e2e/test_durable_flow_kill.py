@@ -9,15 +9,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from engine.executor import Engine
 from engine.registry import builtin_registry
-from engine.run_data import ExecutionState
 from engine.store import ExecutionStore
 from engine.workflow import parse_workflow
+from tests.store_backends import outputs
 
 ROOT = Path(__file__).parents[2]
 WORKFLOWS = ROOT / "tests" / "parity" / "workflows"
@@ -46,10 +45,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-def outputs(state: ExecutionState) -> dict[str, Any]:
-    return {node: [json.loads(json.dumps(task.data)) for task in tasks] for node, tasks in sorted(state.run_data.items())}
 
 
 @pytest.mark.parametrize(("name", "node", "run_index"), [

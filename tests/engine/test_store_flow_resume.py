@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,16 +14,11 @@ from engine.debugger import Breakpoints, Debugger
 from engine.executor import Engine
 from engine.hooks import ExecutionPaused
 from engine.registry import builtin_registry
-from engine.run_data import ExecutionState
 from engine.store import open_store
 from engine.workflow import parse_workflow
+from tests.store_backends import outputs
 
 WORKFLOWS = Path(__file__).parents[1] / "parity" / "workflows"
-
-
-def outputs(state: ExecutionState) -> dict[str, Any]:
-    """Each node's runs by their output items (no times)."""
-    return {node: [json.loads(json.dumps(task.data)) for task in tasks] for node, tasks in sorted(state.run_data.items())}
 
 
 @pytest.mark.parametrize("stop_at", ["every node", "every third node"])
