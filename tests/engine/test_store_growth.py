@@ -220,3 +220,48 @@ def test_at_most_a_few_spare_journals_stay_open_after_their_stores_close(tmp_pat
     assert len(list(tmp_path.iterdir())) == sqlite_store.PARKED_MAX  # the others are closed and removed
     sqlite_store._remove_parked()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_of_two_transactions_in_a_row_that_meet_a_checkpoint_copying_only_the_second_waits(tmp_path: Path) -> None:
+    """The writer's thread (in the editor, the one that paints) does not wait for a checkpoint's
+    fsyncs when the WAL has been started over since the last such meeting; the next transaction
+    that meets one copying waits for it, so the WAL is not kept from starting over twice in a row.
+    One that meets none clears the count."""
+    from engine.store.wal_checkpointer import WalCheckpointer
+
+    checkpointer = WalCheckpointer(tmp_path / "x.sqlite", 1.0)
+    checkpointer._thread = threading.current_thread()  # as if started: wait_copied looks only at the lock
+    copying = threading.Event()
+    copied = threading.Event()
+
+    def copy() -> None:  # a checkpoint holding the lock until told it is done
+        with checkpointer._copying:
+            copying.set()
+            copied.wait()
+
+    def meet_a_copy() -> threading.Thread:
+        copying.clear()
+        copied.clear()
+        holder = threading.Thread(target=copy, daemon=True)  # daemons: a failing wait does not hang the suite
+        holder.start()
+        assert copying.wait(10)
+        waiter = threading.Thread(target=checkpointer.wait_copied, daemon=True)
+        waiter.start()
+        return waiter
+
+    for _ in range(2):
+        first = meet_a_copy()
+        first.join(10)
+        assert not first.is_alive()  # went on at once, the copy still under way
+        copied.set()
+        second = meet_a_copy()
+        second.join(0.2)
+        assert second.is_alive()  # waits for the copy...
+        copied.set()
+        second.join(10)
+        assert not second.is_alive()  # ...and goes on once it is done
+    checkpointer.wait_copied()  # no copy: no wait, and the next meeting is a first again
+    lone = meet_a_copy()
+    lone.join(10)
+    assert not lone.is_alive()
+    copied.set()
