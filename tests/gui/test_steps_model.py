@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QPersistentModelIndex, Qt
+from PySide6.QtCore import QEvent, QObject, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
@@ -319,3 +320,57 @@ def test_rows_arriving_and_changing_while_sorted_take_their_places(qtmodeltester
     assert not resets
     assert len(layouts) == 2  # the batch too big to place row by row, and the rows that moved down
     qtmodeltester.check(model)
+
+
+class _Paints(QObject):
+    """Counts the paint events a widget receives."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__()
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+def test_rows_added_below_the_shown_ones_update_the_scroll_bar_without_repainting_the_table(qtbot) -> None:
+    """During a run rows keep arriving below what the table shows: only its scroll bar changes.
+    Rows that go in among the shown ones, or while the table does not fill its viewport, are
+    painted as before."""
+    from gui.panels.steps_view import StepsView
+
+    view = StepsView()
+    qtbot.addWidget(view)
+    view.resize(800, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    table, bar = view.table, view.table.verticalScrollBar()
+    paints = _Paints(table.viewport())
+    view.model.append_rows([_row(i) for i in range(3)])  # the table does not fill the viewport: shown at once
+    qtbot.waitUntil(lambda: paints.count > 0)
+    view.model.append_rows([_row(i) for i in range(3, 100)])
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    table.viewport().repaint()  # whatever is still to be painted, painted now
+    QApplication.processEvents()
+    shown_last = table.rowAt(table.viewport().height() - 1)
+    assert 3 <= shown_last < 99
+    painted = paints.count
+    before = bar.maximum()
+    view.model.append_rows([_row(i) for i in range(100, 150)])
+    qtbot.waitUntil(lambda: bar.maximum() > before)  # laid out: the scroll bar reaches the new rows
+    QApplication.processEvents()
+    assert paints.count == painted  # nothing the table shows changed
+    table.scrollToBottom()
+    qtbot.waitUntil(lambda: paints.count > painted)
+    assert table.rowAt(table.viewport().height() - 1) == 149
+    assert table.model().index(149, 0).data() == _row(149).iteration_text
+    view.table.sortByColumn(7, Qt.SortOrder.DescendingOrder)  # tokens in: new rows with the most go in at the top
+    table.scrollToTop()
+    QApplication.processEvents()
+    painted = paints.count
+    view.model.append_rows([_row(i) for i in range(1000, 1003)])
+    qtbot.waitUntil(lambda: paints.count > painted)
+    assert table.model().index(0, 0).data() == _row(1002).iteration_text
