@@ -80,6 +80,18 @@ def _run_head(node: str) -> tuple[struct.Struct, bytes]:
     return head
 
 
+def _lone_run_head(node: str) -> tuple[struct.Struct, bytes]:
+    """The Struct of a record's run count (1) and its one run's head, for a run of `node`: a
+    record of one run (most are) packs its head in one call."""
+    head = _LONE_RUN_HEADS.get(node)
+    if head is None:
+        if len(_LONE_RUN_HEADS) >= HEADS_CACHED:
+            _LONE_RUN_HEADS.clear()
+        name = node.encode("utf-8", "surrogatepass")
+        head = _LONE_RUN_HEADS[node] = (struct.Struct(f"<HqqqH{len(name)}sII"), name)
+    return head
+
+
 def _boundary_head(last_node: str | None) -> tuple[struct.Struct, bytes, int]:
     """The Struct of a boundary's head (its has-boundary byte and last node's name packed in)."""
     head = _BOUNDARY_HEADS.get(last_node)
@@ -93,13 +105,28 @@ def _boundary_head(last_node: str | None) -> tuple[struct.Struct, bytes, int]:
 
 
 _RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}
+_LONE_RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}
 _BOUNDARY_HEADS: dict[str | None, tuple[struct.Struct, bytes, int]] = {}
 HEADS_CACHED = 1024  # node names whose heads are kept (emptied when full)
+NO_BOUNDARY = b"\x00"
 
 
 def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -> bytes:
-    """One record; `seed` is salt(execution id). The crc runs over each head as it is made (the
-    same value as over the heads joined); each head is one pack of a Struct kept per node name."""
+    """One record; `seed` is salt(execution id). The crc runs over the heads (the same value as
+    over the heads joined), each head one pack of a Struct kept per node name; a record of one
+    run, the usual one, packs the run count with the run's head."""
+    if boundary is None:
+        tail, tail_data = NO_BOUNDARY, b""
+    else:
+        _eid, seq, runs_count, last_node, base, tail_data, data_crc = boundary
+        shape, name, name_len = _BOUNDARY_HEADS.get(last_node) or _boundary_head(last_node)
+        tail = shape.pack(1, seq, runs_count, -1 if base is None else base, name_len, name, len(tail_data), data_crc)
+    if len(runs) == 1:
+        _eid, seq, node, run_index, base, data, data_crc = runs[0]
+        shape, name = _LONE_RUN_HEADS.get(node) or _lone_run_head(node)
+        head = shape.pack(1, seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
+        size = len(head) + len(data) + len(tail) + len(tail_data)
+        return b"".join((_HEAD.pack(MAGIC, size, crc32(tail, crc32(head, seed))), head, data, tail, tail_data))
     head = _COUNT.pack(len(runs))
     crc = crc32(head, seed)
     parts = [b"", head]
@@ -110,18 +137,8 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
         crc = crc32(head, crc)
         parts += (head, data)
         size += len(head) + len(data)
-    if boundary is None:
-        crc = crc32(b"\x00", crc)
-        parts.append(b"\x00")
-        size += 1
-    else:
-        _eid, seq, runs_count, last_node, base, data, data_crc = boundary
-        shape, name, name_len = _BOUNDARY_HEADS.get(last_node) or _boundary_head(last_node)
-        head = shape.pack(1, seq, runs_count, -1 if base is None else base, name_len, name, len(data), data_crc)
-        crc = crc32(head, crc)
-        parts += (head, data)
-        size += len(head) + len(data)
-    parts[0] = _HEAD.pack(MAGIC, size, crc)
+    parts += (tail, tail_data)
+    parts[0] = _HEAD.pack(MAGIC, size + len(tail) + len(tail_data), crc32(tail, crc))
     return b"".join(parts)
 
 
