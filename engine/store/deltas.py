@@ -53,23 +53,21 @@ def _response_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     return {"action": new["action"], "data": encode(new["data"], old["data"])}
 
 
-def run_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
-    """A model or memory run (TaskData.to_json(for_store=True)) as a delta from the node's run before:
-    a model run's one input item (messages and tools) compared straight away, anything else walked."""
+def run_delta(new: dict[str, Any], old: dict[str, Any], item: dict[str, Any] | None, was: dict[str, Any] | None) -> dict[str, Any]:
+    """A model or memory run (TaskData.to_json(for_store=True)) as a delta from the node's run before;
+    `item` and `was`: model_item of each one's input. A model run's one input item (messages and
+    tools) is compared straight away, anything else walked."""
     out = dict(new)
-    inputs, before = new["input"], old.get("input")
-    item = _only_model_item(inputs)
-    was = _only_model_item(before) if item is not None else None
     if item is not None and was is not None:
         json, was_json = item["json"], was["json"]
         delta = {key: encode(value, was_json.get(key)) for key, value in json.items()}
         out["input"] = {AI_LANGUAGE_MODEL: [[{**item, "json": delta}]]}
     else:
-        out["input"] = encode(inputs, before)
+        out["input"] = encode(new["input"], old.get("input"))
     return out
 
 
-def _only_model_item(inputs: Any) -> dict[str, Any] | None:
+def model_item(inputs: Any) -> dict[str, Any] | None:
     """The one item of a model run's input ({"ai_languageModel": [[item]]}), else None."""
     if type(inputs) is not dict or len(inputs) != 1:
         return None

@@ -9,7 +9,7 @@ from typing import Any
 from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from ..hooks import NodeAfter, RunUpdated
 from .codec import pack
-from .deltas import run_delta
+from .deltas import model_item, run_delta
 from .journal import RunRow
 
 
@@ -26,7 +26,8 @@ class RunRecords:
 
     run_seq: int
     new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
-    conversations: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> task JSON of each node's latest such run
+    # seq -> the task JSON of each node's latest such run, and its model item (deltas.model_item)
+    conversations: dict[int, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
     last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
 
@@ -35,15 +36,23 @@ class RunRecords:
         self.run_seq += 1
         seq = self.run_seq
         task = event.task.to_json(for_store=True)
-        conversation = carries_conversation(task)
-        base = self.last_conversation.get(event.node) if conversation else None
-        data, crc = pack(run_delta(task, self.conversations[base]) if base is not None else task)
+        if carries_conversation(task):
+            item = model_item(task["input"])
+            base = self.last_conversation.get(event.node)
+            if base is None:
+                data, crc = pack(task)
+            else:
+                before, was = self.conversations[base]
+                data, crc = pack(run_delta(task, before, item, was))
+            # the next delta of this node's runs is made from this one
+            self.conversations.pop(self.last_conversation.get(event.node, -1), None)
+            self.conversations[seq] = (task, item)
+            self.last_conversation[event.node] = seq
+        else:
+            base = None
+            data, crc = pack(task)
         self.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
         self.seq_of[(event.node, event.run_index)] = seq
-        if conversation:  # the next delta of this node's runs is made from this one
-            self.conversations.pop(self.last_conversation.get(event.node, -1), None)
-            self.conversations[seq] = task
-            self.last_conversation[event.node] = seq
 
     def edit_run(self, event: RunUpdated) -> tuple[bytes, int]:
         """A run edited while paused, written whole (later deltas build on the edit): its row
@@ -55,5 +64,5 @@ class RunRecords:
             if run[1] == seq:
                 self.new_runs[i] = (*run[:4], None, data, crc)
         if seq in self.conversations:
-            self.conversations[seq] = task
+            self.conversations[seq] = (task, model_item(task["input"]))
         return data, crc
