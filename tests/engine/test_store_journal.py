@@ -68,6 +68,36 @@ def test_a_damaged_blob_ends_the_reading(tmp_path: Path) -> None:
     assert [b[1] for b in read.boundaries] == [1, 2] and [r[1] for r in read.runs] == [1, 2]
 
 
+def test_records_of_any_run_count_read_back_exactly(tmp_path: Path) -> None:
+    """A record of one run (an agent iteration's) is packed apart from records of other run
+    counts: each reads back as the rows written, and a flipped byte of its run's head is caught."""
+    journal = Journal(tmp_path / "e1.journal")
+    runs_written: list[tuple] = []
+    boundaries_written: list[tuple] = []
+    seq = 0
+    for count in (0, 1, 2, 3, 1):
+        for with_boundary in (True, False):
+            runs = []
+            for _ in range(count):
+                seq += 1
+                data = f"run {seq}".encode()
+                runs.append(("e1", seq, "Tööl" if seq % 2 else "Model", seq % 3, None if seq % 2 else seq - 1, data, zlib.crc32(data)))
+            stack = boundary(seq + 100) if with_boundary else None
+            journal.append(encode_record(runs, stack, E1))
+            runs_written += runs
+            boundaries_written += [stack] if stack else []
+    journal.close(remove=False)
+    read = read_journal(journal.path, "e1")
+    assert read.runs == runs_written and read.boundaries == boundaries_written
+
+    lone = encode_record([("e1", 1, "Tool", 0, None, b"run data", zlib.crc32(b"run data"))], boundary(1), E1)
+    damaged = bytearray(lone + lone)
+    damaged[len(lone) + lone.index(b"Tool")] ^= 0x01  # the second record's node name, in its run's head
+    (tmp_path / "e1.journal").write_bytes(bytes(damaged) + END)
+    read = read_journal(tmp_path / "e1.journal", "e1")
+    assert [r[1] for r in read.runs] == [1] and [b[1] for b in read.boundaries] == [1]
+
+
 def test_records_of_the_older_layout_still_read(tmp_path: Path) -> None:
     """b"MB" records (one crc over the whole body), as a journal left by an older version holds them."""
     data = b'[{"node":"A"}]'
