@@ -44,8 +44,7 @@ class RunRecords:
             else:
                 before, was = self.conversations[base]
                 data, crc = pack(run_delta(task, before, item, was))
-            # the next delta of this node's runs is made from this one
-            self.conversations.pop(self.last_conversation.get(event.node, -1), None)
+                del self.conversations[base]  # the next delta of this node's runs is made from this one
             self.conversations[seq] = (task, item)
             self.last_conversation[event.node] = seq
         else:
