@@ -69,26 +69,15 @@ def salt(execution_id: str) -> int:
     return crc32(execution_id.encode("utf-8", "surrogatepass"))
 
 
-def _run_head(node: str) -> tuple[struct.Struct, bytes]:
-    """The Struct of a run's head for runs of `node` (its name packed in): one pack a run."""
-    head = _RUN_HEADS.get(node)
+def _named_head(cache: dict[str, tuple[struct.Struct, bytes]], node: str, layout: str) -> tuple[struct.Struct, bytes]:
+    """The Struct of `layout` with the name of `node` packed in (its `{}`: the name's length), kept
+    in `cache` per name: a run's head is one pack."""
+    head = cache.get(node)
     if head is None:
-        if len(_RUN_HEADS) >= HEADS_CACHED:
-            _RUN_HEADS.clear()
+        if len(cache) >= HEADS_CACHED:
+            cache.clear()
         name = node.encode("utf-8", "surrogatepass")
-        head = _RUN_HEADS[node] = (struct.Struct(f"<qqqH{len(name)}sII"), name)
-    return head
-
-
-def _lone_run_head(node: str) -> tuple[struct.Struct, bytes]:
-    """The Struct of a record's run count (1) and its one run's head, for a run of `node`: a
-    record of one run (most are) packs its head in one call."""
-    head = _LONE_RUN_HEADS.get(node)
-    if head is None:
-        if len(_LONE_RUN_HEADS) >= HEADS_CACHED:
-            _LONE_RUN_HEADS.clear()
-        name = node.encode("utf-8", "surrogatepass")
-        head = _LONE_RUN_HEADS[node] = (struct.Struct(f"<HqqqH{len(name)}sII"), name)
+        head = cache[node] = (struct.Struct(layout.format(len(name))), name)
     return head
 
 
@@ -105,7 +94,9 @@ def _boundary_head(last_node: str | None) -> tuple[struct.Struct, bytes, int]:
 
 
 _RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}
-_LONE_RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}
+RUN_LAYOUT = "<qqqH{}sII"
+_LONE_RUN_HEADS: dict[str, tuple[struct.Struct, bytes]] = {}  # a record's run count (1) with its one run's head
+LONE_RUN_LAYOUT = "<HqqqH{}sII"
 _BOUNDARY_HEADS: dict[str | None, tuple[struct.Struct, bytes, int]] = {}
 HEADS_CACHED = 1024  # node names whose heads are kept (emptied when full)
 NO_BOUNDARY = b"\x00"
@@ -123,7 +114,7 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
         tail = shape.pack(1, seq, runs_count, -1 if base is None else base, name_len, name, len(tail_data), data_crc)
     if len(runs) == 1:
         _eid, seq, node, run_index, base, data, data_crc = runs[0]
-        shape, name = _LONE_RUN_HEADS.get(node) or _lone_run_head(node)
+        shape, name = _LONE_RUN_HEADS.get(node) or _named_head(_LONE_RUN_HEADS, node, LONE_RUN_LAYOUT)
         head = shape.pack(1, seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
         size = len(head) + len(data) + len(tail) + len(tail_data)
         return b"".join((_HEAD.pack(MAGIC, size, crc32(tail, crc32(head, seed))), head, data, tail, tail_data))
@@ -132,7 +123,7 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
     parts = [b"", head]
     size = len(head)
     for _eid, seq, node, run_index, base, data, data_crc in runs:
-        shape, name = _RUN_HEADS.get(node) or _run_head(node)
+        shape, name = _RUN_HEADS.get(node) or _named_head(_RUN_HEADS, node, RUN_LAYOUT)
         head = shape.pack(seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
         crc = crc32(head, crc)
         parts += (head, data)
