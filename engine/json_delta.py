@@ -5,7 +5,8 @@ list (an agent's growing messages and steps) keep a count instead of repeating i
 so it costs little; a dict or list that is the very object in `old` is written as SAME, and a
 window on an append-only log (engine.shared_log) that extends a window on the same log in `old`
 costs only what it adds. `decode(encoded, old)` needs the decoded `old` the encoding was made
-from; windows are lists there.
+from; windows are lists there. A writer that knows which keys of a dict changed writes only
+those (`changed_keys`); `encode` itself never does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .shared_log import LogWindow
 MARK = "\u2063delta"  # an invisible separator: no key a node or user writes
 MIN_SHARED = 4
 SAME = {MARK: "same"}  # the very object `old` holds here (shared, so unchanged)
+KEYS = "keys"  # {MARK: KEYS, key: delta, ...}: the dict `old` holds here with these keys' values changed
 
 
 def _shared_prefix(new: list[Any], old: list[Any]) -> int:
@@ -81,10 +83,24 @@ def encode(new: Any, old: Any) -> Any:
     return new
 
 
+def changed_keys(changes: dict[str, Any]) -> dict[str, Any]:
+    """The delta of a dict of which only the keys in `changes` changed, each to its value there
+    (itself a delta from the key's value before); its other keys are as they were."""
+    return {MARK: KEYS, **changes}
+
+
 def decode(encoded: Any, old: Any) -> Any:
-    """The value `encode(value, old)` was made from."""
+    """The value `encode(value, old)` (or `changed_keys`) was made from."""
     if isinstance(encoded, dict):
         if MARK in encoded:
+            if encoded[MARK] == KEYS:
+                if not isinstance(old, dict):
+                    raise ValueError("a delta changes keys of a value its base does not have")
+                out = dict(old)
+                for key, value in encoded.items():
+                    if key != MARK:
+                        out[key] = decode(value, old.get(key))
+                return out
             if len(encoded) == 2 and "then" in encoded and isinstance(old, list):
                 return old[: encoded[MARK]] + [decode(x, None) for x in encoded["then"]]
             if encoded == SAME:

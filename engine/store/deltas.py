@@ -3,8 +3,9 @@ only where the shapes repeat what came before, so a boundary costs a few compari
 
 A stack entry repeats its items and its pending request's state (an agent's steps, a window that
 grows by a round at a time) and the runs answering it; a model or memory run repeats the
-conversation so far. The rest of an entry or a run is small and written as it is. Any value
-`decode` reads back is a valid output here: a delta that shortens less is still exact.
+conversation so far. The rest of an entry or a run is small and written as it is, but for an
+entry that only gained answers: its delta is the answers alone. Any value `decode` reads back
+is a valid output here: a delta that shortens less is still exact.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..connection_types import AI_LANGUAGE_MODEL
-from ..json_delta import MARK, SAME, encode
+from ..json_delta import MARK, SAME, changed_keys, encode
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -37,14 +38,12 @@ def entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def answered_delta(old: dict[str, Any], answered: int, added: list[dict[str, Any]]) -> dict[str, Any]:
-    """The delta of an entry (JSON `old`) whose pending request, of `answered` answers then, has
-    gained the answers `added` and nothing else: its input and request as SAME, the answers
-    extending the list before (json_delta's shortened-list form)."""
-    out = dict(old)
-    out["input"] = SAME
-    out["pending"] = {"request": SAME, "responses": {MARK: answered, "then": added}}
-    return out
+def answered_delta(answered: int, added: list[dict[str, Any]]) -> dict[str, Any]:
+    """The delta of an entry whose pending request, of `answered` answers then, has gained the
+    answers `added` and nothing else: its answers extended (json_delta's shortened-list form),
+    nothing else of the entry written (json_delta.changed_keys): the boundary after each tool's
+    answer carries the answer alone."""
+    return changed_keys({"pending": {"request": SAME, "responses": {MARK: answered, "then": added}}})
 
 
 def _response_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:

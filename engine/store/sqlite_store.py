@@ -352,7 +352,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                     waiting = new["pending"] = dict(old["pending"])
                     waiting["responses"] = [*waiting["responses"], *added]
                     stack.append(new)
-                    delta.append(answered_delta(old, was[3], added))
+                    delta.append(answered_delta(was[3], added))
                     continue
                 new = entry.to_json(for_store=True)
                 stack.append(new)

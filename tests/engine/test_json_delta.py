@@ -7,7 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.json_delta import MARK, SAME, decode, encode
+import pytest
+
+from engine.json_delta import MARK, SAME, changed_keys, decode, encode
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -50,3 +52,14 @@ def test_a_window_that_extends_a_window_on_the_same_log_costs_only_what_it_adds(
     assert decode(json.loads(json.dumps(encoded)), json.loads(json.dumps(plain(old)))) == plain(new)
     other = SharedLog(log.items[:3]).window()  # another log: compared element by element
     assert decode(json.loads(json.dumps(encode({"steps": other}, old), default=list)), plain(old)) == {"steps": log.items[:3]}
+
+
+def test_a_delta_of_changed_keys_keeps_the_other_keys_and_reads_each_change_against_its_value_before() -> None:
+    answers = [{"i": i} for i in range(5)]
+    old = {"node": "Agent", "round": 3, "pending": {"request": {"id": 1}, "responses": answers}}
+    encoded = changed_keys({"pending": {"request": SAME, "responses": {MARK: 5, "then": [{"i": 5}]}}, "round": 4})
+    assert decode(json.loads(json.dumps(encoded)), json.loads(json.dumps(old))) == {
+        "node": "Agent", "round": 4, "pending": {"request": {"id": 1}, "responses": answers + [{"i": 5}]}}
+    assert decode([encoded], [old])[0]["node"] == "Agent"  # as an entry of a stack
+    with pytest.raises(ValueError, match="base does not have"):
+        decode(encoded, None)

@@ -12,7 +12,7 @@ import orjson
 
 from engine.debugger import Breakpoints, Debugger
 from engine.executor import Engine
-from engine.json_delta import decode
+from engine.json_delta import KEYS, MARK, decode
 from engine.registry import builtin_registry
 from engine.run_data import ExecutionState, StackEntry, TaskData
 from engine.shared_log import plain
@@ -100,6 +100,28 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
     edited = [as_json(t.to_json()) for t in state.run_data["Calculator"] if "edits" in t.metadata]
     assert len(edited) == 1 and edited[0] in read_runs  # rewritten with its edit
     assert [r for r in read_runs if r not in edited] == [r for r in runs if r["metadata"].get("toolCallId") != "c1"]
+    store.close()
+
+
+async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path: Path, monkeypatch) -> None:
+    """After each answer the waiting agent's entry changed only by it: the boundary's delta of that
+    entry is the answer (json_delta.changed_keys), not the entry's fields again."""
+    rows: list[Any] = []
+    original = ExecutionStore._boundary_row
+    monkeypatch.setattr(ExecutionStore, "_boundary_row", lambda self, state, writer: rows.append(original(self, state, writer)) or rows[-1])
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    answered = []
+    for *_head, base, data, crc in rows:
+        value = unpack(data, crc, "boundary")
+        if base is not None:
+            answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS]
+    calls = sum(len(reply.get("toolCalls", [])) for reply in REPLIES)
+    assert len(answered) == calls and calls > 1
+    for entry in answered:
+        assert set(entry) == {MARK, "pending"} and set(entry["pending"]) == {"request", "responses"}
+        assert len(entry["pending"]["responses"]["then"]) == 1
     store.close()
 
 
