@@ -47,8 +47,9 @@ def _given(options: dict[str, Any], name: str) -> bool:
     return name in options and options[name] is not None
 
 
-def chat_completions_body(model: str, options: dict[str, Any], messages: Sequence[ChatMessage], tools: list[ToolSpec],
-                          stream: bool) -> dict[str, Any]:
+def chat_completions_head(model: str, options: dict[str, Any], stream: bool) -> dict[str, Any]:
+    """The fields of a Chat Completions body before its tools and messages, in the order sent: the
+    node's options fix them, so they are the same for every call with the same `stream`."""
     body: dict[str, Any] = {"model": model}
     for option, key in (("temperature", "temperature"), ("topP", "top_p"), ("frequencyPenalty", "frequency_penalty"),
                         ("presencePenalty", "presence_penalty")):
@@ -63,12 +64,33 @@ def chat_completions_body(model: str, options: dict[str, Any], messages: Sequenc
     body["stream"] = stream
     if stream:
         body["stream_options"] = {"include_usage": True}
-    if tools:
-        body["tools"] = to_wire_tools(tools)
-        if options.get("toolChoiceAuto"):
-            body["tool_choice"] = "auto"
-    body["messages"] = to_wire_messages(messages)
     return body
+
+
+class ChatCompletionsBodies:
+    """The Chat Completions bodies of one model object: the fields its options fix are made once
+    for each `stream` (chat_completions_head), a call adds its tools and messages. The bodies
+    share the objects inside those fields: treat a body as read-only."""
+
+    __slots__ = ("_heads", "_tool_choice")
+
+    def __init__(self, model: str, options: dict[str, Any]) -> None:
+        self._heads = (chat_completions_head(model, options, False), chat_completions_head(model, options, True))
+        self._tool_choice = bool(options.get("toolChoiceAuto"))
+
+    def body(self, messages: Sequence[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
+        body = dict(self._heads[1 if stream else 0])
+        if tools:
+            body["tools"] = to_wire_tools(tools)
+            if self._tool_choice:
+                body["tool_choice"] = "auto"
+        body["messages"] = to_wire_messages(messages)
+        return body
+
+
+def chat_completions_body(model: str, options: dict[str, Any], messages: Sequence[ChatMessage], tools: list[ToolSpec],
+                          stream: bool) -> dict[str, Any]:
+    return ChatCompletionsBodies(model, options).body(messages, tools, stream)
 
 
 def chat_completions_json(body: dict[str, Any], messages: Sequence[ChatMessage]) -> bytes:

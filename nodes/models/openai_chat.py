@@ -24,7 +24,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import cancel_on_abort, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, whole_body, within_deadline
-from ._openai_request import OptionError, chat_completions_body, chat_completions_json, responses_body
+from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
 from ._sse import EventReader, Events, sse_data
@@ -118,6 +118,9 @@ class OpenAIChat:
         self.responses_api = responses_api
         self.build_body = build_body  # another node's body for the same API (Groq's, Mistral's)
         self.always_stream = always_stream  # streamed whether or not tokens are shown (as n8n asks Mistral)
+        # the node's own Chat Completions bodies: the fields its options fix, made once
+        self._bodies = ChatCompletionsBodies(params.model, set_options(params)) \
+            if build_body is None and not responses_api else None
 
     async def invoke(
         self,
@@ -128,13 +131,17 @@ class OpenAIChat:
     ) -> ModelReply:
         ep = self.endpoint
         stream = self.always_stream or (on_token is not None and self.params.options.streaming)
-        try:
-            body = (self.build_body(messages, tools, stream) if self.build_body is not None
-                    else request_body(self.params, messages, tools, stream, self.responses_api))
-        except NodeOperationError as exc:
-            raise ep.error(exc.message) from None
-        plain_chat = self.build_body is None and not self.responses_api
-        content = chat_completions_json(body, messages) if plain_chat else body
+        bodies = self._bodies
+        if bodies is not None:
+            body = bodies.body(messages, tools, stream)
+            content: dict[str, Any] | bytes = chat_completions_json(body, messages)
+        else:
+            try:
+                body = (self.build_body(messages, tools, stream) if self.build_body is not None
+                        else request_body(self.params, messages, tools, stream, self.responses_api))
+            except NodeOperationError as exc:
+                raise ep.error(exc.message) from None
+            content = body
         with cancel_on_abort(signal):
             async with within_deadline(ep):
                 response = await open_response(ep, content)
