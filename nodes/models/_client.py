@@ -25,7 +25,7 @@ import httpx
 
 from nodes.http_transport import LOOPBACK, LazyTLSTransport, tls_context
 
-from ._http1 import Http1Pool
+from ._http1 import Http1Connection, Http1Pool
 from ._common import encode_json
 
 KEEPALIVE_EXPIRY_S = 5.0  # httpx's default
@@ -70,27 +70,32 @@ class Reply:
     def whole_body(self) -> bytes | None:
         """The whole body when it has all arrived already and is not encoded (a short reply comes
         with its head), taken at once; None otherwise: read it with `chunks()`."""
-        if self._take_whole is None or self.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity"):
+        if self._take_whole is None or not self._identity():
             return None
         return self._take_whole()
 
     def body_read(self) -> bool:
         """Whether `chunks()` has handed over the whole body (known for bodies not encoded)."""
-        return self._all_received is not None and self._all_received() and \
-            self.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
+        return self._all_received is not None and self._all_received() and self._identity()
 
     def chunks(self) -> AsyncGenerator[bytes, None]:
         encoding = self.headers.get("content-encoding", "identity").strip().lower()
         if encoding in ("", "identity"):
-            return self._raw  # as it arrives: no layer in between
+            return self._raw_body()  # as it arrives: no layer in between
         if encoding not in ("gzip", "deflate"):
             raise UndecodableBody(f"it is encoded as {encoding!r}, which was not asked for")
         return self._decoded(encoding)
 
+    def _identity(self) -> bool:
+        return self.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
+
+    def _raw_body(self) -> AsyncGenerator[bytes, None]:
+        return self._raw
+
     async def _decoded(self, encoding: str) -> AsyncGenerator[bytes, None]:
         decoder = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS)
         try:
-            async for chunk in self._raw:
+            async for chunk in self._raw_body():
                 if data := decoder.decompress(chunk):
                     yield data
             if tail := decoder.flush():
@@ -100,6 +105,36 @@ class Reply:
 
     async def aclose(self) -> None:
         await self._close()
+
+
+class PooledReply(Reply):
+    """A reply on a connection of the client's own pool (_http1), read from the connection, which
+    goes back to the pool when the reply is closed (once). Made per model call: its parts are
+    methods, not closures made for it."""
+
+    def __init__(self, pool: Http1Pool, conn: Http1Connection) -> None:  # not Reply's: its parts are here
+        self.status_code = conn.status or 0
+        self.reason_phrase = conn.reason
+        self.headers = conn.headers
+        self._pool: Http1Pool | None = pool
+        self._conn = conn
+
+    def whole_body(self) -> bytes | None:
+        conn = self._conn
+        return conn.take() if conn.complete and conn.error is None and self._identity() else None
+
+    def body_read(self) -> bool:
+        conn = self._conn
+        return conn.complete and not conn.has_body and self._identity()
+
+    def _raw_body(self) -> AsyncGenerator[bytes, None]:
+        return self._conn.body()
+
+    async def aclose(self) -> None:
+        pool = self._pool
+        if pool is not None:
+            self._pool = None
+            pool.release(self._conn)  # kept for the next request when read to its end, closed otherwise
 
 
 @functools.lru_cache(maxsize=64)
@@ -175,23 +210,7 @@ class ModelClient:
         pool = self._pool or await self._direct()
         conn = await pool.request((host, port, https), b"%bContent-Length: %d\r\n%b%b" % (before, len(content), after, content),
                                   tls_context)
-        received: dict[str, str] = {}
-        for raw_name, raw_value in conn.raw_headers:  # a repeated header reads as its values joined, as in httpx
-            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-            received[name] = f"{received[name]}, {value}" if name in received else value
-        released = False
-
-        async def close() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                pool.release(conn)  # kept for the next request when read to its end, closed otherwise
-
-        def take_whole() -> bytes | None:
-            return conn.take() if conn.complete and conn.error is None else None
-
-        return Reply(conn.status or 0, conn.reason, received, conn.body(), close,
-                     lambda: conn.complete and not conn.has_body, take_whole)
+        return PooledReply(pool, conn)
 
     async def _post_proxied(self, url: str, content: bytes, headers: dict[str, str]) -> Reply:
         if self._proxied is None:

@@ -49,7 +49,7 @@ class Http1Connection(asyncio.Protocol):
     def _reset(self) -> None:
         self.status: int | None = None
         self.reason = ""
-        self.raw_headers: list[tuple[bytes, bytes]] = []
+        self.headers: dict[str, str] = {}  # lower-case names; a repeated header's values joined, as in httpx
         self.complete = False
         self._keep_alive = False
         self.error: Exception | None = None
@@ -86,17 +86,19 @@ class Http1Connection(asyncio.Protocol):
         self.reason = reason.decode("latin-1")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.raw_headers.append((name, value))
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        headers = self.headers
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an informational reply (103 Early Hints): the real one follows
-            self.raw_headers = []
+            self.headers = {}
             return
         self.status = status
         if status not in NO_BODY_STATUSES:
-            names = {name.lower() for name, _value in self.raw_headers}
-            self._until_close = b"content-length" not in names and b"transfer-encoding" not in names
+            headers = self.headers
+            self._until_close = "content-length" not in headers and "transfer-encoding" not in headers
         self._wake()
 
     def on_body(self, body: bytes) -> None:

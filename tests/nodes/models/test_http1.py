@@ -113,7 +113,7 @@ async def test_an_informational_reply_is_skipped() -> None:
     async with Server(handler) as server:
         connections = pool()
         conn = await connections.request(server.key, REQUEST, tls_context)
-        assert (conn.status, conn.reason, conn.raw_headers) == (201, "Created", [(b"Content-Length", b"2")])
+        assert (conn.status, conn.reason, conn.headers) == (201, "Created", {"content-length": "2"})
         assert b"".join([chunk async for chunk in conn.body()]) == b"ok"
         connections.release(conn)
         connections.close()
@@ -267,4 +267,16 @@ async def test_callers_past_the_connection_limit_wait_and_a_cancelled_one_takes_
         assert cancelled.cancelled()
         assert (requests, server.connections) == (2, 1)  # one after the other on the one connection
         assert await body_of(connections, server.key) == (200, b"ok")  # no slot was lost
+        connections.close()
+
+
+async def test_reply_headers_are_read_with_lower_case_names_and_a_repeated_one_joined() -> None:
+    handler = replying(b"HTTP/1.1 200 OK\r\nX-Trace: a\r\nContent-Length: 2\r\nx-trace: b\r\nRetry-After: 1\r\n\r\nok")
+
+    async with Server(handler) as server:
+        connections = pool()
+        conn = await connections.request(server.key, REQUEST, tls_context)
+        assert conn.headers == {"x-trace": "a, b", "content-length": "2", "retry-after": "1"}
+        assert b"".join([chunk async for chunk in conn.body()]) == b"ok"
+        connections.release(conn)
         connections.close()
