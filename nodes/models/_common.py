@@ -1,15 +1,12 @@
-"""Pieces every chat model node shares: n8n's resource-locator model names, Stop handling, the
+"""Pieces every chat model node shares: n8n's resource-locator model names, the
 JSON encoding of request bodies and the reading of JSON replies."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any, Callable
+from typing import Any
 
 import orjson
-
-from engine.abort import AbortSignal
 
 _raw_decode = json.JSONDecoder().raw_decode
 _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))  # any digit a 0, any other byte an x
@@ -75,32 +72,3 @@ def locator_value(value: Any) -> Any:
     if isinstance(value, dict) and "value" in value:
         return value["value"]
     return value
-
-
-class cancel_on_abort:
-    """While inside, Stop cancels the current task, so an awaited read ends at once. (A class, not
-    a generator: it wraps every model call.)"""
-
-    __slots__ = ("_signal", "_task", "_loop", "_remove")
-
-    def __init__(self, signal: AbortSignal) -> None:
-        self._signal = signal
-        self._remove: Callable[[], None] | None = None
-
-    def __enter__(self) -> None:
-        self._task = asyncio.current_task()
-        if self._task is not None:
-            self._loop = asyncio.get_running_loop()
-            self._remove = self._signal.add_callback(self._from_any_thread)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._remove is not None:
-            self._remove()
-
-    def _from_any_thread(self) -> None:
-        self._loop.call_soon_threadsafe(self._cancel)
-
-    def _cancel(self) -> None:
-        task = self._task
-        if task is not None and not task.done() and not task.cancelling():  # the engine may have cancelled it already
-            task.cancel()

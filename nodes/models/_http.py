@@ -13,8 +13,9 @@ import contextlib
 import json
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, AsyncIterator, Mapping
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, Mapping
 
+from engine.abort import AbortSignal
 from engine.credentials import scrub_secret
 from engine.errors import NodeApiError, NodeOperationError
 from nodes.http_transport import DEFAULT_MAX_REPLY_BYTES, MAX_REPLY_ENV, failure_reason, max_reply_bytes
@@ -189,21 +190,25 @@ _deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_D
 
 
 class within_deadline:
-    """The whole call, retries included, ends by the node's Timeout; Stop (cancellation) still wins.
-    As asyncio.timeout does it (the deadline cancels the task; the cancellation that is the
-    deadline's becomes its error), with the loop's one deadline timer (_Deadlines) instead of a
-    timer scheduled and cancelled per call: it wraps every model call. (A class, not a generator.)"""
+    """The whole call, retries included, ends by the node's Timeout, and at once on Stop (`signal`
+    aborted, from any thread): the task is cancelled, and the cancellation that is the
+    deadline's becomes its error, as asyncio.timeout does it, with the loop's one deadline timer
+    (_Deadlines) instead of a timer scheduled and cancelled per call: it wraps every model call.
+    (A class, not a generator.)"""
 
-    __slots__ = ("_ep", "_task", "_cancelling", "_when", "_expired", "_deadlines", "__weakref__")
+    __slots__ = ("_ep", "_signal", "_remove", "_loop", "_task", "_cancelling", "_when", "_expired", "_deadlines",
+                 "__weakref__")
 
-    def __init__(self, ep: Endpoint) -> None:
+    def __init__(self, ep: Endpoint, signal: AbortSignal | None = None) -> None:
         self._ep = ep
+        self._signal = signal
+        self._remove: Callable[[], None] | None = None
         self._expired = False
 
     async def __aenter__(self) -> None:
         task = asyncio.current_task()
         assert task is not None
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         self._task = task
         self._cancelling = task.cancelling()
         self._when = loop.time() + max(self._ep.timeout_ms, 1) / 1000.0
@@ -214,12 +219,24 @@ class within_deadline:
             _deadlines[loop] = weakref.ref(deadlines)
         self._deadlines = deadlines
         deadlines.add(self)
+        if self._signal is not None:
+            self._remove = self._signal.add_callback(self._stop_from_any_thread)
 
     def _expire(self) -> None:
         self._expired = True
         self._task.cancel()
 
+    def _stop_from_any_thread(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop)
+
+    def _stop(self) -> None:
+        task = self._task
+        if not task.done() and not task.cancelling():  # the engine may have cancelled it already
+            task.cancel()
+
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if self._remove is not None:
+            self._remove()
         self._deadlines.remove(self)
         if self._expired and self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
             raise deadline_error(self._ep) from None

@@ -23,7 +23,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._anthropic_wire import MessageStream, reply_from_message, split_messages, tools_of
-from ._common import cancel_on_abort, js_number, locator_value
+from ._common import js_number, locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 
 ANTHROPIC_API = "https://api.anthropic.com"
@@ -101,15 +101,14 @@ class AnthropicChat:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
         body = request_body(self.params, messages, tools, stream)
-        with cancel_on_abort(signal):
-            async with within_deadline(ep):
-                response = await open_response(ep, body)
-                try:
-                    if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                        return await self._read_stream(response, on_token)
-                    doc = await read_json(ep, response)
-                finally:
-                    await response.aclose()
+        async with within_deadline(ep, signal):
+            response = await open_response(ep, body)
+            try:
+                if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                    return await self._read_stream(response, on_token)
+                doc = await read_json(ep, response)
+            finally:
+                await response.aclose()
         if not isinstance(doc, dict) or doc.get("type") == "error":
             error = doc.get("error") if isinstance(doc, dict) else None
             said = error.get("message") if isinstance(error, dict) else doc

@@ -24,7 +24,7 @@ from engine.defaults import new_list
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._common import cancel_on_abort, js_number, locator_value
+from ._common import js_number, locator_value
 from ._gemini_wire import ContentStream, blocked_reason, contents_of, model_id, model_path, reply_from_response, tools_of
 from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json, within_deadline
 
@@ -122,15 +122,14 @@ class GeminiChat:
             body = request_body(self.params, messages, tools)
         except ValueError as exc:
             raise ep.error(str(exc)) from None
-        with cancel_on_abort(signal):
-            async with within_deadline(ep):
-                response = await open_response(ep, body)
-                try:
-                    if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                        return await self._read_stream(ep, response, on_token)
-                    doc = await read_json(ep, response)
-                finally:
-                    await response.aclose()
+        async with within_deadline(ep, signal):
+            response = await open_response(ep, body)
+            try:
+                if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                    return await self._read_stream(ep, response, on_token)
+                doc = await read_json(ep, response)
+            finally:
+                await response.aclose()
         if isinstance(doc, list):  # a stream asked for without alt=sse comes as one JSON array
             assembler = ContentStream()
             for chunk in doc:

@@ -19,7 +19,7 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 from nodes.ignored_parameters import note_ignored
 
-from ._common import cancel_on_abort, locator_value
+from ._common import locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
 from ._openai_wire import decode_args, to_wire_tools
 from .versions import OLLAMA_VERSIONS
@@ -163,23 +163,22 @@ class OllamaChat:
         stream = on_token is not None
         reply = _Reply()
         body = request_body(self.params, messages, tools, stream)
-        with cancel_on_abort(signal):
-            async with within_deadline(ep):
-                response = await open_response(ep, body)
-                try:
-                    if not stream:
-                        self._feed(reply, await read_json(ep, response), None)
-                    else:
-                        async with aclosing(lines(ep, response)) as body_lines:
-                            async for line in body_lines:
-                                if line.strip():
-                                    self._feed(reply, parse_json(ep, line), on_token)
-                                    if reply.done:
-                                        break
-                            if reply.done:
-                                await drain(body_lines)
-                finally:
-                    await response.aclose()
+        async with within_deadline(ep, signal):
+            response = await open_response(ep, body)
+            try:
+                if not stream:
+                    self._feed(reply, await read_json(ep, response), None)
+                else:
+                    async with aclosing(lines(ep, response)) as body_lines:
+                        async for line in body_lines:
+                            if line.strip():
+                                self._feed(reply, parse_json(ep, line), on_token)
+                                if reply.done:
+                                    break
+                        if reply.done:
+                            await drain(body_lines)
+            finally:
+                await response.aclose()
         if not reply.done:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         return reply.reply()

@@ -22,7 +22,7 @@ from engine.credentials import CredentialError, credential_ref, describe_credent
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
-from ._common import cancel_on_abort, locator_value
+from ._common import locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, whole_body, within_deadline
 from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
@@ -142,18 +142,17 @@ class OpenAIChat:
             except NodeOperationError as exc:
                 raise ep.error(exc.message) from None
             content = body
-        with cancel_on_abort(signal):
-            async with within_deadline(ep):
-                response = await open_response(ep, content)
-                try:
-                    if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-                        if self.responses_api:
-                            estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
-                            return await self._read_responses_stream(response, on_token, estimate)
-                        return await self._read_stream(response, on_token, body)
-                    doc = await read_json(ep, response)
-                finally:
-                    await response.aclose()
+        async with within_deadline(ep, signal):
+            response = await open_response(ep, content)
+            try:
+                if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+                    if self.responses_api:
+                        estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
+                        return await self._read_responses_stream(response, on_token, estimate)
+                    return await self._read_stream(response, on_token, body)
+                doc = await read_json(ep, response)
+            finally:
+                await response.aclose()
         return self._reply(doc, on_token)
 
     def _reply(self, doc: Any, on_token: TokenCallback | None) -> ModelReply:
