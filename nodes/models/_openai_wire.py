@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import msgspec
+
 from engine.chat import ChatMessage, ModelReply, TokenCallback, ToolSpec
 from engine.shared_log import LogWindow
 
@@ -104,6 +106,55 @@ def reply_from_completion(doc: dict[str, Any]) -> ModelReply | None:
     return _validate_reply({"content": message.get("content") or "", "toolCalls": calls, "usage": usage_of(doc) or {}})
 
 
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCallPiece(msgspec.Struct):
+    index: int | None = None
+    id: str | None = None
+    function: _Function | None = None
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+    tool_calls: list[_ToolCallPiece] | None = None
+
+
+class _Choice(msgspec.Struct):
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class StreamChunk(msgspec.Struct):
+    """The fields of a `chat.completion.chunk` the assembler reads, of the types servers send them in."""
+
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    error: Any = None
+
+
+_decode_chunk = msgspec.json.Decoder(StreamChunk).decode
+
+
+def read_chunk(payload: str) -> StreamChunk | None:
+    """A streamed event's chunk decoded by msgspec into the fields that are read, the others
+    skipped unread (half the cost of a dict of every field: a stream is a chunk per token); None
+    when it is not JSON as msgspec reads it or a field read has another type (it is read as a
+    dict then, by `StreamAssembler.feed`, to the same effect: JSON msgspec reads, it reads as the
+    standard library does; integers of any size included)."""
+    try:
+        return _decode_chunk(payload)
+    except msgspec.MsgspecError:
+        return None
+
+
 @dataclass
 class _PartialCall:
     id: str = ""
@@ -169,6 +220,48 @@ class StreamAssembler:
                     call.arguments += args
                 elif isinstance(args, dict):
                     call.arguments += json.dumps(args)
+
+    def feed_read(self, chunk: StreamChunk, on_token: TokenCallback | None) -> None:
+        """A chunk of `read_chunk`: the same as `feed` of its dict, for the types it was read in."""
+        usage = chunk.usage
+        if usage is not None:
+            self.usage = {"promptTokens": usage.prompt_tokens or 0, "completionTokens": usage.completion_tokens or 0}
+        choices = chunk.choices
+        if not choices:
+            return
+        for choice in choices:
+            reason = choice.finish_reason
+            if reason:
+                self.finish_reason = reason
+            delta = choice.delta
+            if delta is None:
+                continue
+            piece, parts = delta.content, delta.tool_calls
+            if piece or parts:
+                self.deltas += 1
+            if piece:
+                self.text.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+            if not parts:
+                continue
+            calls = self.calls
+            for position, part in enumerate(parts):
+                index = part.index
+                key = position if index is None else index
+                call = calls.get(key)
+                if call is None:
+                    call = calls[key] = _PartialCall()
+                if part.id:
+                    call.id = part.id
+                fn = part.function
+                if fn is None:
+                    continue
+                name = fn.name
+                if name and name != call.name:
+                    call.name += name
+                if fn.arguments is not None:
+                    call.arguments += fn.arguments
 
     def reply(self, prompt_estimate: int = 0) -> ModelReply:
         """The assembled reply; servers that send no usage get one estimated from the stream."""

@@ -26,7 +26,7 @@ from ._common import locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, whole_body, within_deadline
 from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
-from ._openai_wire import StreamAssembler, estimate_prompt_tokens, reply_from_completion
+from ._openai_wire import StreamAssembler, estimate_prompt_tokens, read_chunk, reply_from_completion
 from ._sse import EventReader, Events, sse_data
 from .versions import OPENAI_VERSIONS, openai_default_model
 
@@ -204,6 +204,12 @@ class OpenAIChat:
         for payload, ended in events:
             if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
                 return True
+            read = read_chunk(payload)
+            if read is not None:
+                if ended and read.error:
+                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(read.error)}")
+                assembler.feed_read(read, on_token)
+                continue
             try:  # orjson alone when it reads the event as the standard library would
                 chunk = orjson_loads(payload) if plain else parse_json(ep, payload)
             except JSONDecodeError:

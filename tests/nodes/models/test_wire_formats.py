@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.chat import ChatMessage, ToolCall
 from nodes.models._http import Endpoint, retry_delay, server_message, status_error
-from nodes.models._openai_wire import StreamAssembler, decode_args, to_wire_messages
+from nodes.models._openai_wire import StreamAssembler, decode_args, read_chunk, to_wire_messages
 from nodes.models.ollama_chat import ollama_messages
 
 
@@ -88,3 +92,77 @@ def test_retry_delay_honours_the_server_then_backs_off() -> None:
     assert retry_delay(1, httpx.Headers({"retry-after": "3"})) == 3.0
     assert retry_delay(1, httpx.Headers({"retry-after": "9999"})) == 20.0
     assert [retry_delay(n, httpx.Headers()) for n in (1, 2, 3)] == [0.5, 1.0, 2.0]
+
+
+# what a field of a streamed chunk may hold: mostly the type servers send, now and then another one
+_odd = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False),
+                 st.text(max_size=3), st.integers(2**64 - 2, 2**64 + 2), st.just({}), st.just([]), st.just({"a": 1}))
+_ABSENT = object()
+
+
+@st.composite
+def _chunks(draw: st.DrawFn) -> dict:
+    """A chunk whose every field is there with the type servers send, mostly; else absent or odd."""
+    def field(usual: st.SearchStrategy) -> object:
+        kind = draw(st.sampled_from(["usual"] * 8 + ["absent", "odd"]))
+        return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
+
+    def present(**fields: object) -> dict:
+        return {key: value for key, value in fields.items() if value is not _ABSENT}
+
+    def piece() -> dict:
+        function = present(name=field(st.sampled_from(["", "Calc", "ulator"])), arguments=field(st.text(max_size=4)))
+        return present(index=field(st.integers(0, 1)), id=field(st.sampled_from(["", "a", "b"])), type="function",
+                       function=field(st.just(function)))
+
+    def choice() -> dict:
+        delta = present(role="assistant", content=field(st.text(max_size=4)),
+                        tool_calls=field(st.just([piece() for _ in range(draw(st.integers(0, 2)))])))
+        return present(index=0, delta=field(st.just(delta)), logprobs=None,
+                       finish_reason=field(st.sampled_from([None, "stop", "tool_calls", ""])))
+
+    usage = present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
+    return present(id="chatcmpl-1", object="chat.completion.chunk",
+                   choices=field(st.just([choice() for _ in range(draw(st.integers(0, 2)))])),
+                   usage=field(st.sampled_from([usage, None])),
+                   error=draw(st.one_of(st.just(_ABSENT), st.sampled_from([{"message": "overloaded"}, "boom", 0, ""]), _odd)))
+
+
+def _assembled(texts: list[str], typed: bool) -> tuple[object, ...]:
+    """What the assembler holds after these chunks, fed as dicts or, where msgspec reads them, typed;
+    with whether each chunk reads as an error, or the exception the chunks raised."""
+    asm, errors = StreamAssembler(), []
+    try:
+        for text in texts:
+            read = read_chunk(text) if typed else None
+            if read is not None:
+                errors.append(bool(read.error))
+                asm.feed_read(read, None)
+                continue
+            value = json.loads(text)
+            if type(value) is dict:
+                errors.append(bool(value.get("error")))
+                asm.feed(value, None)
+    except Exception as exc:  # an odd shape the dict path fails on: both ways fail alike
+        return (type(exc).__name__,)
+    calls = [(key, call.id, call.name, call.arguments) for key, call in sorted(asm.calls.items())]
+    return asm.text, calls, asm.usage, asm.finish_reason, asm.deltas, errors
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_chunks(), min_size=1, max_size=3).flatmap(lambda few: st.lists(st.sampled_from(few), max_size=8)))
+def test_a_chunk_msgspec_reads_is_assembled_as_its_dict_is(chunks: list[dict]) -> None:
+    """(Chunks drawn from a few, so that pieces of the same call, names and ids repeat.)"""
+    texts = [json.dumps(chunk) for chunk in chunks]
+    assert _assembled(texts, typed=True) == _assembled(texts, typed=False)
+
+
+def test_chunks_of_the_types_servers_send_are_read_typed_and_others_as_dicts() -> None:
+    piece = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a'}}]},
+                          "logprobs": None, "finish_reason": None}], "usage": None, "system_fingerprint": "fp"}
+    assert read_chunk(json.dumps(piece)) is not None
+    assert read_chunk('{"choices": [], "usage": {"prompt_tokens": 123456789012345678901234567890}}') is not None
+    for odd in ({"choices": [{"delta": {"content": ["a"]}}]}, {"choices": [{"finish_reason": 1}]}, ["a"],
+                {"choices": [{"delta": {"tool_calls": [{"index": True}]}}]}):
+        assert read_chunk(json.dumps(odd)) is None
+    assert read_chunk('{"choices": [], "x": NaN}') is None  # the standard library reads it: so does the dict path
