@@ -388,14 +388,19 @@ def whole_body(ep: Endpoint, response: Reply) -> bytes | None:
     return whole
 
 
-async def read_json(ep: Endpoint, response: Reply) -> Any:
-    """The whole body of a non-streamed reply, parsed; taken at once when it came with the head."""
+async def read_body(ep: Endpoint, response: Reply) -> bytes:
+    """The whole body of a non-streamed reply; taken at once when it came with the head."""
     whole = whole_body(ep, response)
     if whole is not None:
-        return parse_json(ep, whole)
+        return whole
     async with contextlib.aclosing(body_chunks(ep, response)) as chunks:
         parts = [chunk async for chunk in chunks]
-    return parse_json(ep, b"".join(parts))
+    return b"".join(parts)
+
+
+async def read_json(ep: Endpoint, response: Reply) -> Any:
+    """The whole body of a non-streamed reply, parsed."""
+    return parse_json(ep, await read_body(ep, response))
 
 
 def parse_json(ep: Endpoint, payload: bytes | str) -> Any:

@@ -155,6 +155,69 @@ def read_chunk(payload: str) -> StreamChunk | None:
         return None
 
 
+class _CalledFunction(msgspec.Struct):
+    name: str = ""
+    arguments: str | None = None
+
+
+class _Call(msgspec.Struct):
+    id: str | None = None
+    function: _CalledFunction | None = None
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    tool_calls: list[_Call] | None = None
+
+
+class _ReplyChoice(msgspec.Struct):
+    message: _Message | None = None
+
+
+class Completion(msgspec.Struct):
+    """The fields of a `chat.completion` a reply is made of, of the types servers send them in."""
+
+    choices: list[_ReplyChoice] | None = None
+    usage: _Usage | None = None
+    error: Any = None
+
+
+_decode_completion = msgspec.json.Decoder(Completion).decode
+
+
+def read_completion(body: bytes) -> Completion | None:
+    """A non-streamed reply decoded by msgspec into the fields a reply is made of, as `read_chunk`
+    does a chunk; None when it is read as a dict instead (reply_from_completion, to the same effect)."""
+    try:
+        return _decode_completion(body)
+    except msgspec.MsgspecError:
+        return None
+
+
+_NO_MESSAGE = _Message()
+
+
+def reply_from_read(completion: Completion) -> ModelReply | None:
+    """reply_from_completion of a reply read by `read_completion`."""
+    choices = completion.choices
+    if not choices:
+        return None
+    message = choices[0].message or _NO_MESSAGE
+    calls = [
+        {"id": c.id or f"call_{i + 1}", "name": fn.name if (fn := c.function) is not None else "",
+         "args": decode_args(fn.arguments if fn is not None else None)}
+        for i, c in enumerate(message.tool_calls or ())
+    ]
+    return _validate_reply({"content": message.content or "", "toolCalls": calls, "usage": _usage_json(completion.usage)})
+
+
+def _usage_json(usage: _Usage | None) -> dict[str, int]:
+    """usage_of's JSON of a usage read by msgspec ({} when there is none)."""
+    if usage is None:
+        return {}
+    return {"promptTokens": usage.prompt_tokens or 0, "completionTokens": usage.completion_tokens or 0}
+
+
 @dataclass
 class _PartialCall:
     id: str = ""
@@ -223,9 +286,8 @@ class StreamAssembler:
 
     def feed_read(self, chunk: StreamChunk, on_token: TokenCallback | None) -> None:
         """A chunk of `read_chunk`: the same as `feed` of its dict, for the types it was read in."""
-        usage = chunk.usage
-        if usage is not None:
-            self.usage = {"promptTokens": usage.prompt_tokens or 0, "completionTokens": usage.completion_tokens or 0}
+        if chunk.usage is not None:
+            self.usage = _usage_json(chunk.usage)
         choices = chunk.choices
         if not choices:
             return

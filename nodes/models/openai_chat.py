@@ -23,10 +23,11 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, whole_body, within_deadline
+from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_body, whole_body, within_deadline
 from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_body, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
-from ._openai_wire import StreamAssembler, estimate_prompt_tokens, read_chunk, reply_from_completion
+from ._openai_wire import (StreamAssembler, estimate_prompt_tokens, read_chunk, read_completion, reply_from_completion,
+                           reply_from_read)
 from ._sse import EventReader, Events, sse_data
 from .versions import OPENAI_VERSIONS, openai_default_model
 
@@ -150,15 +151,20 @@ class OpenAIChat:
                         estimate = (len(json.dumps(body.get("input") or body.get("messages"), ensure_ascii=False)) + 3) // 4
                         return await self._read_responses_stream(response, on_token, estimate)
                     return await self._read_stream(response, on_token, body)
-                doc = await read_json(ep, response)
+                raw = await read_body(ep, response)
             finally:
                 await response.aclose()
-        return self._reply(doc, on_token)
+        return self._reply(raw, on_token)
 
-    def _reply(self, doc: Any, on_token: TokenCallback | None) -> ModelReply:
+    def _reply(self, raw: bytes, on_token: TokenCallback | None) -> ModelReply:
+        """The reply of a non-streamed body: a Chat Completions reply read by msgspec when it reads
+        it (read_completion), else as a dict, as a Responses API reply always is."""
         ep = self.endpoint
-        if isinstance(doc, dict) and doc.get("error"):
-            raise ep.error(f"the model server at {ep.base_url} reported an error: {_error_text(doc['error'])}")
+        read = None if self.responses_api else read_completion(raw)
+        doc = parse_json(ep, raw) if read is None else None
+        error = read.error if read is not None else doc.get("error") if isinstance(doc, dict) else None
+        if error:
+            raise ep.error(f"the model server at {ep.base_url} reported an error: {_error_text(error)}")
         if self.responses_api:
             problem = failure(doc) if isinstance(doc, dict) else None
             if problem is not None:
@@ -169,7 +175,10 @@ class OpenAIChat:
             if on_token is not None and reply.content:
                 on_token(reply.content)
             return reply
-        reply = reply_from_completion(doc) if isinstance(doc, dict) else None
+        if read is not None:
+            reply = reply_from_read(read)
+        else:
+            reply = reply_from_completion(doc) if isinstance(doc, dict) else None
         if reply is None:
             raise ep.error(f"the model server at {ep.base_url} answered without a reply (no choices)")
         if on_token is not None and reply.content:

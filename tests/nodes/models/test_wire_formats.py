@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import httpx
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.chat import ChatMessage, ToolCall
 from nodes.models._http import Endpoint, retry_delay, server_message, status_error
-from nodes.models._openai_wire import StreamAssembler, decode_args, read_chunk, to_wire_messages
+from nodes.models._openai_wire import (StreamAssembler, decode_args, read_chunk, read_completion, reply_from_completion,
+                                       reply_from_read, to_wire_messages)
 from nodes.models.ollama_chat import ollama_messages
 
 
@@ -166,3 +167,50 @@ def test_chunks_of_the_types_servers_send_are_read_typed_and_others_as_dicts() -
                 {"choices": [{"delta": {"tool_calls": [{"index": True}]}}]}):
         assert read_chunk(json.dumps(odd)) is None
     assert read_chunk('{"choices": [], "x": NaN}') is None  # the standard library reads it: so does the dict path
+
+
+@st.composite
+def _completions(draw: st.DrawFn) -> dict:
+    """A non-streamed reply whose every field is there with the type servers send, mostly."""
+    def field(usual: st.SearchStrategy) -> object:
+        kind = draw(st.sampled_from(["usual"] * 8 + ["absent", "odd"]))
+        return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
+
+    def present(**fields: object) -> dict:
+        return {key: value for key, value in fields.items() if value is not _ABSENT}
+
+    def call() -> dict:
+        function = present(name=field(st.sampled_from(["", "Calculator"])),
+                           arguments=field(st.sampled_from(['{"a": 1}', "", "  ", "not json", "[1]", '{"n": 1e400}'])))
+        return present(id=field(st.sampled_from(["", "call_a"])), type="function", function=field(st.just(function)))
+
+    message = present(role="assistant", content=field(st.sampled_from([None, "", "hi"])),
+                      tool_calls=field(st.just([call() for _ in range(draw(st.integers(0, 2)))])))
+    choices = [present(index=0, message=field(st.just(message)), finish_reason="stop") for _ in range(draw(st.integers(0, 2)))]
+    usage = present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
+    return present(id="chatcmpl-1", object="chat.completion", choices=field(st.just(choices)),
+                   usage=field(st.sampled_from([usage, None])),
+                   error=draw(st.one_of(st.just(_ABSENT), st.sampled_from([{"message": "overloaded"}, "boom", 0, ""]), _odd)))
+
+
+def _replied(text: str, typed: bool) -> object:
+    """The reply of a non-streamed body read as a dict or, where msgspec reads it, typed, with
+    whether it reads as an error; or the exception reading it raised."""
+    try:
+        read = read_completion(text.encode()) if typed else None
+        if read is not None:
+            return bool(read.error), reply_from_read(read)
+        doc = json.loads(text)
+        return bool(isinstance(doc, dict) and doc.get("error")), reply_from_completion(doc) if isinstance(doc, dict) else None
+    except Exception as exc:  # content of another type than text: the reply's validation refuses it either way
+        return type(exc).__name__
+
+
+@settings(max_examples=400, deadline=None)
+@given(_completions())
+@example({"choices": [{"message": {"tool_calls": [{"id": None, "function": {"name": None, "arguments": None}}]}}]})
+@example({"choices": [{"message": {"tool_calls": [{"id": 7, "function": {"name": 5, "arguments": {"a": 1}}}, "x"]}}]})
+@example({"choices": [{"message": None}, 1], "usage": {"prompt_tokens": 1.5}})
+def test_a_reply_msgspec_reads_is_the_reply_its_dict_makes(completion: dict) -> None:
+    text = json.dumps(completion)
+    assert _replied(text, typed=True) == _replied(text, typed=False)
