@@ -194,7 +194,7 @@ class within_deadline:
     aborted, from any thread): the task is cancelled, and the cancellation that is the
     deadline's becomes its error, as asyncio.timeout does it, with the loop's one deadline timer
     (_Deadlines) instead of a timer scheduled and cancelled per call: it wraps every model call.
-    (A class, not a generator.)"""
+    (A class, not a generator; entered with `with` inside the call's task: nothing in it awaits.)"""
 
     __slots__ = ("_ep", "_signal", "_remove", "_loop", "_task", "_cancelling", "_when", "_expired", "_deadlines",
                  "__weakref__")
@@ -205,7 +205,7 @@ class within_deadline:
         self._remove: Callable[[], None] | None = None
         self._expired = False
 
-    async def __aenter__(self) -> None:
+    def __enter__(self) -> None:
         task = asyncio.current_task()
         assert task is not None
         loop = self._loop = asyncio.get_running_loop()
@@ -234,7 +234,7 @@ class within_deadline:
         if not task.done() and not task.cancelling():  # the engine may have cancelled it already
             task.cancel()
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         if self._remove is not None:
             self._remove()
         self._deadlines.remove(self)
@@ -249,7 +249,7 @@ async def open_response(ep: Endpoint, body: dict[str, Any] | bytes) -> Reply:
     retrying 429/5xx.
 
     The caller must `aclose()` the reply; a cancelled caller closes the connection that way.
-    Run it inside `within_deadline`: the client sets no timeouts of its own, the deadline rules.
+    Run it inside `with within_deadline(...)`: the client sets no timeouts of its own, the deadline rules.
     """
     client = shared_client()
     attempt = 0

@@ -101,7 +101,7 @@ class AnthropicChat:
         ep = self.endpoint
         stream = on_token is not None and self.params.options.streaming
         body = request_body(self.params, messages, tools, stream)
-        async with within_deadline(ep, signal):
+        with within_deadline(ep, signal):
             response = await open_response(ep, body)
             try:
                 if stream and response.headers.get("content-type", "").startswith("text/event-stream"):

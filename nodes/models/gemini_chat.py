@@ -122,7 +122,7 @@ class GeminiChat:
             body = request_body(self.params, messages, tools)
         except ValueError as exc:
             raise ep.error(str(exc)) from None
-        async with within_deadline(ep, signal):
+        with within_deadline(ep, signal):
             response = await open_response(ep, body)
             try:
                 if stream and response.headers.get("content-type", "").startswith("text/event-stream"):

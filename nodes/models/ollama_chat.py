@@ -163,7 +163,7 @@ class OllamaChat:
         stream = on_token is not None
         reply = _Reply()
         body = request_body(self.params, messages, tools, stream)
-        async with within_deadline(ep, signal):
+        with within_deadline(ep, signal):
             response = await open_response(ep, body)
             try:
                 if not stream:

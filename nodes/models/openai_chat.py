@@ -143,7 +143,7 @@ class OpenAIChat:
             except NodeOperationError as exc:
                 raise ep.error(exc.message) from None
             content = body
-        async with within_deadline(ep, signal):
+        with within_deadline(ep, signal):
             response = await open_response(ep, content)
             try:
                 if stream and response.headers.get("content-type", "").startswith("text/event-stream"):

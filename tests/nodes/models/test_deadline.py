@@ -19,28 +19,28 @@ def endpoint(timeout_ms: float) -> Endpoint:
 
 
 async def never_ending(timeout_ms: float) -> None:
-    async with within_deadline(endpoint(timeout_ms)):
+    with within_deadline(endpoint(timeout_ms)):
         await asyncio.Event().wait()
 
 
 async def test_a_shorter_deadline_after_a_longer_one_ends_its_call() -> None:
-    async with within_deadline(endpoint(60_000)):
+    with within_deadline(endpoint(60_000)):
         pass
     with pytest.raises(NodeOperationError, match="did not finish its reply within 50 ms"):
         await asyncio.wait_for(never_ending(50), GUARD_S)
 
 
 async def test_the_deadline_of_a_call_that_ended_does_not_end_the_next_one() -> None:
-    async with within_deadline(endpoint(20)):
+    with within_deadline(endpoint(20)):
         pass
-    async with within_deadline(endpoint(60_000)):
+    with within_deadline(endpoint(60_000)):
         await asyncio.sleep(0.1)  # the first call's deadline passes meanwhile
     with pytest.raises(NodeOperationError, match="within 30 ms"):
         await asyncio.wait_for(never_ending(30), GUARD_S)
 
 
 async def test_a_call_whose_deadline_is_later_than_an_ended_one_still_ends_by_it() -> None:
-    async with within_deadline(endpoint(20)):
+    with within_deadline(endpoint(20)):
         pass
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -51,7 +51,7 @@ async def test_a_call_whose_deadline_is_later_than_an_ended_one_still_ends_by_it
 
 async def test_calls_side_by_side_each_end_by_their_own_deadline() -> None:
     async def finishing() -> str:
-        async with within_deadline(endpoint(60_000)):
+        with within_deadline(endpoint(60_000)):
             await asyncio.sleep(0.1)
         return "done"
 
@@ -67,7 +67,7 @@ def test_a_closed_event_loop_is_not_kept_alive_by_its_deadline_timer() -> None:
     import weakref
 
     async def one_call() -> None:
-        async with within_deadline(endpoint(60_000)):  # its timer stays armed after the call
+        with within_deadline(endpoint(60_000)):  # its timer stays armed after the call
             pass
 
     loop = asyncio.new_event_loop()
