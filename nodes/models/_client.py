@@ -70,13 +70,13 @@ class Reply:
     def whole_body(self) -> bytes | None:
         """The whole body when it has all arrived already and is not encoded (a short reply comes
         with its head), taken at once; None otherwise: read it with `chunks()`."""
-        if self._take_whole is None or not self._identity():
+        if self._take_whole is None or not self._not_encoded():
             return None
         return self._take_whole()
 
     def body_read(self) -> bool:
         """Whether `chunks()` has handed over the whole body (known for bodies not encoded)."""
-        return self._all_received is not None and self._all_received() and self._identity()
+        return self._all_received is not None and self._all_received() and self._not_encoded()
 
     def chunks(self) -> AsyncGenerator[bytes, None]:
         encoding = self.headers.get("content-encoding", "identity").strip().lower()
@@ -86,7 +86,8 @@ class Reply:
             raise UndecodableBody(f"it is encoded as {encoding!r}, which was not asked for")
         return self._decoded(encoding)
 
-    def _identity(self) -> bool:
+    def _not_encoded(self) -> bool:
+        """Whether the body comes as it is (no Content-Encoding, or identity)."""
         return self.headers.get("content-encoding", "identity").strip().lower() in ("", "identity")
 
     def _raw_body(self) -> AsyncGenerator[bytes, None]:
@@ -121,11 +122,11 @@ class PooledReply(Reply):
 
     def whole_body(self) -> bytes | None:
         conn = self._conn
-        return conn.take() if conn.complete and conn.error is None and self._identity() else None
+        return conn.take() if conn.complete and conn.error is None and self._not_encoded() else None
 
     def body_read(self) -> bool:
         conn = self._conn
-        return conn.complete and not conn.has_body and self._identity()
+        return conn.complete and not conn.has_body and self._not_encoded()
 
     def _raw_body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()
