@@ -2,14 +2,16 @@
 
 Shared by the OpenAI Chat Model (over HTTP) and the Local Model (llama-cpp-python returns the
 same shapes). Tool-call deltas are assembled by their `index`; arguments that are not valid
-JSON are kept as the raw text so the Agent can show the model its mistake.
+JSON are kept as the raw text so the Agent can show the model its mistake. A reply or a chunk
+from a server is decoded by msgspec into the fields read (read_completion, read_chunk) where
+they have the types servers send, else read as a dict, to the same effect.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import msgspec
 
@@ -132,31 +134,21 @@ class _Usage(msgspec.Struct):
     completion_tokens: int | None = None
 
 
-class StreamChunk(msgspec.Struct):
-    """The fields of a `chat.completion.chunk` the assembler reads, of the types servers send them in."""
+class _Replied(msgspec.Struct):
+    """What a reply and a streamed chunk both may carry: usage, an error."""
 
-    choices: list[_Choice] | None = None
     usage: _Usage | None = None
     error: Any = None
 
 
-_decode_chunk = msgspec.json.Decoder(StreamChunk).decode
+class StreamChunk(_Replied):
+    """The fields of a `chat.completion.chunk` the assembler reads, of the types servers send them in."""
 
-
-def read_chunk(payload: str) -> StreamChunk | None:
-    """A streamed event's chunk decoded by msgspec into the fields that are read, the others
-    skipped unread (half the cost of a dict of every field: a stream is a chunk per token); None
-    when it is not JSON as msgspec reads it or a field read has another type (it is read as a
-    dict then, by `StreamAssembler.feed`, to the same effect: JSON msgspec reads, it reads as the
-    standard library does; integers of any size included)."""
-    try:
-        return _decode_chunk(payload)
-    except msgspec.MsgspecError:
-        return None
+    choices: list[_Choice] | None = None
 
 
 class _CalledFunction(msgspec.Struct):
-    name: str = ""
+    name: str = ""  # not null: reply_from_completion writes a null name as "None", a reply read as a dict does that
     arguments: str | None = None
 
 
@@ -174,24 +166,35 @@ class _ReplyChoice(msgspec.Struct):
     message: _Message | None = None
 
 
-class Completion(msgspec.Struct):
+class Completion(_Replied):
     """The fields of a `chat.completion` a reply is made of, of the types servers send them in."""
 
     choices: list[_ReplyChoice] | None = None
-    usage: _Usage | None = None
-    error: Any = None
 
 
-_decode_completion = msgspec.json.Decoder(Completion).decode
+T = TypeVar("T")
 
 
-def read_completion(body: bytes) -> Completion | None:
-    """A non-streamed reply decoded by msgspec into the fields a reply is made of, as `read_chunk`
-    does a chunk; None when it is read as a dict instead (reply_from_completion, to the same effect)."""
-    try:
-        return _decode_completion(body)
-    except msgspec.MsgspecError:
-        return None
+def _typed_reader(kind: type[T]) -> Callable[[str | bytes], T | None]:
+    """JSON decoded by msgspec into `kind`: the fields read, the others skipped unread (half the
+    cost of a dict of every field); None when it is not JSON as msgspec reads it or a field read
+    has another type. JSON msgspec reads, it reads as the standard library does (integers of any
+    size, the last of repeated keys)."""
+    decode = msgspec.json.Decoder(kind).decode
+
+    def read(data: str | bytes) -> T | None:
+        try:
+            return decode(data)
+        except msgspec.MsgspecError:
+            return None
+
+    return read
+
+
+# a streamed event's chunk (a stream is a chunk per token); None: read as a dict, StreamAssembler.feed
+read_chunk = _typed_reader(StreamChunk)
+# a non-streamed reply; None: read as a dict, reply_from_completion (to the same effect either way)
+read_completion = _typed_reader(Completion)
 
 
 _NO_MESSAGE = _Message()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import httpx
 from hypothesis import example, given, settings
@@ -101,15 +102,21 @@ _odd = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_n
 _ABSENT = object()
 
 
+def _field(draw: st.DrawFn, usual: st.SearchStrategy) -> object:
+    """Mostly a value of `usual`; else none (_ABSENT) or an odd one."""
+    kind = draw(st.sampled_from(["usual"] * 8 + ["absent", "odd"]))
+    return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
+
+
+def present(**fields: object) -> dict:
+    """The fields that are there."""
+    return {key: value for key, value in fields.items() if value is not _ABSENT}
+
+
 @st.composite
 def _chunks(draw: st.DrawFn) -> dict:
     """A chunk whose every field is there with the type servers send, mostly; else absent or odd."""
-    def field(usual: st.SearchStrategy) -> object:
-        kind = draw(st.sampled_from(["usual"] * 8 + ["absent", "odd"]))
-        return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
-
-    def present(**fields: object) -> dict:
-        return {key: value for key, value in fields.items() if value is not _ABSENT}
+    field = partial(_field, draw)
 
     def piece() -> dict:
         function = present(name=field(st.sampled_from(["", "Calc", "ulator"])), arguments=field(st.text(max_size=4)))
@@ -172,12 +179,7 @@ def test_chunks_of_the_types_servers_send_are_read_typed_and_others_as_dicts() -
 @st.composite
 def _completions(draw: st.DrawFn) -> dict:
     """A non-streamed reply whose every field is there with the type servers send, mostly."""
-    def field(usual: st.SearchStrategy) -> object:
-        kind = draw(st.sampled_from(["usual"] * 8 + ["absent", "odd"]))
-        return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
-
-    def present(**fields: object) -> dict:
-        return {key: value for key, value in fields.items() if value is not _ABSENT}
+    field = partial(_field, draw)
 
     def call() -> dict:
         function = present(name=field(st.sampled_from(["", "Calculator"])),
