@@ -88,13 +88,8 @@ class ChatCompletionsBodies:
         return body
 
 
-def chat_completions_body(model: str, options: dict[str, Any], messages: Sequence[ChatMessage], tools: list[ToolSpec],
-                          stream: bool) -> dict[str, Any]:
-    return ChatCompletionsBodies(model, options).body(messages, tools, stream)
-
-
 def chat_completions_json(body: dict[str, Any], messages: Sequence[ChatMessage]) -> bytes:
-    """`body` (from chat_completions_body for `messages`) as the JSON that is sent. An agent's
+    """`body` (ChatCompletionsBodies.body for `messages`) as the JSON that is sent. An agent's
     messages (a window on its append-only log) are each encoded once for all its requests, not
     again with every request after them; the bytes are those of encoding the whole body."""
     if not isinstance(messages, LogWindow) or next(reversed(body)) != "messages":

@@ -24,7 +24,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_body, whole_body, within_deadline
-from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_body, chat_completions_json, responses_body
+from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import (StreamAssembler, estimate_prompt_tokens, read_chunk, read_completion, reply_from_completion,
                            reply_from_read)
@@ -98,12 +98,10 @@ def set_options(params: OpenAIParams) -> dict[str, Any]:
     return {name: getattr(opts, name) for name in opts.model_fields_set}
 
 
-def request_body(params: OpenAIParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool,
-                 responses_api: bool = False) -> dict[str, Any]:
-    """The body of one call: Chat Completions, or the Responses API when the node uses it."""
-    build = responses_body if responses_api else chat_completions_body
+def responses_request(params: OpenAIParams, messages: list[ChatMessage], tools: list[ToolSpec], stream: bool) -> dict[str, Any]:
+    """The body of one Responses API call (a Chat Completions body: ChatCompletionsBodies)."""
     try:
-        return build(params.model, set_options(params), messages, tools, stream)
+        return responses_body(params.model, set_options(params), messages, tools, stream)
     except OptionError as exc:
         raise NodeOperationError(str(exc)) from None
 
@@ -139,7 +137,7 @@ class OpenAIChat:
         else:
             try:
                 body = (self.build_body(messages, tools, stream) if self.build_body is not None
-                        else request_body(self.params, messages, tools, stream, self.responses_api))
+                        else responses_request(self.params, messages, tools, stream))
             except NodeOperationError as exc:
                 raise ep.error(exc.message) from None
             content = body

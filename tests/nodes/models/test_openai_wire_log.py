@@ -33,7 +33,7 @@ def test_each_message_of_an_agents_log_is_encoded_once(monkeypatch) -> None:
 def test_a_request_body_is_the_json_of_the_whole_body_with_past_messages_encoded_once(monkeypatch) -> None:
     from nodes.models import _openai_request
     from nodes.models._common import encode_json
-    from nodes.models._openai_request import chat_completions_body, chat_completions_json
+    from nodes.models._openai_request import ChatCompletionsBodies, chat_completions_json
 
     encoded: list[object] = []
     monkeypatch.setattr(_openai_request, "encode_json", lambda value: encoded.append(value) or encode_json(value))
@@ -42,6 +42,6 @@ def test_a_request_body_is_the_json_of_the_whole_body_with_past_messages_encoded
         call = ToolCall(id=f"c{i}", name="Calculator", args={"expression": f"{i} × 2", "n": 1.5e16})
         window = window.extended([ChatMessage(role="assistant", toolCalls=[call]),
                                   ChatMessage(role="tool", content=f"{i * 2}", toolCallId=f"c{i}")])
-        body = chat_completions_body("m", {"temperature": 0.5}, window, [], stream=True)
+        body = ChatCompletionsBodies("m", {"temperature": 0.5}).body(window, [], stream=True)
         assert chat_completions_json(body, window) == encode_json(body).encode()
     assert len(encoded) == 4 + 2 + 8  # each request's head, then every message once
