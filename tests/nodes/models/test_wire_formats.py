@@ -108,7 +108,7 @@ def _field(draw: st.DrawFn, usual: st.SearchStrategy) -> object:
     return draw(usual) if kind == "usual" else _ABSENT if kind == "absent" else draw(_odd)
 
 
-def present(**fields: object) -> dict:
+def _present(**fields: object) -> dict:
     """The fields that are there."""
     return {key: value for key, value in fields.items() if value is not _ABSENT}
 
@@ -119,18 +119,18 @@ def _chunks(draw: st.DrawFn) -> dict:
     field = partial(_field, draw)
 
     def piece() -> dict:
-        function = present(name=field(st.sampled_from(["", "Calc", "ulator"])), arguments=field(st.text(max_size=4)))
-        return present(index=field(st.integers(0, 1)), id=field(st.sampled_from(["", "a", "b"])), type="function",
+        function = _present(name=field(st.sampled_from(["", "Calc", "ulator"])), arguments=field(st.text(max_size=4)))
+        return _present(index=field(st.integers(0, 1)), id=field(st.sampled_from(["", "a", "b"])), type="function",
                        function=field(st.just(function)))
 
     def choice() -> dict:
-        delta = present(role="assistant", content=field(st.text(max_size=4)),
+        delta = _present(role="assistant", content=field(st.text(max_size=4)),
                         tool_calls=field(st.just([piece() for _ in range(draw(st.integers(0, 2)))])))
-        return present(index=0, delta=field(st.just(delta)), logprobs=None,
+        return _present(index=0, delta=field(st.just(delta)), logprobs=None,
                        finish_reason=field(st.sampled_from([None, "stop", "tool_calls", ""])))
 
-    usage = present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
-    return present(id="chatcmpl-1", object="chat.completion.chunk",
+    usage = _present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
+    return _present(id="chatcmpl-1", object="chat.completion.chunk",
                    choices=field(st.just([choice() for _ in range(draw(st.integers(0, 2)))])),
                    usage=field(st.sampled_from([usage, None])),
                    error=draw(st.one_of(st.just(_ABSENT), st.sampled_from([{"message": "overloaded"}, "boom", 0, ""]), _odd)))
@@ -160,9 +160,11 @@ def _assembled(texts: list[str], typed: bool) -> tuple[object, ...]:
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_chunks(), min_size=1, max_size=3).flatmap(lambda few: st.lists(st.sampled_from(few), max_size=8)))
 def test_a_chunk_msgspec_reads_is_assembled_as_its_dict_is(chunks: list[dict]) -> None:
-    """(Chunks drawn from a few, so that pieces of the same call, names and ids repeat.)"""
-    texts = [json.dumps(chunk) for chunk in chunks]
-    assert _assembled(texts, typed=True) == _assembled(texts, typed=False)
+    """(Chunks drawn from a few, so that pieces of the same call, names and ids repeat.) Text
+    written as servers write it, and with every character beyond ASCII escaped."""
+    for ascii_only in (False, True):
+        texts = [json.dumps(chunk, ensure_ascii=ascii_only) for chunk in chunks]
+        assert _assembled(texts, typed=True) == _assembled(texts, typed=False)
 
 
 def test_chunks_of_the_types_servers_send_are_read_typed_and_others_as_dicts() -> None:
@@ -182,15 +184,15 @@ def _completions(draw: st.DrawFn) -> dict:
     field = partial(_field, draw)
 
     def call() -> dict:
-        function = present(name=field(st.sampled_from(["", "Calculator"])),
+        function = _present(name=field(st.sampled_from(["", "Calculator"])),
                            arguments=field(st.sampled_from(['{"a": 1}', "", "  ", "not json", "[1]", '{"n": 1e400}'])))
-        return present(id=field(st.sampled_from(["", "call_a"])), type="function", function=field(st.just(function)))
+        return _present(id=field(st.sampled_from(["", "call_a"])), type="function", function=field(st.just(function)))
 
-    message = present(role="assistant", content=field(st.sampled_from([None, "", "hi"])),
+    message = _present(role="assistant", content=field(st.sampled_from([None, "", "hi"])),
                       tool_calls=field(st.just([call() for _ in range(draw(st.integers(0, 2)))])))
-    choices = [present(index=0, message=field(st.just(message)), finish_reason="stop") for _ in range(draw(st.integers(0, 2)))]
-    usage = present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
-    return present(id="chatcmpl-1", object="chat.completion", choices=field(st.just(choices)),
+    choices = [_present(index=0, message=field(st.just(message)), finish_reason="stop") for _ in range(draw(st.integers(0, 2)))]
+    usage = _present(prompt_tokens=field(st.integers(0, 99)), completion_tokens=field(st.integers(0, 99)))
+    return _present(id="chatcmpl-1", object="chat.completion", choices=field(st.just(choices)),
                    usage=field(st.sampled_from([usage, None])),
                    error=draw(st.one_of(st.just(_ABSENT), st.sampled_from([{"message": "overloaded"}, "boom", 0, ""]), _odd)))
 
@@ -214,5 +216,6 @@ def _replied(text: str, typed: bool) -> object:
 @example({"choices": [{"message": {"tool_calls": [{"id": 7, "function": {"name": 5, "arguments": {"a": 1}}}, "x"]}}]})
 @example({"choices": [{"message": None}, 1], "usage": {"prompt_tokens": 1.5}})
 def test_a_reply_msgspec_reads_is_the_reply_its_dict_makes(completion: dict) -> None:
-    text = json.dumps(completion)
-    assert _replied(text, typed=True) == _replied(text, typed=False)
+    for ascii_only in (False, True):
+        text = json.dumps(completion, ensure_ascii=ascii_only)
+        assert _replied(text, typed=True) == _replied(text, typed=False)
