@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from pathlib import Path
 
 from zlib_ng.zlib_ng import crc32
@@ -154,7 +155,7 @@ def open_store_file(path: Path) -> sqlite3.Connection:
                 f"{SCHEMA_VERSION} (and migrates version 1) — {hint}; move the file away (it is left as it is) "
                 f"or set MINI_N8N_DB to another file"
             )
-        db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a killed process loses nothing committed
         db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
@@ -171,6 +172,21 @@ def open_store_file(path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the file to WAL (a no-op once it is). Of connections switching a new file at the same
+    moment SQLite refuses all but one at once, "database is locked", without the busy timeout:
+    those wait a moment and try again, until BUSY_TIMEOUT_S has passed."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
 
 
 def _create(db: sqlite3.Connection) -> None:
