@@ -20,13 +20,22 @@ from ._http import Endpoint, body_chunks
 class Events(list[tuple[str, bool]]):
     """The events one piece of a body completes, as (data, ended by a blank line) pairs.
     `plain_numbers`: no integer in them is long enough for orjson to read it otherwise than the
-    standard library, so orjson alone may read each of them."""
+    standard library, so orjson alone may read each of them (found out from the piece's bytes when
+    first asked: a reader that decodes the events otherwise never asks)."""
 
-    __slots__ = ("plain_numbers",)
+    __slots__ = ("_raw", "_plain")
 
-    def __init__(self, events: Iterable[tuple[str, bool]] = (), plain: bool = False) -> None:
+    def __init__(self, events: Iterable[tuple[str, bool]] = (), raw: bytes = b"", plain: bool = False) -> None:
+        """`raw`: the bytes the events were read from; `plain` False: not plain, whatever `raw` holds."""
         super().__init__(events)
-        self.plain_numbers = plain
+        self._raw = raw
+        self._plain: bool | None = None if plain else False
+
+    @property
+    def plain_numbers(self) -> bool:
+        if self._plain is None:
+            self._plain = plain_numbers(self._raw)
+        return self._plain
 
 
 def _simple_events(text: str) -> tuple[list[str], int]:
@@ -70,10 +79,9 @@ class EventReader:
         raw = rest + chunk[:end] if rest else chunk[:end] if end < len(chunk) else chunk
         self._rest = chunk[end:]
         data = self._data
-        plain = plain_numbers(raw) and self._data_plain
         text = raw.decode("utf-8", "replace")
         found, start = _simple_events(text) if not data else ([], 0)
-        events = Events(zip(found, repeat(True)), plain)
+        events = Events(zip(found, repeat(True)), raw, self._data_plain)
         if start == len(text):  # the common case: nothing but whole events
             return events
         lines = text[start:].split("\n")
@@ -86,7 +94,7 @@ class EventReader:
             elif data and (not line or line == "\r"):
                 events.append(("\n".join(data) if len(data) > 1 else data[0], True))
                 data = self._data = []
-        self._data_plain = plain if data else True
+        self._data_plain = events.plain_numbers if data else True
         return events
 
     def end(self) -> Events:

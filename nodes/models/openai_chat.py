@@ -207,7 +207,6 @@ class OpenAIChat:
     def _take(self, events: Events, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
         """The chunks of these events to the assembler; whether [DONE] came."""
         ep = self.endpoint
-        plain = events.plain_numbers
         for payload, ended in events:
             if payload[-1:] != "}" and payload.strip() == "[DONE]":  # a chunk ends with its }
                 return True
@@ -218,7 +217,7 @@ class OpenAIChat:
                 assembler.feed_read(read, on_token)
                 continue
             try:  # orjson alone when it reads the event as the standard library would
-                chunk = orjson_loads(payload) if plain else parse_json(ep, payload)
+                chunk = orjson_loads(payload) if events.plain_numbers else parse_json(ep, payload)
             except JSONDecodeError:
                 chunk = parse_json(ep, payload)
             if type(chunk) is dict:
