@@ -21,7 +21,8 @@ from engine.shared_log import LogWindow
 from ._common import loads_exact
 
 
-WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"  # the parallel logs of an agent's messages in the wire format
+WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"
+_decode_json = msgspec.json.decode  # the parallel logs of an agent's messages in the wire format
 
 
 def encode_args(args: dict[str, Any] | str) -> str:
@@ -30,15 +31,21 @@ def encode_args(args: dict[str, Any] | str) -> str:
 
 
 def decode_args(raw: str | dict[str, Any] | None) -> dict[str, Any] | str:
-    """Tool-call arguments as a dict, or the raw text when they are not a JSON object."""
+    """Tool-call arguments as a dict, or the raw text when they are not a JSON object. Read as
+    `json.loads` reads them: by msgspec (the reply's decoder: one pass, no check for long
+    integers) where it reads the text, else by loads_exact (NaN, a number out of range, a lone
+    surrogate: msgspec refuses them)."""
     if isinstance(raw, dict):
         return raw
     if raw is None or not raw.strip():
         return {}
     try:
-        parsed = loads_exact(raw)
-    except ValueError:
-        return raw
+        parsed = _decode_json(raw)
+    except msgspec.MsgspecError:
+        try:
+            parsed = loads_exact(raw)
+        except ValueError:
+            return raw
     return parsed if isinstance(parsed, dict) else raw
 
 

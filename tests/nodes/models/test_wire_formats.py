@@ -219,3 +219,31 @@ def test_a_reply_msgspec_reads_is_the_reply_its_dict_makes(completion: dict) -> 
     for ascii_only in (False, True):
         text = json.dumps(completion, ensure_ascii=ascii_only)
         assert _replied(text, typed=True) == _replied(text, typed=False)
+
+
+_json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-2**70, 2**70), st.floats(allow_nan=False),
+              st.text(max_size=5)),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    max_leaves=12)
+
+
+def _as_json_loads(raw: str) -> dict | str:
+    """decode_args by its definition: the standard library's reading of the text."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_values, st.booleans())
+@example({"big": 2**64, "tiny": 5e-324, "max": 1.7976931348623157e308, "neg": -0.0}, False)
+def test_tool_call_arguments_are_read_as_the_standard_library_reads_them(value: object, ascii_only: bool) -> None:
+    """(repr: 1 and 1.0, 0.0 and -0.0 told apart.)"""
+    for raw in (json.dumps(value, ensure_ascii=ascii_only), json.dumps({"v": value}), '{"n": 1e400}', '{"s": "\\ud800"}',
+                '{"a": 1, "a": 2}', '{"n": NaN}', "[1]", "not json", '{"a": 1} x'):
+        assert repr(decode_args(raw)) == repr(_as_json_loads(raw)), raw
