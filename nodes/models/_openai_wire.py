@@ -21,8 +21,8 @@ from engine.shared_log import LogWindow
 from ._common import loads_exact
 
 
-WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"
-_decode_json = msgspec.json.decode  # the parallel logs of an agent's messages in the wire format
+WIRE, WIRE_TEXT = "openai-wire", "openai-wire-text"  # the parallel logs of an agent's messages in the wire format
+_decode_json = msgspec.json.decode
 
 
 def encode_args(args: dict[str, Any] | str) -> str:
