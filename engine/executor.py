@@ -574,10 +574,12 @@ class Execution:
                 result = [[node_settings.empty_output(inputs)], *result[1:]]
         task.data = {conn: result}
         self.record(node.name, task)
+        answer = self._answer(entry, task)
         if self.hooks.wants(NodeAfter):
-            self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent))
-        if entry.mode == "tool":
-            self._deliver(entry, task)
+            self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent,
+                                      answer.data if answer is not None else None))
+        if answer is not None:
+            self._deliver(entry, answer)
             return task
         state.last_node = node.name
         state.result = result[0] if result else []
@@ -678,14 +680,23 @@ class Execution:
             memo["nodes"] = found
         return memo["nodes"]
 
-    def _deliver(self, entry: StackEntry, task: TaskData) -> None:
-        """Hand a tool run's TaskData to the request waiting for it, further down the stack."""
+    @staticmethod
+    def _answer(entry: StackEntry, task: TaskData) -> ActionResponse | None:
+        """A tool run's answer to the request that asked for it (None for a main node's run): its
+        data is the object the run's NodeAfter event carries as `answer`."""
+        if entry.mode != "tool":
+            return None
+        assert entry.action is not None
+        return ActionResponse(action=entry.action, data=task.to_json())
+
+    def _deliver(self, entry: StackEntry, answer: ActionResponse) -> None:
+        """Hand a tool run's answer to the request waiting for it, further down the stack."""
         action = entry.action
         assert action is not None
         for waiting in reversed(self.state.stack):
             pending = waiting.pending
             if pending is not None and any(a.id == action.id for a in pending.request.actions):
-                pending.responses.append(ActionResponse(action=action, data=task.to_json()))
+                pending.responses.append(answer)
                 return
         raise MiniN8nError(f'no node is waiting for the result of action "{action.id}" ({entry.node})')
 
@@ -699,9 +710,11 @@ class Execution:
         if self.streaming and entry.mode == "main" and node is not None:  # as n8n: every failed node run
             said = exc.api_message if isinstance(exc, NodeApiError) and exc.api_message else exc.description
             self.hooks.emit(ChunkSent(self.state.id, error_chunk(node, entry.run_index or 0, said)))
-        self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent))
-        if entry.mode == "tool":
-            self._deliver(entry, task)
+        answer = self._answer(entry, task)
+        self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent,
+                                  answer.data if answer is not None else None))
+        if answer is not None:
+            self._deliver(entry, answer)
             return True, task
         self.state.status = "error"
         self.state.error = task.error

@@ -27,11 +27,15 @@ class NodeBefore(NamedTuple):
 
 
 class NodeAfter(NamedTuple):
+    """A node run ended. `answer`: a tool run's TaskData as JSON, the very object handed to the
+    request it answers (a store may write that answer as a reference to this run)."""
+
     execution_id: str
     node: str
     run_index: int
     task: TaskData
     parent: dict[str, Any] | None = None
+    answer: dict[str, Any] | None = None
 
 
 class TokenEvent(NamedTuple):

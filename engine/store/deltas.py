@@ -10,10 +10,13 @@ is a valid output here: a delta that shortens less is still exact.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..connection_types import AI_LANGUAGE_MODEL
 from ..json_delta import MARK, SAME, changed_keys, encode
+
+if TYPE_CHECKING:
+    from ..requests import Action, ActionResponse
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -44,6 +47,64 @@ def answered_delta(answered: int, added: list[dict[str, Any]]) -> dict[str, Any]
     nothing else of the entry written (json_delta.changed_keys): the boundary after each tool's
     answer carries the answer alone."""
     return changed_keys({"pending": {"request": SAME, "responses": {MARK: answered, "then": added}}})
+
+
+ANSWERED_BY = "run"  # {MARK: ANSWERED_BY, "seq": s}: an answer's data is the JSON of run s, the tool run that gave it
+ACTION_AT = "action"  # {MARK: ACTION_AT, "at": k}: an answer's action is the k-th of the request it answers
+
+
+def answer_json(response: ActionResponse, actions: list[Action], answers: list[tuple[dict[str, Any], int]]) -> dict[str, Any]:
+    """An answer appended to a pending request, as a boundary writes it: its data, when it is the
+    very JSON of a run recorded since the last boundary (`answers`: each such JSON and its run's
+    seq, from RunRecords), as that run's seq, and its action, when it is one of the request's own
+    `actions`, as its place there. A tool's answer is then a few bytes instead of its run again
+    and its action again; resolve_answers reads them back."""
+    fields = response.__dict__
+    action, data = fields["action"], fields["data"]
+    action_json: dict[str, Any] | None = None
+    for at, candidate in enumerate(actions):
+        if candidate is action:
+            action_json = {MARK: ACTION_AT, "at": at}
+            break
+    for json, seq in answers:
+        if json is data:
+            data = {MARK: ANSWERED_BY, "seq": seq}
+            break
+    return {"action": action.to_json(shared=True) if action_json is None else action_json, "data": data}
+
+
+def resolve_answers(entries: list[dict[str, Any]], run_json: Callable[[int], Any]) -> list[dict[str, Any]]:
+    """Stack entries (JSON) with every answer written by answer_json made whole again: its action
+    from the request, its data from `run_json(seq)`. Entries without such answers are returned
+    themselves; the others are copies (decoded values may share their containers)."""
+    out = []
+    for entry in entries:
+        pending = entry.get("pending") if type(entry) is dict else None
+        responses = pending.get("responses") if type(pending) is dict else None
+        if responses and any(_written_by_reference(r) for r in responses):
+            actions = pending["request"]["actions"]
+            whole = [_resolved(r, actions, run_json) for r in responses]
+            entry = {**entry, "pending": {**pending, "responses": whole}}
+        out.append(entry)
+    return out
+
+
+def _written_by_reference(response: Any) -> bool:
+    if type(response) is not dict:
+        return False
+    action, data = response.get("action"), response.get("data")
+    return (type(action) is dict and action.get(MARK) == ACTION_AT) or (type(data) is dict and data.get(MARK) == ANSWERED_BY)
+
+
+def _resolved(response: Any, actions: list[Any], run_json: Callable[[int], Any]) -> Any:
+    if not _written_by_reference(response):
+        return response
+    action, data = response["action"], response["data"]
+    if type(action) is dict and action.get(MARK) == ACTION_AT:
+        action = actions[action["at"]]
+    if type(data) is dict and data.get(MARK) == ANSWERED_BY:
+        data = run_json(data["seq"])
+    return {**response, "action": action, "data": data}
 
 
 def _response_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:

@@ -239,6 +239,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         any: boundary_state) as a delta from the previous one (whole every CHECKPOINTS_PER_FULL-th
         time, and first in each process)."""
         stack = joined([entry.to_json() for entry in state.stack], state_json(state.__dict__))
+        writer.answers.clear()  # answers are written whole here, not as references to their runs
         writer.boundary_seq += 1
         seq = writer.boundary_seq
         if writer.stack is None or writer.since_full + 1 >= CHECKPOINTS_PER_FULL:

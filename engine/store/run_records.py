@@ -30,12 +30,18 @@ class RunRecords:
     conversations: dict[int, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
     last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
+    # tool runs since the last boundary whose JSON is a waiting request's answer: (that JSON, seq)
+    answers: list[tuple[dict[str, Any], int]] = field(default_factory=list)
 
     def add_run(self, execution_id: str, event: NodeAfter) -> None:
         """A finished run as a row: a model or memory run as a delta from its node's run before."""
         self.run_seq += 1
         seq = self.run_seq
-        task = event.task.to_json(for_store=True)
+        task = event.answer
+        if task is None:
+            task = event.task.to_json(for_store=True)
+        else:  # the JSON handed to the request it answers: written once, the answer refers to it
+            self.answers.append((task, seq))
         if carries_conversation(task):
             item = model_item(task["input"])
             base = self.last_conversation.get(event.node)
@@ -59,6 +65,7 @@ class RunRecords:
         task = event.task.to_json(for_store=True)
         data, crc = pack(task)
         seq = self.seq_of.get((event.node, event.run_index))
+        self.answers = [(json, answered) for json, answered in self.answers if answered != seq]  # no answer refers to it now
         for i, run in enumerate(self.new_runs):  # not written yet: edit it there
             if run[1] == seq:
                 self.new_runs[i] = (*run[:4], None, data, crc)

@@ -12,6 +12,7 @@ from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow
 from .base import ExecutionSummary
 from .boundary_state import decode_boundary, split
+from .deltas import resolve_answers
 from .codec import StoreDamaged, unpack
 from .sqlite_file import fields_crc
 
@@ -56,6 +57,11 @@ class SqlReads:
 
     def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
         """The stored runs in the order they finished (each decoded from the run it extends)."""
+        for _seq, node, run_index, value in self._run_values(execution_id, upto):
+            yield node, run_index, TaskData.model_validate(value)
+
+    def _run_values(self, execution_id: str, upto: int | None) -> Iterator[tuple[int, str, int, Any]]:
+        """(seq, node, run index, the run's JSON) of each stored run, in the order they finished."""
         query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?"
         args: tuple[Any, ...] = (execution_id,)
         if upto is not None:
@@ -68,7 +74,7 @@ class SqlReads:
             if base is not None:
                 value = decode(value, decoded.get(base))
             decoded[seq] = value
-            yield node, run_index, TaskData.model_validate(value)
+            yield seq, node, run_index, value
 
     def _last_boundary(self, execution_id: str) -> tuple[Any, int, str | None]:
         """The latest boundary (its stack, or its stack and state: boundary_state), run count and
@@ -97,7 +103,9 @@ class SqlReads:
             raise StoreDamaged(f"the workflow of execution {execution_id} is missing from {self.path}: {self.damage}")
         where = f"execution {execution_id} in {self.path}"
         boundary, at_boundary, last_node = self._last_boundary(execution_id)
+        runs = list(self._run_values(execution_id, at_boundary if for_resume else None))
         stack, kept = split(boundary)
+        stack = self._answers_resolved(execution_id, stack, runs)
         kept = kept or {}
         state = ExecutionState(
             id=execution_id,
@@ -110,6 +118,23 @@ class SqlReads:
             nodeContext=kept.get("nodeContext", {}),
             pause=unpack(pause, None, where) if pause else None,
         )
-        for node, _index, task in self.runs(execution_id, upto=at_boundary if for_resume else None):
-            state.run_data.setdefault(node, []).append(task)
+        for _seq, node, _index, value in runs:
+            state.run_data.setdefault(node, []).append(TaskData.model_validate(value))
         return state
+
+    def _answers_resolved(self, execution_id: str, stack: list[Any], runs: list[tuple[int, str, int, Any]]) -> list[Any]:
+        """The stack with each answer a boundary wrote as a reference (deltas.answer_json) read
+        from the run and the request it refers to."""
+        by_seq = {seq: value for seq, _node, _index, value in runs}
+
+        def run_json(seq: int) -> Any:
+            if seq not in by_seq:
+                raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} refers to run {seq},"
+                                   f" which is not stored: {self.damage}")
+            return by_seq[seq]
+
+        try:
+            return resolve_answers(stack, run_json)
+        except (KeyError, IndexError, TypeError) as exc:
+            raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} holds an answer that"
+                               f" cannot be read ({exc!r}): {self.damage}") from None

@@ -34,6 +34,8 @@ class WriterState(RunRecords):
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
+    referenced: set[int] = field(default_factory=set)  # seqs of runs a boundary written may refer to (deltas.answer_json)
+    checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to
     salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
 
 

@@ -30,12 +30,12 @@ from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
-from ..run_data import ExecutionState, response_json
+from ..run_data import ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
-from ..json_delta import SAME
+from ..json_delta import MARK, SAME
 from .codec import StoreDamaged, pack, pack_workflow, unpack
 from .boundary_state import decode_boundary, joined, split, state_delta, state_json
-from .deltas import answered_delta, entry_delta, stack_delta
+from .deltas import ANSWERED_BY, answer_json, answered_delta, entry_delta, resolve_answers, stack_delta
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
@@ -305,8 +305,14 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._prune_in_background()
 
     def _update_run(self, execution_id: str, writer: WriterState | None, event: RunUpdated) -> None:
-        """A run edited while paused: rewrite its row (written whole; later deltas build on the edit)."""
+        """A run edited while paused: rewrite its row (written whole; later deltas build on the edit).
+        A boundary that wrote an answer as a reference to this run is written again first, with
+        the run as it was: a resumed execution reads the answer as it was given."""
         if writer is not None:
+            seq = writer.seq_of.get((event.node, event.run_index))
+            if seq in writer.referenced:
+                self._fold(writer)
+                self._transaction(f"storing execution {execution_id}", lambda: self._answer_written_whole(execution_id, writer, seq))
             data, crc = writer.edit_run(event)  # not even journaled yet: edited where it waits
             self._fold(writer)
         else:
@@ -315,6 +321,22 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
             (data, crc, execution_id, event.node, event.run_index)))
 
+    def _answer_written_whole(self, execution_id: str, writer: WriterState, seq: int) -> None:
+        """Inside a write transaction, everything journaled folded in: the last boundary row again,
+        whole, with the answers that refer to run `seq` holding that run's JSON as stored now."""
+        db = self._db
+        run = db.execute("SELECT task, crc FROM runs WHERE execution_id=? AND seq=?", (execution_id, seq)).fetchone()
+        last = db.execute("SELECT seq, runs, last_node FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1",
+                          (execution_id,)).fetchone()
+        writer.referenced.discard(seq)
+        if run is None or last is None:
+            return
+        original = unpack(run[0], run[1], f"run {seq} of execution {execution_id} in {self.path}")
+        stack, kept = split(writer.stack)
+        writer.stack = joined(resolve_answers(stack, lambda wanted: original if wanted == seq else {MARK: ANSWERED_BY, "seq": wanted}), kept)
+        apply_rows(db, execution_id, Pending(boundaries=[(execution_id, last[0], last[1], last[2], None, *pack(writer.stack))]))
+        writer.folded_stack, writer.folded_seq, writer.deltas_folded = writer.stack, last[0], 0
+
     def _stack_json(self, state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
         """StackEntry.to_json(for_store=True) of each entry, and the stack as a delta from the last
         boundary's (None the first time), made together: an entry at the same place, of the same
@@ -322,7 +344,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         answers added since appended (only those in the delta); only the other entries are made
         again and compared. With the execution's waiting runs and node context when it has any
         (engine.store.boundary_state)."""
-        before, seen = writer.stack, writer.seen
+        before, seen, answers = writer.stack, writer.seen, writer.answers
         if type(before) is dict:  # it held waiting runs or node context
             before, before_state = split(before)
         else:
@@ -347,7 +369,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                         stack.append(old)
                         delta.append(SAME)
                         continue
-                    added = [response_json(r, True) for r in responses[was[3]:]]
+                    actions = pending.__dict__["request"].__dict__["actions"]
+                    added = [answer_json(r, actions, answers) for r in responses[was[3]:]]
                     new = dict(old)
                     waiting = new["pending"] = dict(old["pending"])
                     waiting["responses"] = [*waiting["responses"], *added]
@@ -363,6 +386,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             if delta is not None:
                 delta.append(new)
         writer.seen = marks
+        if answers:
+            writer.referenced.update(seq for _json, seq in answers)
+            if CHECK_STACKS:
+                writer.checked_answers.update((seq, json) for json, seq in answers)
+            answers.clear()  # a run answers at the boundary after it, or is written whole
         fields = state.__dict__
         whole_stack: Any = stack
         kept = None
@@ -373,11 +401,18 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 delta = joined(delta, state_delta(kept, before_state))
         if CHECK_STACKS:
             whole = pack(joined([entry.to_json(for_store=True) for entry in state.stack], kept))[0]
-            if pack(whole_stack)[0] != whole:
+            if pack(self._resolved_for_check(whole_stack, writer))[0] != whole:
                 raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
-            if delta is not None and pack(decode_boundary(unpack(*pack(delta), "delta"), unpack(*pack(writer.stack), "before")))[0] != whole:
+            decoded = decode_boundary(unpack(*pack(delta), "delta"), unpack(*pack(writer.stack), "before")) if delta is not None else None
+            if decoded is not None and pack(self._resolved_for_check(decoded, writer))[0] != whole:
                 raise AssertionError(f"execution {state.id}: a boundary's delta does not decode to its stack")
         return whole_stack, delta
+
+    @staticmethod
+    def _resolved_for_check(boundary: Any, writer: WriterState) -> Any:
+        """CHECK_STACKS: a boundary with the answers it refers to made whole (as load does)."""
+        stack, kept = split(boundary)
+        return joined(resolve_answers(stack, writer.checked_answers.__getitem__), kept)
 
     def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
         """The boundary's journal row: the stack as a delta from the previous boundary's (whole the

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from engine.debugger import Breakpoints, Debugger
 from engine.executor import Engine
@@ -17,7 +18,8 @@ from engine.registry import builtin_registry
 from engine.run_data import ExecutionState, StackEntry, TaskData
 from engine.shared_log import plain
 from engine.store import ExecutionStore
-from engine.store.codec import unpack
+from engine.store.codec import StoreDamaged, unpack
+from engine.store.deltas import resolve_answers
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 from tests.engine.test_debugger import drive
@@ -83,13 +85,6 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
         for task in runs_of_node:
             assert task.to_json() == task_reference(task)
 
-    stack: Any = None
-    read_stacks = []
-    for _eid, _seq, _runs, _last, base, data, crc in rows:
-        value = unpack(data, crc, "boundary")
-        stack = value if base is None else decode(value, stack)
-        read_stacks.append(stack)
-    assert read_stacks == stacks
     decoded: dict[int, Any] = {}
     read_runs = []
     stored = store.connection.execute("SELECT seq, base, task, crc FROM runs WHERE execution_id=? ORDER BY seq", (state.id,))
@@ -97,6 +92,14 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
         value = unpack(data, crc, "run")
         decoded[seq] = value if base is None else decode(value, decoded[base])
         read_runs.append(decoded[seq])
+    stack: Any = None
+    read_stacks = []
+    for _eid, _seq, _runs, _last, base, data, crc in rows:
+        value = unpack(data, crc, "boundary")
+        stack = value if base is None else decode(value, stack)
+        # answers written as references to their runs, as those runs were then (seq n is the n-th run)
+        read_stacks.append(resolve_answers(stack, lambda seq: runs[seq - 1]))
+    assert read_stacks == stacks
     edited = [as_json(t.to_json()) for t in state.run_data["Calculator"] if "edits" in t.metadata]
     assert len(edited) == 1 and edited[0] in read_runs  # rewritten with its edit
     assert [r for r in read_runs if r not in edited] == [r for r in runs if r["metadata"].get("toolCallId") != "c1"]
@@ -119,9 +122,17 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
             answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS]
     calls = sum(len(reply.get("toolCalls", [])) for reply in REPLIES)
     assert len(answered) == calls and calls > 1
+    calculator_runs = [seq for (seq,) in store.connection.execute(
+        "SELECT seq FROM runs WHERE execution_id=? AND node='Calculator' ORDER BY seq", (state.id,))]
+    answers = []
     for entry in answered:
         assert set(entry) == {MARK, "pending"} and set(entry["pending"]) == {"request", "responses"}
         assert len(entry["pending"]["responses"]["then"]) == 1
+        answers += entry["pending"]["responses"]["then"]
+    # each answer is its tool run's seq and its action's place in the request, not the run again
+    assert [answer["data"] for answer in answers] == [{MARK: "run", "seq": seq} for seq in calculator_runs]
+    places = [at for reply in REPLIES for at, _call in enumerate(reply.get("toolCalls", []))]
+    assert [answer["action"] for answer in answers] == [{MARK: "action", "at": at} for at in places]
     store.close()
 
 
@@ -251,3 +262,49 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
         resumed = await Engine(builtin_registry(), store=found).resume(state.id).run()
         assert resumed.status == "success" and resumed.result == state.result
         found.close()
+
+
+async def test_an_answer_edited_after_its_boundary_resumes_as_it_was_given(tmp_path: Path, monkeypatch) -> None:
+    """A boundary writes a tool's answer as a reference to the tool's run. The observation edited
+    at the pause after that boundary rewrites the run: the stored boundary is written again with
+    the run as it was, so an execution killed before its next boundary resumes with the answer
+    the agent was given, and the run reads back edited."""
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    loaded: list[ExecutionState] = []
+    update = ExecutionStore._update_run
+
+    def updated(self: ExecutionStore, execution_id: str, writer: Any, event: Any) -> None:
+        update(self, execution_id, writer, event)
+        loaded.append(self.load(execution_id, for_resume=True))  # what a process resuming it after a kill here reads
+
+    monkeypatch.setattr(ExecutionStore, "_update_run", updated)
+    execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    execution.debugger = Debugger(Breakpoints(after_tool_result=True))
+    edits = iter([{"observation": "forty-two"}] + [None] * 20)
+    state, _points = await drive(execution, lambda p: ("continue", next(edits)))
+    assert state.status == "success" and len(loaded) == 1
+    waiting = [entry for entry in loaded[0].stack if entry.pending is not None]
+    assert len(waiting) == 1 and [r.action.id for r in waiting[0].pending.responses] == ["c1"]
+    answer = waiting[0].pending.responses[0].data
+    assert answer["data"] == {"ai_tool": [[{"json": {"response": "42"}}]]} and "edits" not in answer["metadata"]
+    assert [edit["new"] for edit in loaded[0].run_data["Calculator"][0].metadata["edits"]] == ["forty-two"]
+    store.close()
+
+
+def test_an_answer_referring_to_a_run_not_stored_reads_as_damage(tmp_path: Path) -> None:
+    """Answers written as references read back from the run and the action they name; one that
+    names a run or an action that is not there is reported as damage, naming the execution."""
+    store = ExecutionStore(tmp_path / "x.sqlite")
+
+    def waiting(at: int, seq: int) -> dict[str, Any]:
+        return {"node": "AI Agent", "pending": {"request": {"actions": [{"id": "c1"}], "metadata": {}},
+                                                "responses": [{"action": {MARK: "action", "at": at}, "data": {MARK: "run", "seq": seq}}]}}
+
+    run = {"data": {"ai_tool": [[{"json": {"response": "42"}}]]}}
+    read = store._answers_resolved("e1", [waiting(0, 9)], [(9, "Calculator", 0, run)])
+    assert read[0]["pending"]["responses"] == [{"action": {"id": "c1"}, "data": run}]
+    for entry, says in ((waiting(0, 8), "refers to run 8, which is not stored"), (waiting(3, 9), "holds an answer that cannot be read")):
+        with pytest.raises(StoreDamaged, match=says) as raised:
+            store._answers_resolved("e1", [entry], [(9, "Calculator", 0, run)])
+        assert "execution e1" in str(raised.value)
+    store.close()
