@@ -101,12 +101,12 @@ class Hooks:
     def add(self, listener: Listener, kinds: tuple[type, ...] | None = None) -> Callable[[], None]:
         """Listen to every event, or to those of `kinds`; returns the function that stops it."""
         pair = (listener, kinds)
-        self._listeners.append(pair)
+        self._listeners = [*self._listeners, pair]  # a new list: an emit going on goes on over the one it has
         self._update()
 
         def remove() -> None:
             if pair in self._listeners:
-                self._listeners.remove(pair)
+                self._listeners = [other for other in self._listeners if other is not pair]
                 self._update()
 
         return remove

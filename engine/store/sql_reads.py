@@ -60,16 +60,19 @@ class SqlReads:
         for _seq, node, run_index, value in self._run_values(execution_id, upto):
             yield node, run_index, TaskData.model_validate(value)
 
-    def _run_values(self, execution_id: str, upto: int | None) -> Iterator[tuple[int, str, int, Any]]:
-        """(seq, node, run index, the run's JSON) of each stored run, in the order they finished."""
+    def _run_rows(self, execution_id: str, upto: int | None) -> list[tuple[Any, ...]]:
+        """(seq, node, run index, base, task, crc) of each stored run up to seq `upto`, in order."""
         query = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?"
         args: tuple[Any, ...] = (execution_id,)
         if upto is not None:
             query += " AND seq<=?"
             args += (upto,)
-        rows = self._fetch(f"reading execution {execution_id}", query + " ORDER BY seq", args)
+        return self._fetch(f"reading execution {execution_id}", query + " ORDER BY seq", args)
+
+    def _run_values(self, execution_id: str, upto: int | None) -> Iterator[tuple[int, str, int, Any]]:
+        """(seq, node, run index, the run's JSON) of each stored run, in the order they finished."""
         decoded: dict[int, Any] = {}
-        for seq, node, run_index, base, task, crc in rows:
+        for seq, node, run_index, base, task, crc in self._run_rows(execution_id, upto):
             value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
             if base is not None:
                 value = decode(value, decoded.get(base))

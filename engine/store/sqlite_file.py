@@ -19,7 +19,7 @@ from zlib_ng.zlib_ng import crc32
 from ..errors import MiniN8nError
 from .codec import StoreDamaged
 
-SCHEMA_VERSION = 2  # PRAGMA user_version of a store this code writes
+SCHEMA_VERSION = 3  # PRAGMA user_version of a store this code writes
 QUICK_CHECK_MAX_BYTES = 4 * 1024 * 1024
 BUSY_TIMEOUT_S = 30.0  # writers wait this long for another process's transaction
 WAL_AUTOCHECKPOINT_PAGES = 4000  # the writer folds the WAL into the file itself only past ~16 MB
@@ -62,6 +62,13 @@ CREATE TABLE runs (
     task BLOB NOT NULL,
     crc INTEGER NOT NULL,
     PRIMARY KEY (execution_id, seq)
+);
+CREATE TABLE run_batches (
+    execution_id TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    runs BLOB NOT NULL,
+    PRIMARY KEY (execution_id, first_seq)
 );
 CREATE TABLE boundaries (
     execution_id TEXT NOT NULL,
@@ -148,11 +155,11 @@ def open_store_file(path: Path) -> sqlite3.Connection:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         db.execute("COMMIT")
-        if tables and version not in (1, SCHEMA_VERSION):
+        if tables and version not in (1, 2, SCHEMA_VERSION):
             hint = "a newer mini-n8n wrote it" if version > SCHEMA_VERSION else "it is not a layout mini-n8n wrote"
             raise MiniN8nError(
                 f"the execution store {path} has layout version {version}, and this mini-n8n reads version "
-                f"{SCHEMA_VERSION} (and migrates version 1) — {hint}; move the file away (it is left as it is) "
+                f"{SCHEMA_VERSION} (and migrates versions 1 and 2) — {hint}; move the file away (it is left as it is) "
                 f"or set MINI_N8N_DB to another file"
             )
         _use_wal(db)
@@ -163,6 +170,8 @@ def open_store_file(path: Path) -> sqlite3.Connection:
             _create(db)
         elif version == 1:
             _migrate_from_1(db)
+        elif version == 2:
+            _migrate_from_2(db)
     except sqlite3.Error as exc:
         db.close()
         if is_damage(exc):
@@ -196,6 +205,21 @@ def _create(db: sqlite3.Connection) -> None:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _migrate_from_2(db: sqlite3.Connection) -> None:
+    """Layout 2 to 3: the table of run batches (a fold's runs in one row) beside the runs table,
+    whose rows stay as they are (both are read)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("PRAGMA user_version").fetchone()[0] == 2:  # else another process migrated it meanwhile
+            statement = next(part for part in SCHEMA.split(";") if "CREATE TABLE run_batches" in part)
+            db.execute(statement)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:

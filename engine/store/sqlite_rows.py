@@ -7,11 +7,12 @@ import asyncio
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..run_data import ExecutionState
 from .base import FINISHED, Retention
-from .journal import Journal, Pending
+from .codec import StoreDamaged
+from .journal import Journal, Pending, decode_records, encode_record, salt
 from .run_records import RunRecords
 
 
@@ -34,6 +35,7 @@ class WriterState(RunRecords):
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
+    unlisten: Callable[[], None] | None = None  # stops its runs' listener
     referenced: set[int] = field(default_factory=set)  # seqs of runs a boundary written may refer to (deltas.answer_json)
     checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to
     salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
@@ -44,8 +46,14 @@ INSERT_WHOLE_RUNS = "INSERT OR REPLACE INTO runs (execution_id, seq, node, run_i
 INSERT_BOUNDARIES = "INSERT OR REPLACE INTO boundaries (execution_id, seq, runs, last_node, base, stack, crc) VALUES (?,?,?,?,?,?,?)"
 
 
+INSERT_RUN_BATCH = "INSERT OR REPLACE INTO run_batches (execution_id, first_seq, last_seq, runs) VALUES (?,?,?,?)"
+RUN_BATCH_MAX = 4096  # runs in one batch row, at most (a journal record holds up to 65,535)
+
+
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
-    """Write journaled rows (idempotent: a journal folded twice leaves the same rows)."""
+    """Write journaled rows (idempotent: a journal folded twice leaves the same rows). The runs of a
+    fold go in as one batch row (run_batches: the runs as a journal record holds them, each with its
+    own checksum): one insert instead of one per run, which was most of a fold."""
     boundaries = pending.boundaries
     wholes = [b[1] for b in boundaries if b[4] is None]
     if wholes:  # a whole stack: the boundaries before it are not needed any more
@@ -54,18 +62,72 @@ def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> N
         boundaries = [b for b in boundaries if b[1] >= first]
     runs = pending.runs
     if runs:
-        # bound as SQLite's module binds fastest: a blob given as bytes and a None go through its
-        # adapter lookup (microseconds a row), a bytearray and a NULL in the statement do not; rows
-        # of one fold have distinct seqs, so writing the whole ones first changes no outcome
-        if len({run[1] for run in runs}) == len(runs):
-            db.executemany(INSERT_WHOLE_RUNS, [(e, seq, node, index, bytearray(data), crc)
-                                               for e, seq, node, index, base, data, crc in runs if base is None])
-            db.executemany(INSERT_RUNS, [(e, seq, node, index, base, bytearray(data), crc)
-                                         for e, seq, node, index, base, data, crc in runs if base is not None])
+        seqs = [run[1] for run in runs]
+        if all(seqs[i] < seqs[i + 1] for i in range(len(seqs) - 1)):  # a fold's runs, each once, in order
+            seed = salt(execution_id)
+            for start in range(0, len(runs), RUN_BATCH_MAX):
+                batch = runs[start:start + RUN_BATCH_MAX]
+                # a bytearray is bound without the sqlite3 module's adapter lookup
+                db.execute(INSERT_RUN_BATCH, (execution_id, batch[0][1], batch[-1][1], bytearray(encode_record(batch, None, seed))))
         else:
             db.executemany(INSERT_RUNS, runs)
     if boundaries:
         db.executemany(INSERT_BOUNDARIES, boundaries)
+
+
+def stored_runs(db: sqlite3.Connection, execution_id: str, upto: int | None = None, where: str = "") -> list[tuple[Any, ...]]:
+    """(seq, node, run index, base, task, crc) of each stored run of an execution (up to seq `upto`),
+    in order: from its batch rows and its single rows, a single row winning over a batch's run of
+    the same seq (a run rewritten after it was folded: an edit). `where` names the store in errors."""
+    found: dict[int, tuple[Any, ...]] = {}
+    query, args = "SELECT first_seq, last_seq, runs FROM run_batches WHERE execution_id=?", (execution_id,)
+    if upto is not None:
+        query, args = query + " AND first_seq<=?", (execution_id, upto)
+    for first, last, blob in db.execute(query, args).fetchall():
+        read = decode_records(execution_id, bytes(blob)).runs
+        if [run[1] for run in read] != list(range(first, last + 1)):
+            raise StoreDamaged(f"runs {first} to {last} of execution {execution_id}{where} fail their checksum:"
+                               " the file is damaged (the damaged data is not shown)")
+        for _eid, seq, node, run_index, base, task, crc in read:
+            if upto is None or seq <= upto:
+                found[seq] = (seq, node, run_index, base, task, crc)
+    query, args = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?", (execution_id,)
+    if upto is not None:
+        query, args = query + " AND seq<=?", (execution_id, upto)
+    for row in db.execute(query, args).fetchall():
+        found[row[0]] = row
+    return [found[seq] for seq in sorted(found)]
+
+
+def last_run_seq(db: sqlite3.Connection, execution_id: str) -> int:
+    """The highest seq of an execution's stored runs (0 when it has none)."""
+    single = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (execution_id,)).fetchone()[0]
+    batched = db.execute("SELECT COALESCE(MAX(last_seq), 0) FROM run_batches WHERE execution_id=?", (execution_id,)).fetchone()[0]
+    return int(max(single, batched))
+
+
+def drop_runs_after(db: sqlite3.Connection, execution_id: str, seq: int) -> None:
+    """Delete an execution's runs after `seq` (a resumed execution runs their nodes again); a batch
+    holding runs on both sides keeps those up to `seq`."""
+    db.execute("DELETE FROM runs WHERE execution_id=? AND seq>?", (execution_id, seq))
+    db.execute("DELETE FROM run_batches WHERE execution_id=? AND first_seq>?", (execution_id, seq))
+    for first, blob in db.execute("SELECT first_seq, runs FROM run_batches WHERE execution_id=? AND last_seq>?",
+                                  (execution_id, seq)).fetchall():
+        kept = [run for run in decode_records(execution_id, bytes(blob)).runs if run[1] <= seq]
+        if not kept or kept[0][1] != first:
+            raise StoreDamaged(f"the runs from {first} of execution {execution_id} fail their checksum: the file is damaged")
+        db.execute("UPDATE run_batches SET last_seq=?, runs=? WHERE execution_id=? AND first_seq=?",
+                   (kept[-1][1], bytearray(encode_record(kept, None, salt(execution_id))), execution_id, first))
+
+
+def rewrite_run(db: sqlite3.Connection, execution_id: str, seq: int | None, node: str, run_index: int, task: bytes, crc: int) -> None:
+    """Store a run written again whole (an edit made while paused), over its single row or beside
+    its batch (stored_runs reads the single row); `seq` None: found by node and run index."""
+    if seq is None:
+        seq = next((row[0] for row in stored_runs(db, execution_id) if row[1] == node and row[2] == run_index), None)
+        if seq is None:
+            return
+    db.execute(INSERT_WHOLE_RUNS, (execution_id, seq, node, run_index, bytearray(task), crc))
 
 
 def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | None = None) -> int:
@@ -90,7 +152,7 @@ def prune_executions(db: sqlite3.Connection, retention: Retention, now: float | 
         db.execute("INSERT OR IGNORE INTO doomed " + " UNION ".join(selects), args)
         count = db.execute("SELECT COUNT(*) FROM doomed").fetchone()[0]
         if count:
-            for table in ("runs", "boundaries"):
+            for table in ("runs", "run_batches", "boundaries"):
                 db.execute(f"DELETE FROM {table} WHERE execution_id IN (SELECT id FROM doomed)")
             db.execute("DELETE FROM executions WHERE id IN (SELECT id FROM doomed)")
             db.execute("DELETE FROM workflows WHERE hash NOT IN (SELECT workflow_hash FROM executions)")

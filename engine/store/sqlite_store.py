@@ -39,7 +39,8 @@ from .deltas import ANSWERED_BY, answer_json, answered_delta, entry_delta, resol
 from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
-from .sqlite_rows import INSERT_BOUNDARIES, WriterState, apply_rows, prune_executions
+from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_after, last_run_seq, prune_executions, rewrite_run,
+                          stored_runs)
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
@@ -161,8 +162,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         spare, self._spare = self._spare, None
         return Journal(self._journal_path(execution_id), spare=spare)
 
-    def _retire(self, journal: Journal) -> None:
-        """An execution's journal, folded in: kept emptied for the next execution, or removed."""
+    def _retire(self, writer: WriterState) -> None:
+        """A writer no longer attached, everything folded in: it hears no more runs, and its journal
+        is kept emptied for the next execution, or removed."""
+        if writer.unlisten is not None:
+            writer.unlisten()
+        journal = writer.journal
         if self._spare is None and journal.park(self._spare_path):
             self._spare = journal
         else:
@@ -209,7 +214,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer = self._writers.pop(state.id, None)
         if writer is not None:
             self._fold(writer)
-            self._retire(writer.journal)
+            self._retire(writer)
         self._transaction(f"releasing execution {state.id}", lambda: self._db.execute(
             "UPDATE executions SET owner_pid=NULL, owner_start=NULL WHERE id=? AND owner_pid=?", (state.id, self._pid)))
 
@@ -251,6 +256,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         previous = self._writers.pop(state.id, None)
         if previous is not None:  # attached again in this process (resumed here): the old writer is done
             self._fold(previous)
+            if previous.unlisten is not None:
+                previous.unlisten()
             previous.journal.close(remove=False)
 
         def claim_and_write() -> tuple[WriterState, Path | None]:
@@ -269,7 +276,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             else:
                 self._claim(state.id)
                 recovered = self._recover(state.id)
-                runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=?", (state.id,)).fetchone()[0]
+                runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
             writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
                                  fresh=recovered is None and runs == 0 and boundary == 0)
@@ -286,21 +293,21 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             recovered.unlink(missing_ok=True)
         writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         self._writers[state.id] = writer
-        execution.hooks.add(partial(self._on_event, state.id), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
+        # a finished run goes straight to its writer (the event every node run sends); the rest by way of _on_event
+        writer.unlisten = execution.hooks.add(partial(writer.add_run, state.id), kinds=(NodeAfter,))
+        execution.hooks.add(partial(self._on_event, state.id), kinds=(RunUpdated, WorkflowAfter))
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
     def _on_event(self, execution_id: str, event: HookEvent) -> None:
         writer = self._writers.get(execution_id)
-        if isinstance(event, NodeAfter) and writer is not None:
-            writer.add_run(execution_id, event)
-        elif isinstance(event, RunUpdated):
+        if isinstance(event, RunUpdated):
             self._update_run(execution_id, writer, event)
         elif isinstance(event, WorkflowAfter):
             writer = self._writers.pop(execution_id, None)
             if writer is not None:
                 self._fold(writer)
-                self._retire(writer.journal)
+                self._retire(writer)
             if self.retention.active:
                 self._prune_in_background()
 
@@ -317,15 +324,15 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(writer)
         else:
             data, crc = pack(event.task.to_json(for_store=True))
-        self._transaction(f"updating a run of execution {execution_id}", lambda: self._db.execute(
-            "UPDATE runs SET task=?, crc=?, base=NULL WHERE execution_id=? AND node=? AND run_index=?",
-            (data, crc, execution_id, event.node, event.run_index)))
+        seq = writer.seq_of.get((event.node, event.run_index)) if writer is not None else None
+        self._transaction(f"updating a run of execution {execution_id}", lambda: rewrite_run(
+            self._db, execution_id, seq, event.node, event.run_index, data, crc))
 
     def _answer_written_whole(self, execution_id: str, writer: WriterState, seq: int) -> None:
         """Inside a write transaction, everything journaled folded in: the last boundary row again,
         whole, with the answers that refer to run `seq` holding that run's JSON as stored now."""
         db = self._db
-        run = db.execute("SELECT task, crc FROM runs WHERE execution_id=? AND seq=?", (execution_id, seq)).fetchone()
+        run = next((row[4:] for row in stored_runs(db, execution_id, upto=seq, where=f" in {self.path}") if row[0] == seq), None)
         last = db.execute("SELECT seq, runs, last_node FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1",
                           (execution_id,)).fetchone()
         writer.referenced.discard(seq)
@@ -571,6 +578,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """The full integrity check (every page), read-only; raises StoreDamaged naming the file."""
         check_readonly(self.path, full=True)
 
+    def _run_rows(self, execution_id: str, upto: int | None) -> list[tuple[Any, ...]]:
+        return self._guard(f"reading execution {execution_id}", lambda: stored_runs(self._db, execution_id, upto, f" in {self.path}"))
+
     def prepare_resume(self, execution_id: str) -> ExecutionState:
         """Claim a paused or crashed execution and load it to continue: runs after its last
         boundary are dropped (the node that made them runs again)."""
@@ -587,7 +597,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             journal = self._recover(execution_id)
             at_boundary = self._db.execute(
                 "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
-            self._db.execute("DELETE FROM runs WHERE execution_id=? AND seq>?", (execution_id, at_boundary[0] if at_boundary else 0))
+            drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0)
             return journal
 
         journal = self._transaction(f"claiming execution {execution_id}", claim)
@@ -603,7 +613,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             pid, started, digest = row
             if pid is not None and pid != self._pid and same_process_alive(pid, started):
                 raise ExecutionBusy(execution_id, pid)
-            for table in ("runs", "boundaries"):
+            for table in ("runs", "run_batches", "boundaries"):
                 self._db.execute(f"DELETE FROM {table} WHERE execution_id=?", (execution_id,))
             self._db.execute("DELETE FROM executions WHERE id=?", (execution_id,))
             self._db.execute("DELETE FROM workflows WHERE hash=? AND NOT EXISTS (SELECT 1 FROM executions WHERE workflow_hash=?)",

@@ -20,10 +20,10 @@ from engine.registry import builtin_registry
 from engine.replay import ReplaySource
 from engine.services import Services
 from engine.store import ExecutionStore, SqliteMemoryStore, open_memory, open_store
+from engine.store.sqlite_rows import stored_runs
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
-from tests.store_backends import sql
 
 ROOT = Path(__file__).parents[2]
 CODE_TOOL = "@n8n/n8n-nodes-langchain.toolCode"
@@ -102,7 +102,8 @@ def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_pa
         while time.monotonic() < deadline:  # wait until both tool runs are stored, then kill mid-stream
             try:
                 db = db or open_store(store_target)
-                done = sql(db, "SELECT COUNT(*) FROM runs WHERE node='Calculator'")[0][0]
+                listed = db.list(1)
+                done = sum(node == "Calculator" for node, _index, _task in db.runs(listed[0].id)) if listed else 0
             except Exception:  # the child has not created the store yet
                 done = 0
             if done == 2:
@@ -282,7 +283,7 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
         if child.poll() is None:
             child.kill()
     with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # the database alone has not got them
-        assert db.execute("SELECT COUNT(*) FROM runs WHERE node='Calculator' AND execution_id=?", (execution_id,)).fetchone()[0] == 0
+        assert [row for row in stored_runs(db, execution_id) if row[1] == "Calculator"] == []
     store = ExecutionStore()  # opening it folds the dead process's journal in
     assert store.list()[0].status == "crashed"
     assert len(store.load(execution_id).run_data["Calculator"]) == 2
@@ -338,7 +339,7 @@ def test_a_kill_after_folded_groups_resumes_from_the_last_boundary(tmp_path: Pat
             child.kill()
     with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # some groups folded before the kill, the rest journaled
         bases = [row[0] for row in db.execute("SELECT base FROM boundaries WHERE execution_id=? ORDER BY seq", (execution_id,))]
-        folded = db.execute("SELECT COUNT(*) FROM runs WHERE execution_id=? AND node='Calculator'", (execution_id,)).fetchone()[0]
+        folded = sum(row[1] == "Calculator" for row in stored_runs(db, execution_id))
         assert bases and bases[0] is None and 0 < folded < 7
     store = ExecutionStore()
     assert store.list()[0].status == "crashed"

@@ -31,6 +31,21 @@ def test_a_listener_gets_only_the_kinds_it_names_and_can_be_removed() -> None:
     assert not hooks.active and not hooks.wants(NodeAfter)
 
 
+def test_a_listener_that_removes_another_during_an_event_does_not_hide_it_from_the_rest() -> None:
+    """A store stops its runs' listener when the workflow ends, from inside that event: every
+    listener after it still gets the event, and the removed one gets no later event."""
+    hooks = Hooks()
+    first: list[HookEvent] = []
+    last: list[HookEvent] = []
+    remove_first = hooks.add(first.append)
+    hooks.add(lambda event: remove_first() if isinstance(event, WorkflowAfter) else None)
+    hooks.add(last.append)
+    hooks.emit(WorkflowAfter("e", "success"))
+    hooks.emit(NodeBefore("e", "A", 0))
+    assert [type(e) for e in last] == [WorkflowAfter, NodeBefore]
+    assert [type(e) for e in first] == [WorkflowAfter]
+
+
 def test_a_run_reports_the_same_node_events_to_a_filtered_listener() -> None:
     workflow = agent_workflow([{"toolCalls": [tool_call("Calculator", {"input": "2 * 3"})]}, {"text": "6"}])
     events: dict[str, list[tuple[str, str, int]]] = {"all": [], "after": []}

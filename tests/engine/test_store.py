@@ -69,7 +69,7 @@ def test_a_store_file_of_another_layout_is_refused_and_left_alone(tmp_path: Path
         db.execute("CREATE TABLE executions (id TEXT PRIMARY KEY, stack TEXT NOT NULL)")
         db.execute("INSERT INTO executions VALUES ('x', '[]')")
     before = path.read_bytes()
-    with pytest.raises(MiniN8nError, match="has layout version 0, and this mini-n8n reads version 2 .and migrates version 1. — it is not a layout mini-n8n wrote; move the file away"):
+    with pytest.raises(MiniN8nError, match="has layout version 0, and this mini-n8n reads version 3 .and migrates versions 1 and 2. — it is not a layout mini-n8n wrote; move the file away"):
         ExecutionStore(path)
     assert path.read_bytes() == before
     ExecutionStore(tmp_path / "new.sqlite").close()

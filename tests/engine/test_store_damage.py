@@ -82,8 +82,9 @@ async def test_a_flipped_byte_in_a_stored_run_is_reported_not_decoded(tmp_path: 
     shown = mini_n8n("executions", "show", ids[0])
     assert shown.returncode == 2
     assert "Traceback" not in shown.stderr
-    assert f"of execution {ids[0]} in {path} fails its checksum: the file is damaged" in shown.stderr
+    # the runs were folded as one batch row: the message names the batch's runs
+    assert f"runs 1 to 5 of execution {ids[0]} in {path} fail their checksum: the file is damaged" in shown.stderr
     garbled = path.read_bytes().replace(b'"response":"426"', b'"response":"4\xff5"')
     path.write_bytes(garbled)
-    with pytest.raises(StoreDamaged, match="fails its checksum"):
+    with pytest.raises(StoreDamaged, match="fail their checksum"):
         ExecutionStore(path).load(ids[0])

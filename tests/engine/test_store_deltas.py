@@ -20,6 +20,7 @@ from engine.shared_log import plain
 from engine.store import ExecutionStore
 from engine.store.codec import StoreDamaged, unpack
 from engine.store.deltas import resolve_answers
+from engine.store.sqlite_rows import stored_runs
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 from tests.engine.test_debugger import drive
@@ -87,8 +88,7 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
 
     decoded: dict[int, Any] = {}
     read_runs = []
-    stored = store.connection.execute("SELECT seq, base, task, crc FROM runs WHERE execution_id=? ORDER BY seq", (state.id,))
-    for seq, base, data, crc in stored.fetchall():
+    for seq, _node, _index, base, data, crc in stored_runs(store.connection, state.id):
         value = unpack(data, crc, "run")
         decoded[seq] = value if base is None else decode(value, decoded[base])
         read_runs.append(decoded[seq])
@@ -122,8 +122,7 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
             answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS]
     calls = sum(len(reply.get("toolCalls", [])) for reply in REPLIES)
     assert len(answered) == calls and calls > 1
-    calculator_runs = [seq for (seq,) in store.connection.execute(
-        "SELECT seq FROM runs WHERE execution_id=? AND node='Calculator' ORDER BY seq", (state.id,))]
+    calculator_runs = [row[0] for row in stored_runs(store.connection, state.id) if row[1] == "Calculator"]
     answers = []
     for entry in answered:
         assert set(entry) == {MARK, "pending"} and set(entry["pending"]) == {"request", "responses"}

@@ -14,6 +14,7 @@ from pathlib import Path
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
+from engine.store.sqlite_rows import stored_runs
 import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore, Retention
 from engine.workflow import parse_workflow, workflow_to_data
@@ -71,7 +72,7 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
     execution.hooks.add(watch)
     state = await execution.run()
     assert state.status == "success"
-    written = sum(len(r[0]) for r in store.connection.execute("SELECT task FROM runs"))
+    written = sum(len(row[4]) for row in stored_runs(store.connection, state.id))
     assert written > 2 * 1024 * 1024  # the run wrote several times the WAL's bound
     # a transaction larger than the limit (a whole stack, every 64th boundary) passes through the
     # WAL, which is then cut back: it does not keep what the run wrote

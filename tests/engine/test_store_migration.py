@@ -1,5 +1,5 @@
-"""A store written by the previous layout (version 1) is migrated when opened, and its executions
-read and resume as before."""
+"""A store written by an earlier layout (version 1, version 2) is migrated when opened, and its
+executions read and resume as before."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ async def test_a_version_1_store_is_migrated_and_its_executions_read_and_resume(
     with sqlite3.connect(path) as db:
         old_runs = db.execute("SELECT execution_id, seq, node, task FROM runs ORDER BY execution_id, seq").fetchall()
     store = ExecutionStore(path)
-    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     tables = {r[0] for r in store.connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert tables == {"workflows", "executions", "runs", "boundaries", "memory"}
+    assert tables == {"workflows", "executions", "runs", "run_batches", "boundaries", "memory"}
     assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 2  # one per distinct workflow
 
     listed = {row.id: row.status for row in store.list()}
@@ -57,8 +57,52 @@ def test_a_store_of_a_newer_layout_is_refused_and_left_alone(tmp_path: Path) -> 
     path = tmp_path / "new.sqlite"
     ExecutionStore(path).close()
     with sqlite3.connect(path) as db:
-        db.execute("PRAGMA user_version=3")
+        db.execute("PRAGMA user_version=4")
     before = path.read_bytes()
-    with pytest.raises(MiniN8nError, match="has layout version 3, .* a newer mini-n8n wrote it; move the file away"):
+    with pytest.raises(MiniN8nError, match="has layout version 4, .* a newer mini-n8n wrote it; move the file away"):
         ExecutionStore(path)
     assert path.read_bytes() == before
+
+
+def as_version_2(path: Path) -> None:
+    from engine.store.journal import decode_records
+
+    """A store turned into layout 2 as that layout wrote it: every run a row of the runs table."""
+    with sqlite3.connect(path) as db:
+        for execution_id, blob in db.execute("SELECT execution_id, runs FROM run_batches").fetchall():
+            for row in decode_records(execution_id, bytes(blob)).runs:
+                db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?)", row)
+        db.execute("DROP TABLE run_batches")
+        db.execute("PRAGMA user_version=2")
+
+
+async def test_a_version_2_store_is_migrated_and_its_executions_read_and_resume(tmp_path: Path) -> None:
+    """Layout 2 kept every run in a row of its own; layout 3 folds a run's runs into batch rows
+    beside them. Opened, a layout 2 store gains the batch table, reads its runs as before, and
+    an execution resumed there adds batches after its single rows."""
+    from engine.debugger import Breakpoints
+    from nodes.triggers.chat_trigger import chat_item
+    from tests.builders import agent_workflow, tool_call
+    from tests.engine.pausing import run_to_pause
+
+    path = tmp_path / "v2.sqlite"
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})]} for i in range(4)] + [{"text": "done"}]
+    store = ExecutionStore(path)
+    finished = await Engine(builtin_registry(), store=store).run(agent_workflow(replies), items=[chat_item("go", "s")])
+    paused = await run_to_pause(Engine(builtin_registry(), store=store).create(agent_workflow(replies), items=[chat_item("go", "s")]),
+                                Breakpoints(after_tool_result=True))
+    assert paused.status == "paused"
+    expected = {eid: [t.to_json() for runs in store.load(eid).run_data.values() for t in runs] for eid in (finished.id, paused.id)}
+    store.close()
+    as_version_2(path)
+
+    store = ExecutionStore(path)
+    assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert store.connection.execute("SELECT COUNT(*) FROM run_batches").fetchone()[0] == 0
+    for eid, runs in expected.items():
+        assert [t.to_json() for runs_of in store.load(eid).run_data.values() for t in runs_of] == runs
+    resumed = await Engine(builtin_registry(), store=store).resume(paused.id).run()
+    assert resumed.status == "success"
+    assert len(store.load(paused.id).run_data["Calculator"]) == 4
+    assert store.connection.execute("SELECT COUNT(*) FROM run_batches WHERE execution_id=?", (paused.id,)).fetchone()[0] >= 1
+    store.close()
