@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from zlib_ng.zlib_ng import crc32
 
@@ -198,42 +200,42 @@ def _use_wal(db: sqlite3.Connection) -> None:
         time.sleep(0.005)
 
 
-def _create(db: sqlite3.Connection) -> None:
+@contextmanager
+def _layout_change(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, the lock taken up front: committed, or rolled back on any error."""
     db.execute("BEGIN IMMEDIATE")
     try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _create(db: sqlite3.Connection) -> None:
+    with _layout_change(db):
         if db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name='executions'").fetchone()[0] == 0:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def _migrate_from_2(db: sqlite3.Connection) -> None:
     """Layout 2 to 3: the table of run batches (a fold's runs in one row) beside the runs table,
     whose rows stay as they are (both are read)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with _layout_change(db):
         if db.execute("PRAGMA user_version").fetchone()[0] == 2:  # else another process migrated it meanwhile
             statement = next(part for part in SCHEMA.split(";") if "CREATE TABLE run_batches" in part)
             db.execute(statement)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def _migrate_from_1(db: sqlite3.Connection) -> None:
     """Layout 1 (the workflow in every execution row, rewritten at each boundary; unchecked text
-    columns; checkpoints beside a stack_seq pointer) to layout 2, in one transaction."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    columns; checkpoints beside a stack_seq pointer) to the current layout, in one transaction."""
+    with _layout_change(db):
         if db.execute("PRAGMA user_version").fetchone()[0] != 1:  # another process migrated it meanwhile
-            db.execute("COMMIT")
             return
         for table in ("executions", "runs", "checkpoints"):
             db.execute(f"ALTER TABLE {table} RENAME TO v1_{table}")
@@ -272,10 +274,6 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
         for table in ("runs", "checkpoints", "executions"):
             db.execute(f"DROP TABLE v1_{table}")
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def fields_crc(fields: list[bytes | None]) -> int:
