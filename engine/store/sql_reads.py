@@ -12,8 +12,8 @@ from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow
 from .base import ExecutionSummary
 from .boundary_state import decode_boundary, split
-from .deltas import resolve_answers
 from .codec import StoreDamaged, unpack
+from .deltas import resolve_answers
 from .sqlite_file import fields_crc
 
 T = TypeVar("T")

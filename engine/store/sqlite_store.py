@@ -315,8 +315,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """A run edited while paused: rewrite its row (written whole; later deltas build on the edit).
         A boundary that wrote an answer as a reference to this run is written again first, with
         the run as it was: a resumed execution reads the answer as it was given."""
+        seq = writer.seq_of.get((event.node, event.run_index)) if writer is not None else None
         if writer is not None:
-            seq = writer.seq_of.get((event.node, event.run_index))
             if seq in writer.referenced:
                 self._fold(writer)
                 self._transaction(f"storing execution {execution_id}", lambda: self._answer_written_whole(execution_id, writer, seq))
@@ -324,7 +324,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(writer)
         else:
             data, crc = pack(event.task.to_json(for_store=True))
-        seq = writer.seq_of.get((event.node, event.run_index)) if writer is not None else None
         self._transaction(f"updating a run of execution {execution_id}", lambda: rewrite_run(
             self._db, execution_id, seq, event.node, event.run_index, data, crc))
 
@@ -332,13 +331,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """Inside a write transaction, everything journaled folded in: the last boundary row again,
         whole, with the answers that refer to run `seq` holding that run's JSON as stored now."""
         db = self._db
-        run = next((row[4:] for row in stored_runs(db, execution_id, upto=seq, where=f" in {self.path}") if row[0] == seq), None)
+        original = next((value for at, _node, _index, value in self._run_values(execution_id, seq) if at == seq), None)
         last = db.execute("SELECT seq, runs, last_node FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1",
                           (execution_id,)).fetchone()
         writer.referenced.discard(seq)
-        if run is None or last is None:
+        if original is None or last is None:
             return
-        original = unpack(run[0], run[1], f"run {seq} of execution {execution_id} in {self.path}")
         stack, kept = split(writer.stack)
         writer.stack = joined(resolve_answers(stack, lambda wanted: original if wanted == seq else {MARK: ANSWERED_BY, "seq": wanted}), kept)
         apply_rows(db, execution_id, Pending(boundaries=[(execution_id, last[0], last[1], last[2], None, *pack(writer.stack))]))
