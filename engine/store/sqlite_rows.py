@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..run_data import ExecutionState
 from .base import FINISHED, Retention
 from .codec import StoreDamaged
-from .journal import Journal, Pending, decode_records, encode_record, salt
+from .journal import Journal, Pending, RunRow, decode_records, encode_record, salt
 from .run_records import RunRecords
 
 
@@ -84,11 +84,7 @@ def stored_runs(db: sqlite3.Connection, execution_id: str, upto: int | None = No
     if upto is not None:
         query, args = query + " AND first_seq<=?", (execution_id, upto)
     for first, last, blob in db.execute(query, args).fetchall():
-        read = decode_records(execution_id, bytes(blob)).runs
-        if [run[1] for run in read] != list(range(first, last + 1)):
-            raise StoreDamaged(f"runs {first} to {last} of execution {execution_id}{where} fail their checksum:"
-                               " the file is damaged (the damaged data is not shown)")
-        for _eid, seq, node, run_index, base, task, crc in read:
+        for _eid, seq, node, run_index, base, task, crc in _batch(execution_id, first, last, blob, where):
             if upto is None or seq <= upto:
                 found[seq] = (seq, node, run_index, base, task, crc)
     query, args = "SELECT seq, node, run_index, base, task, crc FROM runs WHERE execution_id=?", (execution_id,)
@@ -106,16 +102,23 @@ def last_run_seq(db: sqlite3.Connection, execution_id: str) -> int:
     return int(max(single, batched))
 
 
-def drop_runs_after(db: sqlite3.Connection, execution_id: str, seq: int) -> None:
+def _batch(execution_id: str, first: int, last: int, blob: bytes, where: str) -> list[RunRow]:
+    """The runs of a batch row, each of seqs `first` to `last` once; damage reported, not read."""
+    read = decode_records(execution_id, bytes(blob)).runs
+    if [run[1] for run in read] != list(range(first, last + 1)):
+        raise StoreDamaged(f"runs {first} to {last} of execution {execution_id}{where} fail their checksum:"
+                           " the file is damaged (the damaged data is not shown)")
+    return read
+
+
+def drop_runs_after(db: sqlite3.Connection, execution_id: str, seq: int, where: str = "") -> None:
     """Delete an execution's runs after `seq` (a resumed execution runs their nodes again); a batch
-    holding runs on both sides keeps those up to `seq`."""
+    holding runs on both sides keeps those up to `seq`. `where` names the store in errors."""
     db.execute("DELETE FROM runs WHERE execution_id=? AND seq>?", (execution_id, seq))
     db.execute("DELETE FROM run_batches WHERE execution_id=? AND first_seq>?", (execution_id, seq))
-    for first, blob in db.execute("SELECT first_seq, runs FROM run_batches WHERE execution_id=? AND last_seq>?",
-                                  (execution_id, seq)).fetchall():
-        kept = [run for run in decode_records(execution_id, bytes(blob)).runs if run[1] <= seq]
-        if not kept or kept[0][1] != first:
-            raise StoreDamaged(f"the runs from {first} of execution {execution_id} fail their checksum: the file is damaged")
+    for first, last, blob in db.execute("SELECT first_seq, last_seq, runs FROM run_batches WHERE execution_id=? AND last_seq>?",
+                                        (execution_id, seq)).fetchall():
+        kept = [run for run in _batch(execution_id, first, last, blob, where) if run[1] <= seq]
         db.execute("UPDATE run_batches SET last_seq=?, runs=? WHERE execution_id=? AND first_seq=?",
                    (kept[-1][1], bytearray(encode_record(kept, None, salt(execution_id))), execution_id, first))
 

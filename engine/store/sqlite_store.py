@@ -595,7 +595,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             journal = self._recover(execution_id)
             at_boundary = self._db.execute(
                 "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
-            drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0)
+            drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0, f" in {self.path}")
             return journal
 
         journal = self._transaction(f"claiming execution {execution_id}", claim)
