@@ -72,7 +72,7 @@ class Engine:
             raise MiniN8nError(f'start node "{start}" is not in the workflow')
         state = ExecutionState(workflow=workflow, mode=mode, startNode=start)
         state.stack.append(StackEntry(node=start, input=items if items is not None else [{"json": {}}]))
-        return self._attached(Execution(self, state, hooks or Hooks(), signal))
+        return self._attached(Execution(self, state, hooks or Hooks(), signal), fresh=True)
 
     def restore(self, snapshot: dict[str, Any] | ExecutionState, hooks: Hooks | None = None, signal: AbortSignal | None = None) -> "Execution":
         """An execution continued from a JSON snapshot (its own copy: the snapshot stays as it was)."""
@@ -86,9 +86,10 @@ class Engine:
         state = self.store.prepare_resume(execution_id)
         return self._attached(Execution(self, state, hooks or Hooks(), signal))
 
-    def _attached(self, execution: "Execution") -> "Execution":
+    def _attached(self, execution: "Execution", *, fresh: bool = False) -> "Execution":
+        """`execution` stored from now on; `fresh`: its id is new (no stored execution has it)."""
         if self.store is not None:
-            self.store.attach(execution)
+            self.store.attach(execution, fresh=fresh)
         return execution
 
     async def run(self, workflow: Workflow, **kwargs: Any) -> ExecutionState:

@@ -83,9 +83,10 @@ class ExecutionStoreBase(ABC):
 
     # ----- writing, driven by an execution
     @abstractmethod
-    def attach(self, execution: Any) -> None:
+    def attach(self, execution: Any, *, fresh: bool = False) -> None:
         """Claim `execution` (an engine.executor.Execution) for this process and store it from now
-        on; raises ExecutionBusy if a live process owns it."""
+        on; raises ExecutionBusy if a live process owns it. `fresh`: a new id (Engine.create),
+        which no stored execution has."""
 
     @abstractmethod
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:

@@ -21,19 +21,28 @@ The record's crc covers the body without the data and stack bytes, which their o
 (computed once, for the database row): the bytes are not checksummed twice. Records of the
 older layouts are still read: b"MC" (the same crc, not started from the execution id) and b"MB"
 (the crc over the whole body).
+
+A new execution's journal starts with a start record (b"MH"): its row and its workflow, which
+reach the database with the first fold; until then the journal is all there is of it (its
+owner's pid and start time say whether the process that writes it still lives). Body: u32 meta
+length, meta (JSON: id, owner pid and start time, the row's fields, the workflow's hash and
+crc), the workflow's JSON; the record's crc covers the meta, the workflow crc its bytes.
 """
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zlib_ng.zlib_ng import crc32
 
 MAGIC = b"MS"
+START_MAGIC = b"MH"
 UNSALTED_MAGIC = b"MC"  # the older layouts
 WHOLE_BODY_MAGIC = b"MB"
 _HEAD = struct.Struct("<2sII")
@@ -41,12 +50,72 @@ _RUN = struct.Struct("<qqqH")
 _BLOB = struct.Struct("<II")
 _BOUNDARY = struct.Struct("<qqqH")
 _COUNT = struct.Struct("<H")
+_META_LENGTH = struct.Struct("<I")
 NO_NODE = 0xFFFF
 END = bytes(_HEAD.size)  # after the last record: a header no record has
 MAPPED_BYTES = 1 << 20  # the journal file's first size; it doubles when a record does not fit
 
 RunRow = tuple[str, int, str, int, "int | None", bytes, int]  # execution, seq, node, run index, base, task, crc
 BoundaryRow = tuple[str, int, int, "str | None", "int | None", bytes, int]  # execution, seq, runs, last node, base, stack, crc
+
+
+@dataclass(frozen=True)
+class Start:
+    """A start record: an execution not yet in the database, its owner, and its workflow."""
+
+    execution_id: str
+    owner_pid: int
+    owner_start: int | None
+    row: dict[str, Any]  # the executions row's fields, by column
+    workflow_hash: str
+    workflow: bytes
+    workflow_crc: int
+
+
+def encode_start(start: Start) -> bytes:
+    meta = json.dumps({"id": start.execution_id, "pid": start.owner_pid, "start": start.owner_start, "row": start.row,
+                       "hash": start.workflow_hash, "crc": start.workflow_crc}, ensure_ascii=True).encode("ascii")
+    head = _META_LENGTH.pack(len(meta))
+    return b"".join((_HEAD.pack(START_MAGIC, len(head) + len(meta) + len(start.workflow), crc32(meta, crc32(head))),
+                     head, meta, start.workflow))
+
+
+def _decode_start(raw: bytes | memoryview, pos: int = 0) -> tuple[Start, int] | None:
+    """The start record at `pos` and where the next record begins; None when there is none there
+    or it is torn or damaged."""
+    if len(raw) < pos + _HEAD.size + _META_LENGTH.size:
+        return None
+    magic, length, crc = _HEAD.unpack_from(raw, pos)
+    body = bytes(raw[pos + _HEAD.size: pos + _HEAD.size + length])
+    if magic != START_MAGIC or len(body) != length or length < _META_LENGTH.size:
+        return None
+    (meta_length,) = _META_LENGTH.unpack_from(body)
+    meta_end = _META_LENGTH.size + meta_length
+    if meta_end > length or crc32(body[_META_LENGTH.size:meta_end], crc32(body[:_META_LENGTH.size])) != crc:
+        return None
+    workflow = body[meta_end:]
+    try:
+        meta = json.loads(body[_META_LENGTH.size:meta_end])
+        start = Start(str(meta["id"]), int(meta["pid"]), None if meta["start"] is None else int(meta["start"]), dict(meta["row"]),
+                      str(meta["hash"]), workflow, int(meta["crc"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    if crc32(workflow) != start.workflow_crc:
+        return None
+    return start, pos + _HEAD.size + length
+
+
+def read_start(path: Path) -> Start | None:
+    """The start record a journal begins with (None: it has none, or is gone)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(_HEAD.size)
+            if len(head) < _HEAD.size or head[:2] != START_MAGIC:
+                return None
+            found = _decode_start(head + file.read(_HEAD.unpack(head)[1]))
+    except OSError:
+        return None
+    return found[0] if found is not None else None
 
 
 @dataclass
@@ -138,6 +207,11 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
     out = Pending()
     pos = 0
     seed = salt(execution_id)
+    started = _decode_start(raw)
+    if started is not None:  # the execution's row, in the database once anything of it was folded
+        if started[0].execution_id != execution_id:
+            return out
+        pos = started[1]
     while pos + _HEAD.size <= len(raw):
         magic, length, crc = _HEAD.unpack_from(raw, pos)
         body = raw[pos + _HEAD.size: pos + _HEAD.size + length]

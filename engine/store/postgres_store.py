@@ -181,7 +181,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         return crashed
 
     # ----- writing, driven by an execution ----------------------------------------------------
-    def attach(self, execution: Any) -> None:
+    def attach(self, execution: Any, *, fresh: bool = False) -> None:
         """Claim `execution` (an engine.executor.Execution) and store it from now on."""
         state: ExecutionState = execution.state
         workflow, workflow_crc = pack_workflow(state.workflow)

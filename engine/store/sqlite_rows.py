@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..run_data import ExecutionState
 from .base import FINISHED, Retention
 from .codec import StoreDamaged
-from .journal import Journal, Pending, RunRow, decode_records, encode_record, salt
+from .journal import Journal, Pending, RunRow, Start, decode_records, encode_record, salt
 from .run_records import RunRecords
 
 
@@ -35,6 +35,7 @@ class WriterState(RunRecords):
     row_due: ExecutionState | None = None  # a row change left for the next fold
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
+    start: Start | None = None  # a new execution's start record, until its first fold puts its row in the database
     unlisten: Callable[[], None] | None = None  # stops its runs' listener
     referenced: set[int] = field(default_factory=set)  # seqs of runs a boundary written may refer to (deltas.answer_json)
     checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to

@@ -1,7 +1,8 @@
 """The embedded execution store: every execution in one SQLite file (WAL), durable and resumable.
 
 Writes per execution: its workflow once (shared by every execution of the same workflow), its
-row when its status changes, and at each node boundary one record in its journal (the node
+row when its status changes (a new execution's row and workflow start its journal and go in with
+its first fold), and at each node boundary one record in its journal (the node
 runs finished since the last boundary and the resumable stack, as a delta from the previous
 one). Journaled records are folded into the database in groups (engine.store.journal), each
 group's runs and its last boundary (every DELTAS_PER_WHOLE-th whole): a SIGKILL loses at most
@@ -36,7 +37,7 @@ from ..json_delta import MARK, SAME
 from .codec import StoreDamaged, pack, pack_workflow, unpack
 from .boundary_state import decode_boundary, joined, split, state_delta, state_json
 from .deltas import ANSWERED_BY, answer_json, answered_delta, entry_delta, resolve_answers, stack_delta
-from .journal import BoundaryRow, Journal, Pending, encode_record, read_journal, salt
+from .journal import BoundaryRow, Journal, Pending, Start, encode_record, encode_start, read_journal, read_start, salt
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_after, last_run_seq, prune_executions, rewrite_run,
@@ -75,6 +76,15 @@ def _remove_parked() -> None:
     for journals in _parked.values():
         while journals:
             journals.pop().close(remove=True)
+
+
+def _row_fields(state: ExecutionState) -> list[bytes | None]:
+    """The execution row's error, result and pause, packed."""
+    return [
+        pack(state.error.model_dump())[0] if state.error else None,
+        pack(state.result)[0] if state.result is not None else None,
+        pack(state.pause)[0] if state.pause else None,
+    ]
 
 
 def default_path() -> Path:
@@ -173,13 +183,58 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         else:
             journal.close(remove=True)
 
+    def _orphans(self) -> list[Start]:
+        """The start records of journals whose execution is not in the database and whose process
+        is gone (it died before the execution's first fold)."""
+        found = []
+        for name in self._journal_names():
+            if not name.startswith("spare.") and name.endswith(".journal"):
+                start = read_start(self._journals / name)
+                if start is not None and not same_process_alive(start.owner_pid, start.owner_start):
+                    found.append(start)
+        return found
+
+    def _adopt(self, start: Start) -> bool:
+        """Inside a write transaction: the row of an execution known only by its journal's start
+        record, its process gone, stored as crashed (False when the execution has a row)."""
+        row = start.row
+        if not self._db.execute(
+            "INSERT OR IGNORE INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node, crc,"
+            " updated_at) VALUES (?,?,?,?,'crashed',?,?,?,?)",
+            (start.execution_id, row["workflow_name"], start.workflow_hash, row["mode"], row["started_at"], row["start_node"],
+             fields_crc([None, None, None]), time.time()),
+        ).rowcount:
+            return False
+        self._db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
+                         (start.workflow_hash, start.workflow, start.workflow_crc))
+        return True
+
+    def _adopt_dead(self, execution_id: str) -> bool:
+        """Inside a write transaction: `execution_id` stored as crashed when only its journal holds
+        it; raises ExecutionBusy when the process writing that journal is alive."""
+        start = read_start(self._journal_path(execution_id))
+        if start is None or start.execution_id != execution_id:
+            return False
+        if same_process_alive(start.owner_pid, start.owner_start):
+            raise ExecutionBusy(execution_id, start.owner_pid)
+        return self._adopt(start)
+
+    def _written(self, execution_id: str | None) -> None:
+        """A new execution of this process still only in its journal goes into the database (one
+        fold) before it is read: this process reads what it has written."""
+        writers = self._writers.values() if execution_id is None else [self._writers.get(execution_id)]
+        for writer in [w for w in writers if w is not None and w.start is not None]:
+            self._fold(writer)
+
+    def _journal_names(self) -> list[str]:
+        try:
+            return os.listdir(self._journals)
+        except OSError:
+            return []
+
     def _remove_dead_spares(self) -> None:
         """Spare journals (spare.PID.START.N.journal) of processes that are gone: they hold nothing."""
-        try:
-            names = os.listdir(self._journals)
-        except OSError:
-            return
-        for name in names:
+        for name in self._journal_names():
             parts = name.split(".")
             if len(parts) == 5 and parts[0] == "spare" and parts[4] == "journal" and parts[1].isdigit():
                 started = int(parts[2]) if parts[2].isdigit() else None
@@ -220,11 +275,13 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def mark_crashed(self) -> list[str]:
         """Executions left running (or never started) by a process that is gone are "crashed"; what
-        their journals hold is folded in first."""
+        their journals hold is folded in first. An execution whose process died before its first
+        fold is only a journal (its start record): it becomes a crashed execution too."""
         rows = self._guard("looking for crashed executions", lambda: self._db.execute(
             "SELECT id, owner_pid, owner_start FROM executions WHERE status IN ('running', 'new')").fetchall())
         gone = [(eid, pid, started) for eid, pid, started in rows if not same_process_alive(pid, started)]
-        if not gone:
+        orphans = self._orphans()
+        if not gone and not orphans:
             return []
 
         def mark() -> list[tuple[str, Path | None]]:
@@ -235,6 +292,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                     " WHERE id=? AND status IN ('running', 'new') AND owner_pid IS ?", (time.time(), eid, pid),
                 ).rowcount:
                     crashed.append((eid, self._recover(eid)))
+            for start in orphans:  # only if no other process took it in meanwhile
+                if self._adopt(start):
+                    crashed.append((start.execution_id, self._recover(start.execution_id)))
             return crashed
 
         marked = self._transaction("marking crashed executions", mark)
@@ -244,8 +304,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         return [eid for eid, _journal in marked]
 
     # ----- writing, driven by an execution ----------------------------------------------------
-    def attach(self, execution: Any) -> None:
-        """Claim `execution` (an engine.executor.Execution) and store it from now on."""
+    def attach(self, execution: Any, *, fresh: bool = False) -> None:
+        """Claim `execution` (an engine.executor.Execution) and store it from now on. A `fresh`
+        one (a new id, Engine.create) starts in its journal: its row reaches the database with
+        its first fold, in that fold's transaction."""
         state: ExecutionState = execution.state
         workflow, workflow_crc = pack_workflow(state.workflow)
         if self._last_workflow[0] == workflow:  # run again unchanged: its hash is known
@@ -259,6 +321,31 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             if previous.unlisten is not None:
                 previous.unlisten()
             previous.journal.close(remove=False)
+        if fresh and previous is None:
+            writer = self._start_in_journal(state, workflow, workflow_crc, digest)
+        else:
+            writer = self._claim_and_store(state, workflow, workflow_crc, digest)
+        self._writers[state.id] = writer
+        # a finished run goes straight to its writer (the event every node run sends); the rest by way of _on_event
+        writer.unlisten = execution.hooks.add(partial(writer.add_run, state.id), kinds=(NodeAfter,))
+        execution.hooks.add(partial(self._on_event, state.id), kinds=(RunUpdated, WorkflowAfter))
+        execution.on_checkpoint = self.checkpoint
+        execution.on_detach = self.release
+
+    def _start_in_journal(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
+        """A new execution's writer: its start record and first boundary journaled (no transaction)."""
+        writer = WriterState(journal=self._new_journal(state.id), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
+        writer.start = Start(state.id, self._pid, self._started, {
+            "workflow_name": escape_surrogates(state.workflow.name), "mode": state.mode, "status": state.status,
+            "started_at": state.started_at, "start_node": state.start_node}, digest, bytes(workflow), workflow_crc)
+        first = self._boundary_row(state, writer)
+        writer.journal.append(encode_start(writer.start) + encode_record([], first, writer.salt))
+        writer.unfolded.boundaries.append(first)
+        writer.unfolded_since = time.monotonic()
+        return writer
+
+    def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
+        """An execution's writer, its row claimed (or inserted) and its first boundary written in one transaction."""
 
         def claim_and_write() -> tuple[WriterState, Path | None]:
             db = self._db
@@ -292,12 +379,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if recovered is not None:
             recovered.unlink(missing_ok=True)
         writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
-        self._writers[state.id] = writer
-        # a finished run goes straight to its writer (the event every node run sends); the rest by way of _on_event
-        writer.unlisten = execution.hooks.add(partial(writer.add_run, state.id), kinds=(NodeAfter,))
-        execution.hooks.add(partial(self._on_event, state.id), kinds=(RunUpdated, WorkflowAfter))
-        execution.on_checkpoint = self.checkpoint
-        execution.on_detach = self.release
+        return writer
 
     def _on_event(self, execution_id: str, event: HookEvent) -> None:
         writer = self._writers.get(execution_id)
@@ -506,23 +588,26 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if writer.timer is not None:
             writer.timer.cancel()
             writer.timer = None
-        pending = writer.unfolded
+        pending, start = writer.unfolded, writer.start
         if state is None:
             state = writer.row_due
         writer.row_due = None
-        if not pending and state is None:
+        if not pending and state is None and start is None:
             return
-        execution_id = state.id if state is not None else (pending.boundaries or pending.runs)[0][0]
+        execution_id = state.id if state is not None else start.execution_id if start is not None else (pending.boundaries or pending.runs)[0][0]
         rows = pending
         if pending.boundaries:
             rows = Pending(runs=pending.runs, boundaries=[self._folded_boundary(writer, pending.boundaries)])
 
         def write() -> None:
-            apply_rows(self._db, execution_id, rows)
-            if state is not None:
+            if start is not None:
+                self._insert_row(start, state, release=release)
+            elif state is not None:
                 self._write_row(state, release=release)
+            apply_rows(self._db, execution_id, rows)
 
         self._transaction(f"storing execution {execution_id}", write)
+        writer.start = None
         if rows.boundaries:
             folded = rows.boundaries[0]
             writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
@@ -531,16 +616,28 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer.journal.empty()
 
     def _write_row(self, state: ExecutionState, *, release: bool) -> None:
-        fields = [
-            pack(state.error.model_dump())[0] if state.error else None,
-            pack(state.result)[0] if state.result is not None else None,
-            pack(state.pause)[0] if state.pause else None,
-        ]
+        fields = _row_fields(state)
         owner = "" if not release else ", owner_pid=NULL, owner_start=NULL"
         self._db.execute(
             f"UPDATE executions SET status=?, stopped_at=?, error=?, result=?, pause=?, crc=?, updated_at=?{owner} WHERE id=?",
             (state.status, state.stopped_at, *fields, fields_crc(fields), time.time(), state.id),
         )
+
+    def _insert_row(self, start: Start, state: ExecutionState | None, *, release: bool) -> None:
+        """A new execution's row (as `state` says now, else as it started) and its workflow. The id
+        is new (Engine.create): one already stored is an error, not a row overwritten."""
+        row = start.row
+        fields = _row_fields(state) if state is not None else [None, None, None]
+        status, stopped = (state.status, state.stopped_at) if state is not None else (row["status"], None)
+        owner = (None, None) if release else (start.owner_pid, start.owner_start)
+        self._db.execute(
+            "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node, stopped_at, error,"
+            " result, pause, crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (start.execution_id, row["workflow_name"], start.workflow_hash, row["mode"], status, row["started_at"], row["start_node"],
+             stopped, *fields, fields_crc(fields), *owner, time.time()))
+        # bound as a bytearray: without an adapter lookup, as apply_rows
+        self._db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
+                         (start.workflow_hash, bytearray(start.workflow), start.workflow_crc))
 
     # ----- housekeeping -------------------------------------------------------------------------
     def _prune_in_background(self) -> None:
@@ -582,9 +679,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def prepare_resume(self, execution_id: str) -> ExecutionState:
         """Claim a paused or crashed execution and load it to continue: runs after its last
         boundary are dropped (the node that made them runs again)."""
+        self._written(execution_id)
 
         def claim() -> Path | None:
             status = self._claim(execution_id)
+            if status is None and self._adopt_dead(execution_id):  # its process died before its first fold
+                status = self._claim(execution_id)
             if status is None:
                 raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
             if status in ("running", "new"):  # its owner is gone (else _claim refused): it crashed
@@ -604,6 +704,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         return self.load(execution_id, for_resume=True)
 
     def delete(self, execution_id: str) -> bool:
+        self._written(execution_id)
+
         def remove() -> bool:
             row = self._db.execute("SELECT owner_pid, owner_start, workflow_hash FROM executions WHERE id=?", (execution_id,)).fetchone()
             if row is None:
@@ -619,5 +721,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             return True
 
         deleted = self._transaction(f"deleting execution {execution_id}", remove)
-        self._journal_path(execution_id).unlink(missing_ok=True)
+        if deleted:  # else the journal may be a running execution's, before its first fold
+            self._journal_path(execution_id).unlink(missing_ok=True)
         return deleted

@@ -19,7 +19,7 @@ from engine.hooks import ExecutionPaused
 from engine.registry import builtin_registry
 from engine.replay import ReplaySource
 from engine.services import Services
-from engine.store import ExecutionStore, SqliteMemoryStore, open_memory, open_store
+from engine.store import ExecutionBusy, ExecutionStore, SqliteMemoryStore, open_memory, open_store
 from engine.store.sqlite_rows import stored_runs
 from engine.workflow import save_workflow
 from nodes.triggers.chat_trigger import chat_item
@@ -282,8 +282,9 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
     finally:
         if child.poll() is None:
             child.kill()
-    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # the database alone has not got them
+    with sqlite3.connect(os.environ["MINI_N8N_DB"]) as db:  # the database alone has not got them, nor the execution's row
         assert [row for row in stored_runs(db, execution_id) if row[1] == "Calculator"] == []
+        assert db.execute("SELECT COUNT(*) FROM executions WHERE id=?", (execution_id,)).fetchone() == (0,)
     store = ExecutionStore()  # opening it folds the dead process's journal in
     assert store.list()[0].status == "crashed"
     assert len(store.load(execution_id).run_data["Calculator"]) == 2
@@ -294,6 +295,41 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
     final = ExecutionStore().load(execution_id)
     assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
     assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}, "pairedItem": {"item": 0}}]
+
+
+def test_an_execution_only_in_its_journal_belongs_to_its_live_process(tmp_path: Path) -> None:
+    """Before its first fold a new execution is its journal alone: while its process lives, another
+    process neither takes it over nor deletes it; once that process is killed it is crashed and
+    resumes."""
+    slow = [dict(r) for r in REPLIES]
+    slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: about 8 s
+    path = tmp_path / "slow.json"
+    save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        execution_id = child.stdout.readline().strip()
+        assert execution_id, child.stderr.read()
+        store = ExecutionStore()
+        assert store.mark_crashed() == [] and execution_id not in [e.id for e in store.list()]
+        with pytest.raises(ExecutionBusy, match=f"execution {execution_id} is already running in process {child.pid}"):
+            store.prepare_resume(execution_id)
+        assert store.delete(execution_id) is False
+        assert (Path(f"{os.environ['MINI_N8N_DB']}-boundaries") / f"{execution_id}.journal").exists()
+        store.close()
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    store = ExecutionStore()
+    state = store.prepare_resume(execution_id)  # taken in as crashed, then claimed
+    assert state.status == "crashed" and len(state.run_data["Calculator"]) == 2
+    store.release(state)
+    store.close()
+    done = mini_n8n("resume", execution_id, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    final = ExecutionStore().load(execution_id)
+    assert final.status == "success" and len(final.run_data["Calculator"]) == 2 and len(final.run_data["Model"]) == 3
 
 
 FOLDING_CHILD = """

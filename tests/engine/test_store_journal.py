@@ -7,7 +7,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from engine.store.journal import END, MAPPED_BYTES, Journal, encode_record, read_journal, salt
+from engine.store.journal import END, MAPPED_BYTES, Journal, Start, encode_record, encode_start, read_journal, read_start, salt
 
 
 E1 = salt("e1")
@@ -153,3 +153,33 @@ def test_checksums_are_zlibs_crc32_values() -> None:
     body = record[10:10 + length]
     meta = body[:-3000]  # the crc covers the body but the blob, which carries its own
     assert record_crc == zlib.crc32(meta, zlib.crc32(b"e1"))
+
+
+def started(execution_id: str = "e1") -> Start:
+    workflow = b'{"name":"w","nodes":[],"connections":{}}'
+    return Start(execution_id, 4242, 17, {"workflow_name": "w", "mode": "cli", "status": "new", "started_at": 1.5, "start_node": "Go"},
+                 "hash1", workflow, zlib.crc32(workflow))
+
+
+def test_a_start_record_reads_back_and_the_records_after_it_read_as_the_executions(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "e1.journal")
+    journal.append(encode_start(started()) + encode_record([], boundary(1), E1))
+    journal.append(encode_record([], boundary(2), E1))
+    assert read_start(journal.path) == started()
+    assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1, 2]
+    assert not read_journal(journal.path, "e2")  # the start record names another execution: nothing is its
+    journal.empty()  # folded: the row is in the database, and the journal starts with no start record
+    assert read_start(journal.path) is None
+    journal.close(remove=False)
+
+
+def test_a_damaged_start_record_does_not_read(tmp_path: Path) -> None:
+    record = encode_start(started())
+    for at in (12, len(record) - 3):  # a byte of the meta (the record's crc), of the workflow (its own crc)
+        damaged = bytearray(record)
+        damaged[at] ^= 0xFF
+        (tmp_path / "e1.journal").write_bytes(bytes(damaged) + END)
+        assert read_start(tmp_path / "e1.journal") is None
+    (tmp_path / "e1.journal").write_bytes(record[:-5])  # torn
+    assert read_start(tmp_path / "e1.journal") is None
+    assert read_start(tmp_path / "gone.journal") is None
