@@ -47,4 +47,4 @@ from tests.store_backends import pg_target, store_target  # noqa: E402,F401  (th
 def _check_store_stacks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every boundary the store writes in a test is checked against the stack made whole: an entry
     changed without StackEntry.touch() fails the test instead of storing a stale entry."""
-    monkeypatch.setattr("engine.store.sqlite_store.CHECK_STACKS", True)
+    monkeypatch.setattr("engine.store.boundary_rows.CHECK_STACKS", True)

@@ -5,7 +5,7 @@ row when its status changes (a new execution's row and workflow start its journa
 its first fold), and at each node boundary one record in its journal (the node
 runs finished since the last boundary and the resumable stack, as a delta from the previous
 one). Journaled records are folded into the database in groups (engine.store.journal), each
-group's runs and its last boundary (every DELTAS_PER_WHOLE-th whole): a SIGKILL loses at most
+group's runs and its last boundary (engine.store.boundary_rows): a SIGKILL loses at most
 the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a
 busy timeout for other processes. A running execution is leased to its process (pid and start
 time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it.
@@ -14,11 +14,7 @@ time); a dead owner's execution is "crashed", its journal folded in, and anyone 
 from __future__ import annotations
 
 import asyncio
-import atexit
-import hashlib
-import itertools
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -33,11 +29,13 @@ from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
-from ..json_delta import MARK, SAME
-from .codec import StoreDamaged, pack, pack_workflow, unpack
-from .boundary_state import decode_boundary, joined, split, state_delta, state_json
-from .deltas import ANSWERED_BY, answer_json, answered_delta, entry_delta, resolve_answers, stack_delta
-from .journal import BoundaryRow, Journal, Pending, Start, encode_record, encode_start, read_journal, read_start, salt
+from ..json_delta import MARK
+from .boundary_rows import boundary_row, folded_boundary
+from .boundary_state import joined, split
+from .codec import StoreDamaged, pack, pack_workflow
+from .deltas import ANSWERED_BY, resolve_answers
+from .journal import Journal, Pending, Start, encode_record, encode_start, read_journal, read_start, salt
+from .journal_folder import JournalFolder
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_after, last_run_seq, prune_executions, rewrite_run,
@@ -45,39 +43,13 @@ from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
-DELTAS_PER_WHOLE = 64  # boundary rows in the database after a whole one, at most
 FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
 # ... or once the oldest of them is this old: other processes see progress, and a fold (on the
 # thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
 FOLD_AFTER_S = 0.1
 PRUNE_INTERVAL_S = 60.0
-CHECK_STACKS = False  # tests: each boundary's stack JSON is also made whole and compared
 ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
-_stores = itertools.count()
-# spare journals of closed stores, by journal folder: the next store of this process on the same
-# file takes one over (removed when the process exits; a later store removes what a killed one left)
-_parked: dict[Path, list[Journal]] = {}
-PARKED_MAX = 4  # kept open at most (a file descriptor and a mapping each)
-
-
-def _park(journals: Path, journal: Journal) -> None:
-    _parked.setdefault(journals, []).append(journal)
-    while sum(map(len, _parked.values())) > PARKED_MAX:  # the oldest folder's first goes
-        oldest = next(folder for folder, parked in _parked.items() if parked)
-        _parked[oldest].pop(0).close(remove=True)
-
-
-os.register_at_fork(after_in_child=_parked.clear)  # a forked child must not take its parent's files
-
-
-@atexit.register
-def _remove_parked() -> None:
-    for journals in _parked.values():
-        while journals:
-            journals.pop().close(remove=True)
-
-
 def _row_fields(state: ExecutionState) -> list[bytes | None]:
     """The execution row's error, result and pause, packed."""
     return [
@@ -106,19 +78,15 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self.retention = retention if retention is not None else Retention.from_env()
         self._db = open_store_file(self.path)
         self._checkpointer = WalCheckpointer(self.path, BUSY_TIMEOUT_S)  # commits never wait for a checkpoint
-        self._journals = Path(f"{self.path}-boundaries")
         self._pid = os.getpid()
         self._started = start_time(self._pid)
+        self._journals = JournalFolder(self.path, self._pid, self._started)
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self._last_workflow: tuple[bytes, str] = (b"", "")  # the last workflow attached, packed, and its hash
-        parked = _parked.get(self._journals)
-        self._spare: Journal | None = parked.pop() if parked else None  # an ended execution's journal, emptied, for the next one
-        # one name per store object: two stores of one process on the same file keep theirs apart
-        self._spare_path = self._journals / f"spare.{self._pid}.{self._started}.{next(_stores)}.journal"
         self.mark_crashed()
-        self._remove_dead_spares()
+        self._journals.remove_dead_spares()
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -130,9 +98,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._fold(self._writers[execution_id])
         if self._housekeeper is not None:
             self._housekeeper.join()
-        if self._spare is not None:  # for the next store of this process on this file
-            _park(self._journals, self._spare)
-            self._spare = None
+        self._journals.close()
         self._checkpointer.close()
         self._db.close()
 
@@ -163,36 +129,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
         return self._guard(what, run)
 
-    def _journal_path(self, execution_id: str) -> Path:
-        name = execution_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", execution_id) else hashlib.sha256(
-            execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return self._journals / f"{name}.journal"
-
-    def _new_journal(self, execution_id: str) -> Journal:
-        spare, self._spare = self._spare, None
-        return Journal(self._journal_path(execution_id), spare=spare)
-
     def _retire(self, writer: WriterState) -> None:
         """A writer no longer attached, everything folded in: it hears no more runs, and its journal
         is kept emptied for the next execution, or removed."""
         if writer.unlisten is not None:
             writer.unlisten()
-        journal = writer.journal
-        if self._spare is None and journal.park(self._spare_path):
-            self._spare = journal
-        else:
-            journal.close(remove=True)
-
-    def _orphans(self) -> list[Start]:
-        """The start records of journals whose execution is not in the database and whose process
-        is gone (it died before the execution's first fold)."""
-        found = []
-        for name in self._journal_names():
-            if not name.startswith("spare.") and name.endswith(".journal"):
-                start = read_start(self._journals / name)
-                if start is not None and not same_process_alive(start.owner_pid, start.owner_start):
-                    found.append(start)
-        return found
+        self._journals.retire(writer.journal)
 
     def _adopt(self, start: Start) -> bool:
         """Inside a write transaction: the row of an execution known only by its journal's start
@@ -212,7 +154,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _adopt_dead(self, execution_id: str) -> bool:
         """Inside a write transaction: `execution_id` stored as crashed when only its journal holds
         it; raises ExecutionBusy when the process writing that journal is alive."""
-        start = read_start(self._journal_path(execution_id))
+        start = read_start(self._journals.path_of(execution_id))
         if start is None or start.execution_id != execution_id:
             return False
         if same_process_alive(start.owner_pid, start.owner_start):
@@ -226,25 +168,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         for writer in [w for w in writers if w is not None and w.start is not None]:
             self._fold(writer)
 
-    def _journal_names(self) -> list[str]:
-        try:
-            return os.listdir(self._journals)
-        except OSError:
-            return []
-
-    def _remove_dead_spares(self) -> None:
-        """Spare journals (spare.PID.START.N.journal) of processes that are gone: they hold nothing."""
-        for name in self._journal_names():
-            parts = name.split(".")
-            if len(parts) == 5 and parts[0] == "spare" and parts[4] == "journal" and parts[1].isdigit():
-                started = int(parts[2]) if parts[2].isdigit() else None
-                if not same_process_alive(int(parts[1]), started):
-                    (self._journals / name).unlink(missing_ok=True)
-
     def _recover(self, execution_id: str) -> Path | None:
         """Inside a write transaction, with the execution claimed: fold what a dead owner left in
         its journal; returns the journal to remove once committed."""
-        path = self._journal_path(execution_id)
+        path = self._journals.path_of(execution_id)
         if not path.exists():
             return None
         apply_rows(self._db, execution_id, read_journal(path, execution_id))
@@ -280,7 +207,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         rows = self._guard("looking for crashed executions", lambda: self._db.execute(
             "SELECT id, owner_pid, owner_start FROM executions WHERE status IN ('running', 'new')").fetchall())
         gone = [(eid, pid, started) for eid, pid, started in rows if not same_process_alive(pid, started)]
-        orphans = self._orphans()
+        orphans = self._journals.orphans()
         if not gone and not orphans:
             return []
 
@@ -334,11 +261,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _start_in_journal(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """A new execution's writer: its start record and first boundary journaled (no transaction)."""
-        writer = WriterState(journal=self._new_journal(state.id), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
+        writer = WriterState(journal=self._journals.new(state.id), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
         writer.start = Start(state.id, self._pid, self._started, {
             "workflow_name": escape_surrogates(state.workflow.name), "mode": state.mode, "status": state.status,
             "started_at": state.started_at, "start_node": state.start_node}, digest, bytes(workflow), workflow_crc)
-        first = self._boundary_row(state, writer)
+        first = boundary_row(state, writer)
         writer.journal.append(encode_start(writer.start) + encode_record([], first, writer.salt))
         writer.unfolded.boundaries.append(first)
         writer.unfolded_since = time.monotonic()
@@ -365,9 +292,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 recovered = self._recover(state.id)
                 runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = WriterState(journal=Journal(self._journal_path(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
+            writer = WriterState(journal=Journal(self._journals.path_of(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
                                  fresh=recovered is None and runs == 0 and boundary == 0)
-            first = self._boundary_row(state, writer)
+            first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
                 db.execute(INSERT_BOUNDARIES, first)
             else:
@@ -378,7 +305,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
         if recovered is not None:
             recovered.unlink(missing_ok=True)
-        writer.journal, writer.salt = self._new_journal(state.id), salt(state.id)  # the old one is gone: a spare may take its name
+        writer.journal, writer.salt = self._journals.new(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         return writer
 
     def _on_event(self, execution_id: str, event: HookEvent) -> None:
@@ -424,115 +351,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         apply_rows(db, execution_id, Pending(boundaries=[(execution_id, last[0], last[1], last[2], None, *pack(writer.stack))]))
         writer.folded_stack, writer.folded_seq, writer.deltas_folded = writer.stack, last[0], 0
 
-    def _stack_json(self, state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
-        """StackEntry.to_json(for_store=True) of each entry, and the stack as a delta from the last
-        boundary's (None the first time), made together: an entry at the same place, of the same
-        revision and with the same pending request keeps its JSON (SAME in the delta), with the
-        answers added since appended (only those in the delta); only the other entries are made
-        again and compared. With the execution's waiting runs and node context when it has any
-        (engine.store.boundary_state)."""
-        before, seen, answers = writer.stack, writer.seen, writer.answers
-        if type(before) is dict:  # it held waiting runs or node context
-            before, before_state = split(before)
-        else:
-            before_state = None
-        known = min(len(before), len(seen)) if before is not None else 0
-        marks: list[tuple[Any, int, Any, int]] = []
-        stack: list[dict[str, Any]] = []
-        delta: list[Any] | None = [] if before is not None else None
-        # the models' fields are read from __dict__: each attribute goes through pydantic's __getattr__ hook
-        for i, entry in enumerate(state.__dict__["stack"]):
-            fields = entry.__dict__
-            pending = fields["pending"]
-            responses = pending.__dict__["responses"] if pending is not None else ()
-            answered = len(responses)
-            revision = fields["revision"]
-            marks.append((entry, revision, pending, answered))
-            if i < known:
-                assert before is not None and delta is not None
-                was, old = seen[i], before[i]
-                if was[0] is entry and was[1] == revision and was[2] is pending and was[3] <= answered:
-                    if was[3] == answered:
-                        stack.append(old)
-                        delta.append(SAME)
-                        continue
-                    actions = pending.__dict__["request"].__dict__["actions"]
-                    added = [answer_json(r, actions, answers) for r in responses[was[3]:]]
-                    new = dict(old)
-                    waiting = new["pending"] = dict(old["pending"])
-                    waiting["responses"] = [*waiting["responses"], *added]
-                    stack.append(new)
-                    delta.append(answered_delta(was[3], added))
-                    continue
-                new = entry.to_json(for_store=True)
-                stack.append(new)
-                delta.append(entry_delta(new, old))
-                continue
-            new = entry.to_json(for_store=True)
-            stack.append(new)
-            if delta is not None:
-                delta.append(new)
-        writer.seen = marks
-        if answers:
-            writer.referenced.update(seq for _json, seq in answers)
-            if CHECK_STACKS:
-                writer.checked_answers.update((seq, json) for json, seq in answers)
-            answers.clear()  # a run answers at the boundary after it, or is written whole
-        fields = state.__dict__
-        whole_stack: Any = stack
-        kept = None
-        if fields["waiting"] or fields["node_context"]:  # Merge's waiting runs, a loop's place (usually neither)
-            kept = state_json(fields)
-            whole_stack = joined(stack, kept)
-            if delta is not None:
-                delta = joined(delta, state_delta(kept, before_state))
-        if CHECK_STACKS:
-            whole = pack(joined([entry.to_json(for_store=True) for entry in state.stack], kept))[0]
-            if pack(self._resolved_for_check(whole_stack, writer))[0] != whole:
-                raise AssertionError(f"execution {state.id}: a stack entry changed without StackEntry.touch()")
-            decoded = decode_boundary(unpack(*pack(delta), "delta"), unpack(*pack(writer.stack), "before")) if delta is not None else None
-            if decoded is not None and pack(self._resolved_for_check(decoded, writer))[0] != whole:
-                raise AssertionError(f"execution {state.id}: a boundary's delta does not decode to its stack")
-        return whole_stack, delta
-
-    @staticmethod
-    def _resolved_for_check(boundary: Any, writer: WriterState) -> Any:
-        """CHECK_STACKS: a boundary with the answers it refers to made whole (as load does)."""
-        stack, kept = split(boundary)
-        return joined(resolve_answers(stack, writer.checked_answers.__getitem__), kept)
-
-    def _boundary_row(self, state: ExecutionState, writer: WriterState) -> BoundaryRow:
-        """The boundary's journal row: the stack as a delta from the previous boundary's (whole the
-        first time in each process). A delta is also what keeps the journal write small:
-        appending a few KB costs several times what 1.5 KB does."""
-        stack, delta = self._stack_json(state, writer)
-        seq = writer.boundary_seq = writer.boundary_seq + 1
-        if delta is None:
-            data, crc = pack(stack)
-            base = None
-        else:
-            data, crc = pack(delta)
-            base = seq - 1
-        writer.stack = stack
-        fields = state.__dict__
-        return (fields["id"], seq, writer.run_seq, fields["last_node"], base, data, crc)
-
-    def _folded_boundary(self, writer: WriterState, boundaries: list[BoundaryRow]) -> BoundaryRow:
-        """The one row a fold writes for the journaled `boundaries`: the last of them (resuming
-        needs only that), as a delta from the last row in the database, or whole once
-        DELTAS_PER_WHOLE deltas follow the last whole row there."""
-        eid, seq, runs, last_node, base, data, crc = boundaries[-1]
-        if base is not None and (writer.deltas_folded + 1 >= DELTAS_PER_WHOLE or writer.folded_stack is None):
-            data, crc = pack(writer.stack)
-            base = None
-        elif base is not None and len(boundaries) > 1:
-            assert writer.stack is not None and writer.folded_stack is not None
-            now, kept = split(writer.stack)
-            then, kept_then = split(writer.folded_stack)
-            data, crc = pack(joined(stack_delta(now, then), state_delta(kept, kept_then)))
-            base = writer.folded_seq
-        return (eid, seq, runs, last_node, base, data, crc)
-
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Journal the runs finished since the last call and, at a boundary, the resumable stack
         (one write). A change of status, pause or error goes to the database at once, with
@@ -544,7 +362,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             return
         row = (fields["status"], fields["stopped_at"], fields["error"], fields["pause"])
         runs, writer.new_runs = writer.new_runs, []
-        boundary = self._boundary_row(state, writer) if at_boundary else None
+        boundary = boundary_row(state, writer) if at_boundary else None
         result = fields["result"]
         if result is not writer.result:  # the last main node's output: written with the next fold
             writer.result = result
@@ -597,7 +415,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         execution_id = state.id if state is not None else start.execution_id if start is not None else (pending.boundaries or pending.runs)[0][0]
         rows = pending
         if pending.boundaries:
-            rows = Pending(runs=pending.runs, boundaries=[self._folded_boundary(writer, pending.boundaries)])
+            rows = Pending(runs=pending.runs, boundaries=[folded_boundary(writer, pending.boundaries)])
 
         def write() -> None:
             if start is not None:
@@ -722,5 +540,5 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
         deleted = self._transaction(f"deleting execution {execution_id}", remove)
         if deleted:  # else the journal may be a running execution's, before its first fold
-            self._journal_path(execution_id).unlink(missing_ok=True)
+            self._journals.path_of(execution_id).unlink(missing_ok=True)
         return deleted

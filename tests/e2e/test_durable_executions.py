@@ -334,9 +334,10 @@ def test_an_execution_only_in_its_journal_belongs_to_its_live_process(tmp_path: 
 
 FOLDING_CHILD = """
 import asyncio, sys
+import engine.store.boundary_rows as boundary_rows
 import engine.store.sqlite_store as sqlite_store
 sqlite_store.FOLD_EVERY = 3          # groups of 3 boundaries folded, each as its last boundary only
-sqlite_store.DELTAS_PER_WHOLE = 2    # and whole and delta rows both in the database
+boundary_rows.DELTAS_PER_WHOLE = 2   # and whole and delta rows both in the database
 sqlite_store.FOLD_AFTER_S = 10**9
 from engine.executor import Engine
 from engine.hooks import NodeAfter

@@ -17,7 +17,9 @@ from engine.json_delta import KEYS, MARK, decode
 from engine.registry import builtin_registry
 from engine.run_data import ExecutionState, StackEntry, TaskData
 from engine.shared_log import plain
+import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore
+from engine.store.boundary_rows import boundary_row
 from engine.store.codec import StoreDamaged, unpack
 from engine.store.deltas import resolve_answers
 from engine.store.sqlite_rows import stored_runs
@@ -60,8 +62,8 @@ def as_json(value: Any) -> Any:
 
 async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Path, monkeypatch) -> None:
     rows: list[Any] = []  # every boundary row made: journaled, or folded at once with a status change
-    original = ExecutionStore._boundary_row
-    monkeypatch.setattr(ExecutionStore, "_boundary_row", lambda self, state, writer: rows.append(original(self, state, writer)) or rows[-1])
+    original = sqlite_store.boundary_row
+    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES, memory=True), items=[chat_item("go", "s")])
     execution.debugger = Debugger(Breakpoints(after_tool_result=True))  # edits of observations, runs rewritten
@@ -110,8 +112,8 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
     """After each answer the waiting agent's entry changed only by it: the boundary's delta of that
     entry is the answer (json_delta.changed_keys), not the entry's fields again."""
     rows: list[Any] = []
-    original = ExecutionStore._boundary_row
-    monkeypatch.setattr(ExecutionStore, "_boundary_row", lambda self, state, writer: rows.append(original(self, state, writer)) or rows[-1])
+    original = sqlite_store.boundary_row
+    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
     store = ExecutionStore(tmp_path / "x.sqlite")
     state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
     assert state.status == "success"
@@ -137,7 +139,7 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
 
 async def test_a_folded_group_keeps_only_its_last_boundary_and_resumes_from_it(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr("engine.store.sqlite_store.FOLD_EVERY", 3)
-    monkeypatch.setattr("engine.store.sqlite_store.DELTAS_PER_WHOLE", 4)
+    monkeypatch.setattr("engine.store.boundary_rows.DELTAS_PER_WHOLE", 4)
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
     execution.debugger = Debugger(Breakpoints(before_tool=True))
@@ -193,16 +195,16 @@ def test_a_stack_entry_changed_without_touch_is_caught(tmp_path: Path) -> None:
     state = ExecutionState(workflow=parse_workflow({"name": "w", "nodes": [], "connections": {}}, "w"),
                            stack=[StackEntry(node="A"), StackEntry(node="B")])
     writer = WriterState(journal=Journal(tmp_path / "j"), run_seq=0)
-    store._boundary_row(state, writer)
-    row = store._boundary_row(state, writer)
+    boundary_row(state, writer)
+    row = boundary_row(state, writer)
     assert unpack(row[5], row[6], "boundary") == [{"\u2063delta": "same"}] * 2  # nothing changed: nothing rewritten
     state.stack[1].round = 3
     state.stack[1].touch()
-    row = store._boundary_row(state, writer)
+    row = boundary_row(state, writer)
     assert decode(unpack(row[5], row[6], "boundary"), as_json(writer.stack))[1]["round"] == 3
     state.stack[0].round = 5  # no touch()
     try:
-        store._boundary_row(state, writer)
+        boundary_row(state, writer)
     except AssertionError as exc:
         assert "touch" in str(exc)
     else:
@@ -230,7 +232,7 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
         (copy_path.parent / "x.sqlite-boundaries").mkdir(parents=True)
         with sqlite3.connect(copy_path) as target:
             store.connection.backup(target)
-        journal = store._journal_path(execution.state.id)
+        journal = store._journals.path_of(execution.state.id)
         shutil.copy(journal, copy_path.parent / "x.sqlite-boundaries" / journal.name)
         snapshots.append((copy_path, stack))
 
@@ -241,11 +243,11 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
             if len(boundaries) == 7:  # a tool answered: its answer names the run journaled with it
                 snapshot("killed", boundaries[-1])
             if len(boundaries) == 9:
-                journal = store._journal_path(state.id).read_bytes()
+                journal = store._journals.path_of(state.id).read_bytes()
                 store._fold(store._writers[state.id])
                 snapshot("folded", boundaries[-1])
-                store._journal_path(state.id).write_bytes(journal)  # killed before the journal was emptied
-                shutil.copy(store._journal_path(state.id), snapshots[-1][0].parent / "x.sqlite-boundaries")
+                store._journals.path_of(state.id).write_bytes(journal)  # killed before the journal was emptied
+                shutil.copy(store._journals.path_of(state.id), snapshots[-1][0].parent / "x.sqlite-boundaries")
                 store._writers[state.id].journal.empty()
 
     execution.on_checkpoint = checkpoint
@@ -254,7 +256,8 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
     store.close()
     # its owner is gone: this process, named as the owner by the row (the folded copy) or by the
     # journal's start record alone (the killed copy: nothing of it folded yet)
-    monkeypatch.setattr("engine.store.sqlite_store.same_process_alive", lambda pid, started: False)
+    for module in ("sqlite_store", "journal_folder"):
+        monkeypatch.setattr(f"engine.store.{module}.same_process_alive", lambda pid, started: False)
     for copy_path, expected in snapshots:
         with sqlite3.connect(copy_path) as db:
             assert db.execute("SELECT COUNT(*) FROM executions WHERE id=?", (state.id,)).fetchone()[0] == (copy_path.parent.name == "folded")

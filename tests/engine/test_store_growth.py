@@ -15,7 +15,7 @@ from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
 from engine.store.sqlite_rows import stored_runs
-import engine.store.sqlite_store as sqlite_store
+import engine.store.journal_folder as journal_folder
 from engine.store import ExecutionStore, Retention
 from engine.workflow import parse_workflow, workflow_to_data
 from nodes.triggers.chat_trigger import chat_item
@@ -156,8 +156,8 @@ async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Pat
     engine = Engine(builtin_registry(), store=store)
     first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
     spares = list(journals.iterdir())
-    assert [p.name for p in spares] == [store._spare_path.name]
-    assert store._spare_path.name.startswith(f"spare.{os.getpid()}.{store._started}.")
+    assert [p.name for p in spares] == [store._journals.spare_path.name]
+    assert store._journals.spare_path.name.startswith(f"spare.{os.getpid()}.{store._started}.")
     inode = spares[0].stat().st_ino
     seen: list[int] = []
 
@@ -180,7 +180,7 @@ async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Pat
     third = await Engine(builtin_registry(), store=again).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
     assert third.status == "success" and seen[-1] == inode
     again.close()
-    sqlite_store._remove_parked()  # as when the process exits
+    journal_folder.remove_parked()  # as when the process exits
     assert list(journals.iterdir()) == []
     (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # a process that is gone
     (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
@@ -213,15 +213,15 @@ async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(t
 def test_at_most_a_few_spare_journals_stay_open_after_their_stores_close(tmp_path: Path) -> None:
     from engine.store.journal import Journal
 
-    sqlite_store._remove_parked()  # what earlier tests left
-    for i in range(sqlite_store.PARKED_MAX + 3):
+    journal_folder.remove_parked()  # what earlier tests left
+    for i in range(journal_folder.PARKED_MAX + 3):
         journal = Journal(tmp_path / f"e{i}.journal")
         journal.append(b"x")
         assert journal.park(tmp_path / f"spare{i}.journal")
-        sqlite_store._park(tmp_path / f"folder{i % 2}", journal)
-    assert sum(map(len, sqlite_store._parked.values())) == sqlite_store.PARKED_MAX
-    assert len(list(tmp_path.iterdir())) == sqlite_store.PARKED_MAX  # the others are closed and removed
-    sqlite_store._remove_parked()
+        journal_folder._park(tmp_path / f"folder{i % 2}", journal)
+    assert sum(map(len, journal_folder._parked.values())) == journal_folder.PARKED_MAX
+    assert len(list(tmp_path.iterdir())) == journal_folder.PARKED_MAX  # the others are closed and removed
+    journal_folder.remove_parked()
     assert list(tmp_path.iterdir()) == []
 
 
