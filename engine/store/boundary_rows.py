@@ -51,7 +51,10 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
                     delta.append(SAME)
                     continue
                 actions = pending.__dict__["request"].__dict__["actions"]
-                added = [answer_json(r, actions, answers) for r in responses[was[3]:]]
+                if answered == was[3] + 1:  # one answer since (a frame for a comprehension costs more)
+                    added = [answer_json(responses[-1], actions, answers)]
+                else:
+                    added = [answer_json(r, actions, answers) for r in responses[was[3]:]]
                 new = dict(old)
                 waiting = new["pending"] = dict(old["pending"])
                 waiting["responses"] = [*waiting["responses"], *added]
@@ -68,7 +71,9 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
             delta.append(new)
     writer.seen = marks
     if answers:
-        writer.referenced.update(seq for _json, seq in answers)
+        referenced = writer.referenced
+        for _json, seq in answers:
+            referenced.add(seq)
         if CHECK_STACKS:
             writer.checked_answers.update((seq, json) for json, seq in answers)
         answers.clear()  # a run answers at the boundary after it, or is written whole
