@@ -267,15 +267,26 @@ asyncio.run(main())
 """
 
 
-def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
-    slow = [dict(r) for r in REPLIES]
-    slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: killed while it streams
+SLOW_ANSWER = " ".join(["word"] * 400)  # streamed at 20 ms a token: about 8 s
+
+
+def start_slow_child(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """CHILD running the agent whose last answer streams slowly; returns it and its execution id
+    once its second tool run is done."""
+    slow = [*REPLIES[:2], {"text": SLOW_ANSWER}]
     path = tmp_path / "slow.json"
     save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    execution_id = child.stdout.readline().strip() if child.stdout is not None else ""
+    if not execution_id:
+        child.kill()
+        raise AssertionError(child.communicate()[1])
+    return child, execution_id
+
+
+def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
+    child, execution_id = start_slow_child(tmp_path)
     try:
-        execution_id = child.stdout.readline().strip()
-        assert execution_id, child.stderr.read()
         time.sleep(0.3)  # the boundary after the second tool run is journaled, and the model streams
         child.send_signal(signal.SIGKILL)
         child.wait(10)
@@ -294,21 +305,15 @@ def test_boundaries_only_in_the_journal_survive_a_kill(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     final = ExecutionStore().load(execution_id)
     assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
-    assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": slow[2]["text"]}, "pairedItem": {"item": 0}}]
+    assert len(final.run_data["Model"]) == 3 and final.result == [{"json": {"output": SLOW_ANSWER}, "pairedItem": {"item": 0}}]
 
 
 def test_an_execution_only_in_its_journal_belongs_to_its_live_process(tmp_path: Path) -> None:
     """Before its first fold a new execution is its journal alone: while its process lives, another
     process neither takes it over nor deletes it; once that process is killed it is crashed and
     resumes."""
-    slow = [dict(r) for r in REPLIES]
-    slow[2] = {"text": " ".join(["word"] * 400)}  # streamed at 20 ms a token: about 8 s
-    path = tmp_path / "slow.json"
-    save_workflow(agent_workflow(slow, model_options={"tokenDelayMs": 20}), path)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child, execution_id = start_slow_child(tmp_path)
     try:
-        execution_id = child.stdout.readline().strip()
-        assert execution_id, child.stderr.read()
         store = ExecutionStore()
         assert store.mark_crashed() == [] and execution_id not in [e.id for e in store.list()]
         with pytest.raises(ExecutionBusy, match=f"execution {execution_id} is already running in process {child.pid}"):
