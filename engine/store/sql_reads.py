@@ -29,7 +29,7 @@ class SqlReads:
     def _guard(self, what: str, work: Callable[[], T]) -> T:
         raise NotImplementedError
 
-    def _written(self, execution_id: str | None) -> None:
+    def _make_readable(self, execution_id: str | None) -> None:
         """Before a read: what this process holds of the execution (None: of each) not yet where
         reads look is put there (a back end that writes everything at once has nothing to do)."""
 
@@ -42,7 +42,7 @@ class SqlReads:
         return self._guard(what, lambda: cursor().fetchone() if one else cursor().fetchall())
 
     def list(self, limit: int = 200) -> list[ExecutionSummary]:
-        self._written(None)
+        self._make_readable(None)
         rows = self._fetch("listing executions",
                            "SELECT id, workflow_name, mode, status, started_at, stopped_at, error, result, pause, crc"
                            " FROM executions ORDER BY started_at DESC LIMIT ?", (limit,))
@@ -58,12 +58,12 @@ class SqlReads:
             raise StoreDamaged(f"execution {execution_id} in {self.path} fails its checksum: {self.damage}")
 
     def exists(self, execution_id: str) -> bool:
-        self._written(execution_id)
+        self._make_readable(execution_id)
         return self._fetch("reading", "SELECT 1 FROM executions WHERE id=?", (execution_id,), one=True) is not None
 
     def runs(self, execution_id: str, upto: int | None = None) -> Iterator[tuple[str, int, TaskData]]:
         """The stored runs in the order they finished (each decoded from the run it extends)."""
-        self._written(execution_id)
+        self._make_readable(execution_id)
         for _seq, node, run_index, value in self._run_values(execution_id, upto):
             yield node, run_index, TaskData.model_validate(value)
 
@@ -101,7 +101,7 @@ class SqlReads:
 
     def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
         """The stored execution; `for_resume` keeps run data only up to its last boundary."""
-        self._written(execution_id)
+        self._make_readable(execution_id)
         row = self._fetch(f"reading execution {execution_id}",
                           "SELECT e.mode, e.status, e.started_at, e.stopped_at, e.start_node, e.error, e.result, e.pause,"
                           " e.crc, w.data, w.crc FROM executions e LEFT JOIN workflows w ON w.hash = e.workflow_hash"

@@ -161,7 +161,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             raise ExecutionBusy(execution_id, start.owner_pid)
         return self._adopt(start)
 
-    def _written(self, execution_id: str | None) -> None:
+    def _make_readable(self, execution_id: str | None) -> None:
         """A new execution of this process still only in its journal goes into the database (one
         fold) before it is read: this process reads what it has written."""
         writers = self._writers.values() if execution_id is None else [self._writers.get(execution_id)]
@@ -497,7 +497,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def prepare_resume(self, execution_id: str) -> ExecutionState:
         """Claim a paused or crashed execution and load it to continue: runs after its last
         boundary are dropped (the node that made them runs again)."""
-        self._written(execution_id)
+        self._make_readable(execution_id)
 
         def claim() -> Path | None:
             status = self._claim(execution_id)
@@ -522,7 +522,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         return self.load(execution_id, for_resume=True)
 
     def delete(self, execution_id: str) -> bool:
-        self._written(execution_id)
+        self._make_readable(execution_id)
 
         def remove() -> bool:
             row = self._db.execute("SELECT owner_pid, owner_start, workflow_hash FROM executions WHERE id=?", (execution_id,)).fetchone()
