@@ -136,21 +136,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer.unlisten()
         self._journals.retire(writer.journal)
 
-    def _adopt(self, start: Start) -> bool:
-        """Inside a write transaction: the row of an execution known only by its journal's start
-        record, its process gone, stored as crashed (False when the execution has a row)."""
-        row = start.row
-        if not self._db.execute(
-            "INSERT OR IGNORE INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node, crc,"
-            " updated_at) VALUES (?,?,?,?,'crashed',?,?,?,?)",
-            (start.execution_id, row["workflow_name"], start.workflow_hash, row["mode"], row["started_at"], row["start_node"],
-             fields_crc([None, None, None]), time.time()),
-        ).rowcount:
-            return False
-        self._db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
-                         (start.workflow_hash, start.workflow, start.workflow_crc))
-        return True
-
     def _adopt_dead(self, execution_id: str) -> bool:
         """Inside a write transaction: `execution_id` stored as crashed when only its journal holds
         it; raises ExecutionBusy when the process writing that journal is alive."""
@@ -159,7 +144,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             return False
         if same_process_alive(start.owner_pid, start.owner_start):
             raise ExecutionBusy(execution_id, start.owner_pid)
-        return self._adopt(start)
+        return self._insert_row(start, None, release=True, crashed=True)
 
     def _make_readable(self, execution_id: str | None) -> None:
         """A new execution of this process still only in its journal goes into the database (one
@@ -220,7 +205,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 ).rowcount:
                     crashed.append((eid, self._recover(eid)))
             for start in orphans:  # only if no other process took it in meanwhile
-                if self._adopt(start):
+                if self._insert_row(start, None, release=True, crashed=True):
                     crashed.append((start.execution_id, self._recover(start.execution_id)))
             return crashed
 
@@ -264,7 +249,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer = WriterState(journal=self._journals.new(state.id), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
         writer.start = Start(state.id, self._pid, self._started, {
             "workflow_name": escape_surrogates(state.workflow.name), "mode": state.mode, "status": state.status,
-            "started_at": state.started_at, "start_node": state.start_node}, digest, bytes(workflow), workflow_crc)
+            "started_at": state.started_at, "start_node": state.start_node}, digest, workflow, workflow_crc)
         first = boundary_row(state, writer)
         writer.journal.append(encode_start(writer.start) + encode_record([], first, writer.salt))
         writer.unfolded.boundaries.append(first)
@@ -441,21 +426,25 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             (state.status, state.stopped_at, *fields, fields_crc(fields), time.time(), state.id),
         )
 
-    def _insert_row(self, start: Start, state: ExecutionState | None, *, release: bool) -> None:
+    def _insert_row(self, start: Start, state: ExecutionState | None, *, release: bool, crashed: bool = False) -> bool:
         """A new execution's row (as `state` says now, else as it started) and its workflow. The id
-        is new (Engine.create): one already stored is an error, not a row overwritten."""
+        is new (Engine.create): one already stored is an error, not a row overwritten. `crashed`:
+        its process is gone (recovery), stored as crashed and unowned unless another process took
+        it in meanwhile (False then)."""
         row = start.row
         fields = _row_fields(state) if state is not None else [None, None, None]
-        status, stopped = (state.status, state.stopped_at) if state is not None else (row["status"], None)
-        owner = (None, None) if release else (start.owner_pid, start.owner_start)
-        self._db.execute(
-            "INSERT INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node, stopped_at, error,"
-            " result, pause, crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        status, stopped = (state.status, state.stopped_at) if state is not None else ("crashed" if crashed else row["status"], None)
+        owner = (None, None) if release or crashed else (start.owner_pid, start.owner_start)
+        if not self._db.execute(
+            f"INSERT{' OR IGNORE' if crashed else ''} INTO executions (id, workflow_name, workflow_hash, mode, status, started_at,"
+            " start_node, stopped_at, error, result, pause, crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (start.execution_id, row["workflow_name"], start.workflow_hash, row["mode"], status, row["started_at"], row["start_node"],
-             stopped, *fields, fields_crc(fields), *owner, time.time()))
+             stopped, *fields, fields_crc(fields), *owner, time.time())).rowcount:
+            return False
         # bound as a bytearray: without an adapter lookup, as apply_rows
         self._db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
                          (start.workflow_hash, bytearray(start.workflow), start.workflow_crc))
+        return True
 
     # ----- housekeeping -------------------------------------------------------------------------
     def _prune_in_background(self) -> None:
