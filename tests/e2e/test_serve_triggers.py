@@ -153,6 +153,9 @@ def check_bad_requests(url: str) -> None:
         "message"] == "Failed to parse request body"
 
 
+ENDED = ("success", "error", "cancelled")
+
+
 def wait_for(predicate: Any, timeout: float = 60, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -168,7 +171,7 @@ def test_webhooks_and_forms_answer_as_n8n_in_regular_mode(tmp_path: Path) -> Non
         store = open_store(store_path)
         assert store.list() == [], "a refused request stored an execution"
         check_answers(cluster.url, cluster.port)
-        wait_for(lambda: len(store.list()) == 11 and all(r.status != "running" for r in store.list()),
+        wait_for(lambda: len(store.list()) == 11 and all(r.status in ENDED for r in store.list()),
                  what="an execution per accepted request, each ended")
         rows = store.list()
         assert {r.mode for r in rows} == {"webhook"}
@@ -190,7 +193,9 @@ def test_a_schedule_fires_from_the_server_every_second_in_regular_mode(tmp_path:
         store = open_store(store_path)
         wait_for(lambda: len([r for r in store.list() if r.mode == "trigger"]) >= 3, what=cluster.log_text())
         fired = [store.load(r.id) for r in store.list() if r.mode == "trigger"]
-        assert {s.status for s in fired} <= {"success", "running"}
+        # the newest may still read "new": a served execution's row says it runs from its first fold on (<= 0.1 s)
+        assert {s.status for s in fired} <= {"success", "running", "new"}
+        assert any(s.status == "success" for s in fired)
         items = [s.run_data["Every"][0].data["main"][0][0]["json"] for s in fired if "Every" in s.run_data]
         assert len({i["timestamp"][:19] for i in items}) == len(items)  # one execution per firing second
         assert all(i["Timezone"] == "UTC (UTC+00:00)" for i in items)
