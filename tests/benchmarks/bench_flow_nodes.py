@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from typing import Any
 from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.workflow import parse_workflow
-from tests.benchmarks.n8n_live import n8n_binary, version
+from tests.benchmarks.n8n_live import n8n_binary, n8n_command, version
 
 ITEMS = 10_000
 QUICK_ITEMS = 2_000  # quick mode, when n8n runs beside (the recorded n8n figures are for ITEMS)
@@ -90,10 +89,7 @@ class N8n:
         self._n8n("import:workflow", f"--input={self.home / 'workflow.json'}")
 
     def _n8n(self, *args: str) -> str:
-        done = subprocess.run([str(self.binary), *args], env=self.env, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            raise RuntimeError(f"n8n {args[0]} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        return done.stdout
+        return n8n_command(self.binary, self.env, self.home, *args)
 
     def run(self) -> dict[str, float]:
         out = self._n8n("execute", f"--id={WORKFLOW_ID}", "--rawOutput")
