@@ -21,6 +21,7 @@ Item = dict[str, Any]  # {"json": {...}} as in n8n's INodeExecutionData
 
 TaskStatus = Literal["success", "error", "running", "canceled"]
 ExecutionStatus = Literal["new", "running", "paused", "success", "error", "cancelled", "crashed"]
+ENDED: tuple[ExecutionStatus, ...] = ("success", "error", "cancelled")  # finished, failed or stopped: it runs no more
 
 
 def now_ms() -> float:

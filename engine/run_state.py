@@ -17,13 +17,13 @@ from .hooks import (
     WorkflowBefore,
 )
 from .run_log import RunLogLine, format_line
+from .run_data import ENDED
 from .run_outcome import RunOutcome, chat_message_of
 from .steps_table import StepBook, StepsDiff
 
 if TYPE_CHECKING:
     from .run_data import ExecutionState, TaskError
 
-FINISHED = ("success", "error", "cancelled")
 CANCELLED_NOTE = "Execution was cancelled"
 UNFINISHED_NOTE = "did not finish"
 STOPPED_REPLY = "Stopped: the run was cancelled"
@@ -280,7 +280,7 @@ class RunState:
             if entry.round > 0:  # started, waiting for its tools: the run stands inside it
                 run._open[entry.node] = run._open.get(entry.node, 0) + 1
                 run._changed.add(entry.node)
-        if state.status in FINISHED:
+        if state.status in ENDED:
             run.finish(RunOutcome.of(state))
         else:
             run.status = state.status

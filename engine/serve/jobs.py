@@ -18,12 +18,11 @@ from ..abort import AbortSignal
 from ..errors import MiniN8nError
 from ..executor import Engine, Execution
 from ..hooks import ChunkSent, HookEvent
-from ..run_data import ExecutionState, Item, StackEntry
+from ..run_data import ENDED, ExecutionState, Item, StackEntry
 from ..store import ExecutionBusy
 from ..workflow import Workflow, parse_workflow, workflow_to_data
 
 MODE = "webhook"  # the mode n8n gives executions started by a webhook or a chat message
-ENDED = ("success", "error", "cancelled")
 STOP_POLL_S = 0.5  # how often a worker asks the store whether its execution was asked to stop
 log = logging.getLogger("mini_n8n.worker")
 

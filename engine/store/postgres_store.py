@@ -26,7 +26,7 @@ from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_delta import encode
 from ..json_text import escape_surrogates
-from ..run_data import ExecutionState
+from ..run_data import ENDED, ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .boundary_state import joined, state_json
 from .codec import pack, pack_workflow
@@ -39,7 +39,6 @@ from .run_records import RunRecords
 
 CHECKPOINTS_PER_FULL = 64
 PRUNE_INTERVAL_S = 60.0
-ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
 
 

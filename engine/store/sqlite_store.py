@@ -27,7 +27,7 @@ from ..errors import MiniN8nError
 from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
-from ..run_data import ExecutionState
+from ..run_data import ENDED, ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
@@ -48,7 +48,6 @@ FOLD_EVERY = 512  # journaled boundaries folded into the database in one transac
 # thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
 FOLD_AFTER_S = 0.1
 PRUNE_INTERVAL_S = 60.0
-ENDED = ("success", "error", "cancelled")
 T = TypeVar("T")
 def _row_fields(state: ExecutionState) -> list[bytes | None]:
     """The execution row's error, result and pause, packed."""

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.run_data import ENDED
 
 from .columns_model import ColumnsTableModel, Index
 
@@ -38,7 +39,6 @@ COL_STATUS, COL_STARTED, COL_TOOK, COL_MODE, COL_WORKFLOW, COL_ID, COL_ERROR = r
 STATUS_COLOURS = {"success": "#1e7b34", "error": "#a1160a", "crashed": "#a1160a", "cancelled": "#8a8a8a",
                   "paused": "#b06000", "running": "#1a6fb5"}
 RESUMABLE = ("paused", "crashed")
-FINISHED = ("success", "error", "cancelled")
 LOCAL = ""  # the source id of this computer's store
 
 
@@ -280,8 +280,8 @@ class ExecutionsPanel(QWidget):
         self.forget_server_button.setEnabled(not local)
         self.delete_button.setEnabled(local and summary is not None and status != "running")
         self.resume_button.setEnabled(local and status in RESUMABLE and not self.busy)
-        self.rerun_button.setEnabled(status in FINISHED and not self.busy)
-        self.replay_button.setEnabled(status in FINISHED and not self.busy)
+        self.rerun_button.setEnabled(status in ENDED and not self.busy)
+        self.replay_button.setEnabled(status in ENDED and not self.busy)
 
     def show_report(self, text: str | None, problem: bool = False) -> None:
         """A line above the list: what is shown, or the result of a replay."""

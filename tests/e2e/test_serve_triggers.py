@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engine.run_data import ENDED
 from engine.store import open_store
 from tests.serve_harness import Cluster
 
@@ -151,9 +152,6 @@ def check_bad_requests(url: str) -> None:
             assert response.json()["message"], response.text
     assert httpx.post(f"{url}/webhook/t-on", content=b'{"a":', headers={"content-type": "application/json"}).json()[
         "message"] == "Failed to parse request body"
-
-
-ENDED = ("success", "error", "cancelled")
 
 
 def wait_for(predicate: Any, timeout: float = 60, what: str = "") -> None:
