@@ -11,7 +11,7 @@ zlib-ng (the same values as zlib's, at a third of its cost on a few KB: carry-le
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from zlib_ng.zlib_ng import crc32
@@ -19,6 +19,9 @@ from zlib_ng.zlib_ng import crc32
 from ..errors import MiniN8nError
 from ..shared_log import LogWindow
 from ..workflow import Workflow, workflow_json, workflow_to_data
+
+if TYPE_CHECKING:
+    from ..run_data import ExecutionState
 
 
 def _window_list(value: Any) -> Any:
@@ -42,6 +45,15 @@ def pack(value: Any) -> tuple[bytes, int]:
     except TypeError:
         data = _encoder.encode(value).encode("ascii")
     return data, crc32(data)
+
+
+def row_fields(state: ExecutionState) -> list[bytes | None]:
+    """An execution row's error, result and pause blobs (None where it has none)."""
+    return [
+        pack(state.error.model_dump())[0] if state.error else None,
+        pack(state.result)[0] if state.result is not None else None,
+        pack(state.pause)[0] if state.pause else None,
+    ]
 
 
 def pack_workflow(workflow: Workflow) -> tuple[bytes, int]:

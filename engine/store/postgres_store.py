@@ -29,7 +29,7 @@ from ..json_text import escape_surrogates
 from ..run_data import ENDED, ExecutionState
 from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from .boundary_state import joined, state_json
-from .codec import pack, pack_workflow
+from .codec import pack, pack_workflow, row_fields
 from .postgres_lease import Leases
 from .postgres_rows import prune_executions, write_rows
 from .postgres_schema import connect, prepare, redact
@@ -275,11 +275,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         writer.row, writer.result = row, state.result
 
     def _write_row(self, state: ExecutionState, *, release: bool) -> None:
-        fields = [
-            pack(state.error.model_dump())[0] if state.error else None,
-            pack(state.result)[0] if state.result is not None else None,
-            pack(state.pause)[0] if state.pause else None,
-        ]
+        fields = row_fields(state)
         owner = "" if not release else ", owner_host=NULL, owner_pid=NULL, owner_token=NULL"
         self._db.execute(
             f"UPDATE executions SET status=%s, stopped_at=%s, error=%s, result=%s, pause=%s, crc=%s, updated_at=%s{owner}"

@@ -32,7 +32,7 @@ from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
-from .codec import StoreDamaged, pack, pack_workflow
+from .codec import StoreDamaged, pack, pack_workflow, row_fields
 from .deltas import ANSWERED_BY, resolve_answers
 from .journal import Journal, Pending, Start, encode_record, encode_start, read_journal, read_start, salt
 from .journal_folder import JournalFolder
@@ -49,13 +49,6 @@ FOLD_EVERY = 512  # journaled boundaries folded into the database in one transac
 FOLD_AFTER_S = 0.1
 PRUNE_INTERVAL_S = 60.0
 T = TypeVar("T")
-def _row_fields(state: ExecutionState) -> list[bytes | None]:
-    """The execution row's error, result and pause, packed."""
-    return [
-        pack(state.error.model_dump())[0] if state.error else None,
-        pack(state.result)[0] if state.result is not None else None,
-        pack(state.pause)[0] if state.pause else None,
-    ]
 
 
 def default_path() -> Path:
@@ -418,7 +411,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer.journal.empty()
 
     def _write_row(self, state: ExecutionState, *, release: bool) -> None:
-        fields = _row_fields(state)
+        fields = row_fields(state)
         owner = "" if not release else ", owner_pid=NULL, owner_start=NULL"
         self._db.execute(
             f"UPDATE executions SET status=?, stopped_at=?, error=?, result=?, pause=?, crc=?, updated_at=?{owner} WHERE id=?",
@@ -431,7 +424,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         its process is gone (recovery), stored as crashed and unowned unless another process took
         it in meanwhile (False then)."""
         row = start.row
-        fields = _row_fields(state) if state is not None else [None, None, None]
+        fields = row_fields(state) if state is not None else [None, None, None]
         status, stopped = (state.status, state.stopped_at) if state is not None else ("crashed" if crashed else row["status"], None)
         owner = (None, None) if release or crashed else (start.owner_pid, start.owner_start)
         if not self._db.execute(
