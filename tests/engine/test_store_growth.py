@@ -78,7 +78,8 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
     # a transaction larger than the limit (a whole stack, every 64th boundary) passes through the
     # WAL, which is then cut back: it does not keep what the run wrote
     assert len(sizes) > 300
-    assert sorted(sizes)[len(sizes) * 9 // 10] <= 512 * 1024 and sizes[-1] <= 512 * 1024
+    # the last sample may see one transaction appended while the checkpointer copies (wal_checkpointer)
+    assert sorted(sizes)[len(sizes) * 9 // 10] <= 512 * 1024 and sizes[-1] <= 2 * 512 * 1024
     store.close()
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
