@@ -48,8 +48,13 @@ run: $(STAMP)
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+# the peers the benchmarks measure against (LangGraph with its SQLite checkpointer, aiohttp), installed once
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BYTECODE)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python tests/benchmarks/run_all.py $(if $(QUICK),--quick)
 
