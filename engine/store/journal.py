@@ -11,7 +11,9 @@ next record): reading stops at the end mark, so a torn record or what an emptied
 before is never read. An ended execution's journal, emptied, is taken over by the process's next
 execution (`park`, then `Journal(path, spare=...)`): writing into pages the file already has
 costs a third of allocating new ones. The record's crc starts from a CRC-32 of the execution id,
-so a record of the execution that used the file before never reads as one of the next.
+so a record of the execution that used the file before never reads as one of the next. The
+file's blocks are allocated before it is mapped (`reserve`): a full disk is then an error, where
+a write to a mapped page the disk has no room for would kill the process.
 
 Record: b"MS" u32 body-length u32 crc, then body: u16 run count, each run
 (q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),
@@ -40,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from zlib_ng.zlib_ng import crc32
+
+from ..errors import MiniN8nError
 
 MAGIC = b"MS"
 START_MAGIC = b"MH"
@@ -282,6 +286,26 @@ def _read_body(execution_id: str, body: bytes, meta_crc: int | None, seed: int) 
     return out
 
 
+_allocate = getattr(os, "posix_fallocate", None)  # not on macOS and Windows
+
+
+def reserve(fd: int, size: int, path: Path) -> None:
+    """Make the journal file `size` bytes long with its blocks allocated on disk (reading as
+    zeros: an end mark), before it is mapped. Writing to a mapped page the disk has no room for
+    kills the process (SIGBUS, no error to catch): on a full disk the store fails here instead,
+    with an error naming the file."""
+    try:
+        if _allocate is not None:
+            _allocate(fd, 0, size)
+        else:  # the new part written as zeros, which allocates it
+            at = os.fstat(fd).st_size
+            while at < size:
+                at += os.pwrite(fd, bytes(min(size - at, MAPPED_BYTES)), at)
+    except OSError as exc:
+        raise MiniN8nError(f"the execution store's journal {path} cannot have {size:,} bytes on disk:"
+                           f" {exc.strerror or exc}") from None
+
+
 class Journal:
     """One execution's journal file, created at its first record and mapped into memory; or,
     given a `spare` (an ended execution's journal, parked), that file renamed to `path` then."""
@@ -309,9 +333,16 @@ class Journal:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
             self._fd = os.open(self.path, flags, 0o600)
+        try:
+            reserve(self._fd, size, self.path)  # before the old mapping goes: a failure leaves the journal as it was
+        except MiniN8nError:
+            if self._map is None:  # a file just made: not left behind
+                os.close(self._fd)
+                self._fd = None
+                self.path.unlink(missing_ok=True)
+            raise
         if self._map is not None:
             self._map.close()
-        os.ftruncate(self._fd, size)  # a sparse file: its zeros read as an end mark
         self._map = mmap.mmap(self._fd, size)
 
     def append(self, record: bytes) -> None:

@@ -1,13 +1,26 @@
 """The boundary journal: records read back in order; a torn record, and whatever an emptied
-journal held before, are never read; nor does a record of the execution that used the file before."""
+journal held before, are never read; nor does a record of the execution that used the file before;
+a disk without room for a journal is an error naming it, not a killed process."""
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
+import signal
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
+import pytest
+
+import engine.store.journal as journal_module
+from engine.errors import MiniN8nError
 from engine.store.journal import END, MAPPED_BYTES, Journal, Start, encode_record, encode_start, read_journal, read_start, salt
+from engine.workflow import save_workflow
+from tests.builders import agent_workflow, tool_call
 
 
 E1 = salt("e1")
@@ -183,3 +196,55 @@ def test_a_damaged_start_record_does_not_read(tmp_path: Path) -> None:
     (tmp_path / "e1.journal").write_bytes(record[:-5])  # torn
     assert read_start(tmp_path / "e1.journal") is None
     assert read_start(tmp_path / "gone.journal") is None
+
+
+SMALL_DISK_RUN = """
+import subprocess, sys
+folder = sys.argv[1]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", folder], check=True)
+from engine.cli import main
+sys.argv = ["mini-n8n", "run", "-q", *sys.argv[2:]]
+sys.exit(main())
+"""
+
+
+def test_a_journal_the_disk_has_no_room_for_is_an_error_naming_it_not_a_killed_process(tmp_path: Path) -> None:
+    """The journal is mapped into memory: writing to a page the disk has no room for would kill
+    the process (SIGBUS, nothing said, the editor gone with it). Its room is taken on disk before
+    it is mapped, so a full disk is an error naming the file. Made real on a 256 KB tmpfs in a
+    mount namespace of its own (where that cannot be made, the test is skipped)."""
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespace here to make a small disk in")
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})]} for i in range(300)] + [{"text": "done"}]
+    workflow = tmp_path / "long.json"
+    save_workflow(agent_workflow(replies, agent_options={"maxIterations": 400}), workflow)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    env = {**os.environ, "MINI_N8N_DB": str(disk / "executions.sqlite"), "MINI_N8N_CONFIG_DIR": str(tmp_path / "config"),
+           "MINI_N8N_RECOVERY_DIR": str(tmp_path / "recovery")}
+    done = subprocess.run([unshare, "--mount", sys.executable, "-c", SMALL_DISK_RUN, str(disk), str(workflow), "--message", "go"],
+                          cwd=Path(__file__).parents[2], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != -signal.SIGBUS, "killed by SIGBUS writing the journal"
+    assert done.returncode == 2, done.stderr
+    journal = disk / "executions.sqlite-boundaries"
+    assert f"mini-n8n: error: the execution store's journal {journal}/" in done.stderr
+    assert "bytes on disk: No space left on device" in done.stderr
+
+
+def test_a_journal_file_that_gets_no_room_on_disk_is_not_left_behind(tmp_path: Path, monkeypatch) -> None:
+    """Where the journal's room cannot be had the append fails and no empty file stays in the
+    folder; a later append (room found again) makes it."""
+
+    def full(fd: int, offset: int, size: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    journal = Journal(tmp_path / "e1.journal")
+    monkeypatch.setattr(journal_module, "_allocate", full)
+    with pytest.raises(MiniN8nError, match="e1.journal cannot have 1,048,576 bytes on disk: No space left on device"):
+        journal.append(encode_record([], boundary(1), E1))
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    journal.append(encode_record([], boundary(1), E1))
+    assert read_journal(tmp_path / "e1.journal", "e1").boundaries == [boundary(1)]
+    journal.close(remove=True)
