@@ -213,9 +213,12 @@ def test_a_journal_the_disk_has_no_room_for_is_an_error_naming_it_not_a_killed_p
     the process (SIGBUS, nothing said, the editor gone with it). Its room is taken on disk before
     it is mapped, so a full disk is an error naming the file. Made real on a 256 KB tmpfs in a
     mount namespace of its own (where that cannot be made, the test is skipped)."""
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "--mount", "true"], capture_output=True).returncode != 0:
-        pytest.skip("no mount namespace here to make a small disk in")
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    if unshare is None or mount is None or subprocess.run(
+            [unshare, "--mount", mount, "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)], capture_output=True).returncode != 0:
+        pytest.skip("no tmpfs can be mounted in a mount namespace here to make a small disk")
     replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})]} for i in range(300)] + [{"text": "done"}]
     workflow = tmp_path / "long.json"
     save_workflow(agent_workflow(replies, agent_options={"maxIterations": 400}), workflow)
