@@ -51,7 +51,7 @@ def test_the_wheel_installed_in_a_new_venv_runs_an_example_from_any_folder(tmp_p
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
                            capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr
-    assert "BuildBackendWarning" not in built.stderr, built.stderr
+    assert "absent from the `packages` configuration" not in built.stderr, built.stderr  # data setuptools may drop
     [wheel] = wheels.glob("mini_n8n-*.whl")
 
     venv = tmp_path / "venv"
