@@ -62,6 +62,22 @@ class ExecutionCancelled(MiniN8nError):
     """The run was stopped through its abort signal."""
 
 
+class StoreFailed(MiniN8nError):
+    """The execution store could not write what an execution did: the execution stops, since going
+    on would leave the stored execution different from the run. Never a node's error: a node's
+    On Error setting does not continue past it."""
+
+
+def store_failed(exc: Exception, execution_id: str, what: str) -> StoreFailed:
+    """The store's failure at writing `what` of an execution, as the error that stops it: the
+    store's own words when it has them (they name its file), else the exception's."""
+    if isinstance(exc, StoreFailed):
+        return exc
+    if isinstance(exc, MiniN8nError):
+        return StoreFailed(str(exc))
+    return StoreFailed(f"the execution store failed to write {what} of execution {execution_id}: {type(exc).__name__}: {exc}")
+
+
 class PutToWait(Exception):
     """Raised by a node (Wait on a webhook call or a form) to leave the execution stored paused
     before that node, as n8n stores a waiting execution; `payload` says what resumes it

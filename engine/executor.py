@@ -17,9 +17,12 @@ from .chat import ModelReply, ToolSpec
 from .collector import fewer_collections
 from .connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARSER, AI_TOOL, MAIN
 from .context import NodeContext, SupplyContext, check_supplied
-from .errors import ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, PutToWait, SubNodeError
+from .errors import (
+    ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, PutToWait, StoreFailed, SubNodeError, store_failed,
+)
 from .hooks import (
-    ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, WorkflowAfter, WorkflowBefore,
+    ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, StoredEvent, WorkflowAfter,
+    WorkflowBefore,
 )
 from .node_type import NodeType
 from .observation import observation, with_observation
@@ -97,6 +100,14 @@ class Engine:
         return await self.create(workflow, **kwargs).run()
 
 
+def _what_is_stored(event: StoredEvent) -> str:
+    if isinstance(event, NodeAfter):
+        return f'the run of node "{event.node}"'
+    if isinstance(event, RunUpdated):
+        return f'the edited run of node "{event.node}"'
+    return "the end"
+
+
 class Execution:
     """One run of a workflow: its state, hooks and abort signal, and the loop that drives it."""
 
@@ -109,6 +120,9 @@ class Execution:
         # called with (state, at_boundary): at a boundary the stack is exact and resumable
         self.on_checkpoint: Callable[[ExecutionState, bool], None] | None = None
         self.on_detach: Callable[[ExecutionState], None] | None = None  # left paused: the store's lease ends
+        # the store's writer, told of every finished run, run edited and the end before the hooks
+        # are (`tell`): called directly, not as a listener, whose failure would only be logged
+        self.on_record: Callable[[StoredEvent], None] | None = None
         self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
         self.streaming = False  # answers a streaming Chat Trigger: nodes send chunks (engine/streaming.py)
         # give the event loop a turn at a boundary once this many seconds have passed (a UI's loop)
@@ -168,7 +182,28 @@ class Execution:
 
     def update_run(self, node: str, run_index: int, task: TaskData) -> None:
         """Announce a change to a recorded run (an edit made while paused)."""
-        self.hooks.emit(RunUpdated(self.state.id, node, run_index, task))
+        self.tell(RunUpdated(self.state.id, node, run_index, task))
+
+    def stop_recording(self, record: Callable[[StoredEvent], None]) -> None:
+        """Tell `record` nothing more (its store's writer is retired or replaced), unless another took its place."""
+        if self.on_record is record:
+            self.on_record = None
+
+    @property
+    def hears_runs(self) -> bool:
+        """Whether a finished run's NodeAfter has anyone to go to (the hot paths make it only then)."""
+        return self.on_record is not None or self.hooks.wants(NodeAfter)
+
+    def tell(self, event: StoredEvent) -> None:
+        """`event` to the store, then to the hooks. The store failing stops the execution
+        (StoreFailed): a run left out of the stored execution would make it a different one."""
+        record = self.on_record
+        if record is not None:
+            try:
+                record(event)
+            except Exception as exc:
+                raise store_failed(exc, self.state.id, _what_is_stored(event)) from exc
+        self.hooks.emit(event)
 
     async def pause_at(self, point: PausePoint) -> dict[str, Any] | None:
         """Pause here if the debugger wants to; returns the user's edit of the payload, if any."""
@@ -255,7 +290,7 @@ class Execution:
         if state.status != "paused":
             state.stopped_at = now_ms()
             self._checkpoint(True)
-            self.hooks.emit(WorkflowAfter(state.id, state.status, state.error))
+            self.tell(WorkflowAfter(state.id, state.status, state.error))
         return state
 
     def _fail_running(self, message: str, status: str) -> None:
@@ -285,7 +320,10 @@ class Execution:
 
     def _checkpoint(self, at_boundary: bool = True) -> None:
         if self.on_checkpoint is not None:
-            self.on_checkpoint(self.state, at_boundary)
+            try:
+                self.on_checkpoint(self.state, at_boundary)
+            except Exception as exc:  # also where a node pauses: never read as that node's error
+                raise store_failed(exc, self.state.id, "a node boundary") from exc
 
     async def _pause_before(self, entry: StackEntry) -> None:
         """The "node" and "before_tool" pause points; a tool's arguments may be edited here."""
@@ -378,7 +416,7 @@ class Execution:
                 result = await self._call_with_settings(node, entry)
             else:
                 result = await self._call(node, entry)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, StoreFailed):
             raise
         except PutToWait as waiting:
             if entry.mode != "main":
@@ -431,7 +469,7 @@ class Execution:
             entry.pending = pending
             try:
                 result = await self._call(node, entry)
-            except (ExecutionCancelled, asyncio.CancelledError, PutToWait):
+            except (ExecutionCancelled, asyncio.CancelledError, PutToWait, StoreFailed):
                 raise
             except Exception as exc:
                 if attempt >= tries or self.signal.aborted:
@@ -576,9 +614,9 @@ class Execution:
         task.data = {conn: result}
         self.record(node.name, task)
         answer = self._answer(entry, task)
-        if self.hooks.wants(NodeAfter):
-            self.hooks.emit(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent,
-                                      answer.data if answer is not None else None))
+        if self.hears_runs:
+            self.tell(NodeAfter(state.id, node.name, entry.run_index or 0, task, entry.parent,
+                                answer.data if answer is not None else None))
         if answer is not None:
             self._deliver(entry, answer)
             return task
@@ -712,8 +750,8 @@ class Execution:
             said = exc.api_message if isinstance(exc, NodeApiError) and exc.api_message else exc.description
             self.hooks.emit(ChunkSent(self.state.id, error_chunk(node, entry.run_index or 0, said)))
         answer = self._answer(entry, task)
-        self.hooks.emit(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent,
-                                  answer.data if answer is not None else None))
+        self.tell(NodeAfter(self.state.id, name, entry.run_index or 0, task, entry.parent,
+                            answer.data if answer is not None else None))
         if answer is not None:
             self._deliver(entry, answer)
             return True, task
@@ -749,7 +787,7 @@ class Execution:
                     data = placeholder_tool(sub, bool(self._from_ai_fields(sub)))
                 else:
                     data = await sub_type.supply_data(sub_ctx)
-            except (SubNodeError, ExecutionCancelled):
+            except (SubNodeError, ExecutionCancelled, StoreFailed):
                 raise  # a sub-node's own sub-node failed: already recorded and worded
             except Exception as exc:
                 raise failed_supply(self, sub.name, parent, exc) from exc

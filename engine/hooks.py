@@ -137,4 +137,5 @@ class Hooks:
                 log.exception("hook listener failed on %s", kind.__name__)
 
 
+StoredEvent = Union[NodeAfter, RunUpdated, WorkflowAfter]  # what an execution tells its store first (Execution.tell)
 _EVENT_TYPES = HookEvent.__args__  # type: ignore[attr-defined]

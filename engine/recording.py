@@ -74,8 +74,8 @@ class _Recorder:
             task.execution_status = "error"
             task.error = error
         ex.record(self._node, task)
-        if ex.hooks.wants(NodeAfter):
-            ex.hooks.emit(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
+        if ex.hears_runs:
+            ex.tell(NodeAfter(ex.state.id, self._node, run_index, task, self._parent))
 
 
 def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any], exc: Exception) -> SubNodeError:
@@ -93,7 +93,7 @@ def failed_supply(execution: "Execution", sub_node: str, parent: dict[str, Any],
     if notes:
         task.metadata["notes"] = notes
     execution.record(sub_node, task)
-    execution.hooks.emit(NodeAfter(execution.state.id, sub_node, run_index, task, parent))
+    execution.tell(NodeAfter(execution.state.id, sub_node, run_index, task, parent))
     return SubNodeError(sub_node, error.message)
 
 

@@ -20,10 +20,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, TypeVar
 
 from ..errors import MiniN8nError
-from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
+from ..hooks import NodeAfter, RunUpdated, StoredEvent, WorkflowAfter
 from ..json_delta import encode
 from ..json_text import escape_surrogates
 from ..run_data import ENDED, ExecutionState
@@ -210,11 +211,12 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             return writer
 
         self._writers[state.id] = self._claiming(state.id, f"storing execution {state.id}", claim_and_write)
-        execution.hooks.add(lambda event: self._on_event(state.id, event), kinds=(NodeAfter, RunUpdated, WorkflowAfter))
+        execution.on_record = partial(self._on_record, state.id)
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
-    def _on_event(self, execution_id: str, event: HookEvent) -> None:
+    def _on_record(self, execution_id: str, event: StoredEvent) -> None:
+        """What the execution tells its store (Execution.tell)."""
         writer = self._writers.get(execution_id)
         if isinstance(event, NodeAfter) and writer is not None:
             writer.add_run(execution_id, event)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ..errors import MiniN8nError
-from ..hooks import HookEvent, NodeAfter, RunUpdated, WorkflowAfter
+from ..hooks import NodeAfter, RunUpdated, StoredEvent, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ENDED, ExecutionState
@@ -230,9 +230,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         else:
             writer = self._claim_and_store(state, workflow, workflow_crc, digest)
         self._writers[state.id] = writer
-        # a finished run goes straight to its writer (the event every node run sends); the rest by way of _on_event
-        writer.unlisten = execution.hooks.add(partial(writer.add_run, state.id), kinds=(NodeAfter,))
-        execution.hooks.add(partial(self._on_event, state.id), kinds=(RunUpdated, WorkflowAfter))
+        execution.on_record = record = partial(self._on_record, state.id, writer)
+        writer.unlisten = partial(execution.stop_recording, record)
         execution.on_checkpoint = self.checkpoint
         execution.on_detach = self.release
 
@@ -285,10 +284,13 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer.journal, writer.salt = self._journals.new(state.id), salt(state.id)  # the old one is gone: a spare may take its name
         return writer
 
-    def _on_event(self, execution_id: str, event: HookEvent) -> None:
-        writer = self._writers.get(execution_id)
-        if isinstance(event, RunUpdated):
-            self._update_run(execution_id, writer, event)
+    def _on_record(self, execution_id: str, writer: WriterState, event: StoredEvent) -> None:
+        """What the execution tells its store (Execution.tell); a finished run, the event every
+        node run sends, goes straight to its writer."""
+        if type(event) is NodeAfter:
+            writer.add_run(execution_id, event)
+        elif isinstance(event, RunUpdated):
+            self._update_run(execution_id, self._writers.get(execution_id), event)
         elif isinstance(event, WorkflowAfter):
             writer = self._writers.pop(execution_id, None)
             if writer is not None:

@@ -1,0 +1,82 @@
+"""The store failing to write what an execution did stops the execution with the store's error: a
+run left out of the stored execution would make the stored one a different execution, shown as
+if it had happened (and a resumed one would run from a state that never was). The store hears
+the execution directly (Execution.on_record), not as a hook listener, whose failure is only logged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.errors import StoreFailed
+from engine.executor import Engine
+from engine.hooks import Hooks, NodeAfter, StoredEvent
+from engine.node_type import NodeType
+from engine.registry import builtin_registry
+from engine.store import open_store
+from engine.workflow import parse_workflow, workflow_to_data
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import MANUAL_TRIGGER, agent_workflow, link, node, tool_call
+
+UNSTORABLE = "tests.unstorable"
+
+
+class Unstorable(NodeType):
+    """Outputs an item holding bytes, which no JSON writer writes: its run cannot be stored."""
+
+    type = UNSTORABLE
+    display_name = "Unstorable"
+    group = "Core"
+
+    async def execute(self, ctx: Any, response: Any = None) -> list[list[dict[str, Any]]]:
+        return [[{"json": {"raw": b"\x00\x01"}}]]
+
+
+def _unstorable_workflow(**settings: Any) -> Any:
+    connections: dict[str, Any] = {}
+    link(connections, "Start", "Unstorable")
+    link(connections, "Unstorable", "After")
+    nodes = [node("Start", MANUAL_TRIGGER), node("Unstorable", UNSTORABLE, **settings), node("After", "n8n-nodes-base.noOp")]
+    return parse_workflow({"name": "unstorable", "nodes": nodes, "connections": connections})
+
+
+async def test_a_run_the_store_cannot_write_stops_the_execution_with_the_stores_error(store_target: str) -> None:
+    registry = builtin_registry()
+    registry.register(Unstorable)
+    store = open_store(store_target)
+    heard: list[str] = []
+    hooks = Hooks(lambda event: heard.append(event.node) if isinstance(event, NodeAfter) else None)
+    execution = Engine(registry, store=store).create(_unstorable_workflow(onError="continueRegularOutput"), hooks=hooks)
+    with pytest.raises(StoreFailed, match=f'the execution store failed to write the run of node "Unstorable" of execution'
+                                          f' {execution.state.id}: TypeError: bytes is not JSON'):
+        await execution.run()
+    assert "After" not in execution.state.run_data  # nothing ran after it, On Error notwithstanding
+    assert heard == ["Start"]  # the listeners hear of a run once the store has it
+    assert store.load(execution.state.id).status != "success"
+    store.close()
+
+
+async def test_a_sub_node_run_the_store_cannot_write_is_not_read_as_its_parents_error() -> None:
+    """A model run is recorded inside its Agent's run: the store's failure there must not become
+    the Agent's error (which On Error could continue past, and which the run would store)."""
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": "1 + 1"})]}, {"text": "done"}]
+    data = workflow_to_data(agent_workflow(replies))
+    next(n for n in data["nodes"] if n["name"] == "AI Agent")["onError"] = "continueRegularOutput"
+    workflow = parse_workflow(data)
+    told: list[str] = []
+
+    def record(event: StoredEvent) -> None:
+        if isinstance(event, NodeAfter):
+            told.append(event.node)
+            if event.node == "Model" and len([n for n in told if n == "Model"]) == 2:
+                raise OSError(28, "No space left on device")
+
+    execution = Engine(builtin_registry()).create(workflow, items=[chat_item("go", "s")])
+    execution.on_record = record
+    with pytest.raises(StoreFailed, match=f'failed to write the run of node "Model" of execution {execution.state.id}:'
+                                          " OSError: .*No space left on device"):
+        await execution.run()
+    assert told == ["Chat", "Model", "Calculator", "Model"]
+    assert "AI Agent" not in execution.state.run_data  # the Agent's run did not end, as an error or otherwise
+    assert execution.state.status == "running"  # not "success": the run did not end
