@@ -8,6 +8,7 @@ and continue later from a JSON snapshot, in this process or another.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -43,6 +44,9 @@ from .workflow import Node, Workflow
 
 if TYPE_CHECKING:
     from .debugger import Debugger, PausePoint
+
+
+log = logging.getLogger(__name__)
 
 
 class Engine:
@@ -281,6 +285,9 @@ class Execution:
             self._fail_running("Execution was cancelled", status="cancelled")
         except ExecutionCancelled:
             self._fail_running("Execution was cancelled", status="cancelled")
+        except StoreFailed as failed:
+            self._end_unstored(failed)
+            raise
         finally:
             remove()
         if state.status == "running":
@@ -292,6 +299,22 @@ class Execution:
             self._checkpoint(True)
             self.tell(WorkflowAfter(state.id, state.status, state.error))
         return state
+
+    def _end_unstored(self, failed: StoreFailed) -> None:
+        """The run stops at a store failure: its state says so, and the store is asked to keep
+        that much, which it does where only a run could not be written (where it fails again, the
+        execution is found "crashed" once its process has ended). The hooks hear the end either way."""
+        self._fail_running(str(failed), status="error")
+        state = self.state
+        state.stopped_at = now_ms()
+        end = WorkflowAfter(state.id, state.status, state.error)
+        try:
+            self._checkpoint(True)
+            if self.on_record is not None:
+                self.on_record(end)
+        except Exception:  # the store's first failure is the one raised; a second one says nothing new
+            log.warning("execution %s: the store could not keep its end either", state.id, exc_info=True)
+        self.hooks.emit(end)
 
     def _fail_running(self, message: str, status: str) -> None:
         self.state.status = status  # type: ignore[assignment]

@@ -11,7 +11,7 @@ import pytest
 
 from engine.errors import StoreFailed
 from engine.executor import Engine
-from engine.hooks import Hooks, NodeAfter, StoredEvent
+from engine.hooks import Hooks, NodeAfter, StoredEvent, WorkflowAfter
 from engine.node_type import NodeType
 from engine.registry import builtin_registry
 from engine.store import open_store
@@ -53,7 +53,13 @@ async def test_a_run_the_store_cannot_write_stops_the_execution_with_the_stores_
         await execution.run()
     assert "After" not in execution.state.run_data  # nothing ran after it, On Error notwithstanding
     assert heard == ["Start"]  # the listeners hear of a run once the store has it
-    assert store.load(execution.state.id).status != "success"
+    # the store could still write the rest: the execution is stored as it ended, with the store's error
+    stored = store.load(execution.state.id)
+    assert stored.status == "error" == execution.state.status
+    assert stored.error is not None and stored.error.message.startswith("the execution store failed to write the run of node")
+    assert stored.error.node == "Unstorable"
+    assert list(stored.run_data) == ["Start"]
+    assert store.list(5)[0].status == "error"
     store.close()
 
 
@@ -67,16 +73,32 @@ async def test_a_sub_node_run_the_store_cannot_write_is_not_read_as_its_parents_
     told: list[str] = []
 
     def record(event: StoredEvent) -> None:
-        if isinstance(event, NodeAfter):
-            told.append(event.node)
-            if event.node == "Model" and len([n for n in told if n == "Model"]) == 2:
-                raise OSError(28, "No space left on device")
+        told.append(event.node if isinstance(event, NodeAfter) else type(event).__name__)
+        if told.count("Model") == 2 and told[-1] == "Model":
+            raise OSError(28, "No space left on device")
 
-    execution = Engine(builtin_registry()).create(workflow, items=[chat_item("go", "s")])
+    ends: list[WorkflowAfter] = []
+    execution = Engine(builtin_registry()).create(workflow, items=[chat_item("go", "s")], hooks=Hooks(ends.append))
     execution.on_record = record
     with pytest.raises(StoreFailed, match=f'failed to write the run of node "Model" of execution {execution.state.id}:'
                                           " OSError: .*No space left on device"):
         await execution.run()
-    assert told == ["Chat", "Model", "Calculator", "Model"]
+    assert told == ["Chat", "Model", "Calculator", "Model", "WorkflowAfter"]  # the store is asked to keep the end
     assert "AI Agent" not in execution.state.run_data  # the Agent's run did not end, as an error or otherwise
-    assert execution.state.status == "running"  # not "success": the run did not end
+    state = execution.state
+    assert state.status == "error" and state.error is not None and state.error.node == "AI Agent"
+    assert "No space left on device" in state.error.message
+    assert [e for e in ends if isinstance(e, WorkflowAfter)] == [WorkflowAfter(state.id, "error", state.error)]
+
+
+async def test_a_store_that_cannot_keep_the_end_either_leaves_the_first_error_raised() -> None:
+    def record(event: StoredEvent) -> None:
+        raise OSError(5, "Input/output error")
+
+    registry = builtin_registry()
+    registry.register(Unstorable)
+    execution = Engine(registry).create(_unstorable_workflow())
+    execution.on_record = record
+    with pytest.raises(StoreFailed, match='failed to write the run of node "Start"'):
+        await execution.run()
+    assert execution.state.status == "error"
