@@ -25,16 +25,23 @@ class AbortSignal:
 
     def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback` on abort (at once if already aborted); returns a remover."""
+        self.watch(callback)
+        return lambda: self.unwatch(callback)
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on abort (at once if already aborted) unless `unwatch` forgets it first:
+        add_callback without a remover made for each call (a model call's hot path)."""
         if self.aborted:
             callback()
-            return lambda: None
-        self._callbacks.append(callback)
+        else:
+            self._callbacks.append(callback)
 
-        def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
-
-        return remove
+    def unwatch(self, callback: Callable[[], None]) -> None:
+        """Forget `callback` (found by identity first: give the object `watch` was given)."""
+        try:
+            self._callbacks.remove(callback)
+        except ValueError:
+            pass  # aborted meanwhile (called), or never added
 
     async def wait(self) -> None:
         """Wait until aborted."""

@@ -187,6 +187,25 @@ class _Deadlines:
 # each loop's deadlines, held weakly on both sides: the armed timer (in the loop's heap) and the calls
 # under way keep them, and a timer refers to its loop, so a strong value would keep a closed loop for good
 _deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[_Deadlines]]" = weakref.WeakKeyDictionary()
+# the loop last looked up and its deadlines, as weakly: found again with two calls of a reference,
+# where the dictionary makes a new reference to hash each time
+_last_deadlines: "tuple[weakref.ref[asyncio.AbstractEventLoop], weakref.ref[_Deadlines]] | None" = None
+
+
+def _deadlines_of(loop: asyncio.AbstractEventLoop) -> _Deadlines:
+    global _last_deadlines
+    last = _last_deadlines
+    if last is not None and last[0]() is loop:
+        deadlines = last[1]()
+        if deadlines is not None:
+            return deadlines
+    kept = _deadlines.get(loop)
+    deadlines = kept() if kept is not None else None
+    if deadlines is None:
+        deadlines = _Deadlines()
+        kept = _deadlines[loop] = weakref.ref(deadlines)
+    _last_deadlines = (weakref.ref(loop), kept)
+    return deadlines
 
 
 class within_deadline:
@@ -196,31 +215,26 @@ class within_deadline:
     (_Deadlines) instead of a timer scheduled and cancelled per call: it wraps every model call.
     (A class, not a generator; entered with `with` inside the call's task: nothing in it awaits.)"""
 
-    __slots__ = ("_ep", "_signal", "_remove", "_loop", "_task", "_cancelling", "_when", "_expired", "_deadlines",
+    __slots__ = ("_ep", "_signal", "_watching", "_loop", "_task", "_cancelling", "_when", "_expired", "_deadlines",
                  "__weakref__")
 
     def __init__(self, ep: Endpoint, signal: AbortSignal | None = None) -> None:
         self._ep = ep
         self._signal = signal
-        self._remove: Callable[[], None] | None = None
+        self._watching = self._stop_from_any_thread  # what the signal is given: the same object is taken back
         self._expired = False
 
     def __enter__(self) -> None:
-        task = asyncio.current_task()
-        assert task is not None
         loop = self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        assert task is not None
         self._task = task
         self._cancelling = task.cancelling()
         self._when = loop.time() + max(self._ep.timeout_ms, 1) / 1000.0
-        kept = _deadlines.get(loop)
-        deadlines = kept() if kept is not None else None
-        if deadlines is None:
-            deadlines = _Deadlines()
-            _deadlines[loop] = weakref.ref(deadlines)
-        self._deadlines = deadlines
+        deadlines = self._deadlines = _deadlines_of(loop)
         deadlines.add(self)
         if self._signal is not None:
-            self._remove = self._signal.add_callback(self._stop_from_any_thread)
+            self._signal.watch(self._watching)
 
     def _expire(self) -> None:
         self._expired = True
@@ -235,8 +249,8 @@ class within_deadline:
             task.cancel()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        if self._remove is not None:
-            self._remove()
+        if self._signal is not None:
+            self._signal.unwatch(self._watching)
         self._deadlines.remove(self)
         if self._expired and self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
             raise deadline_error(self._ep) from None
