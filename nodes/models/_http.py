@@ -13,7 +13,7 @@ import contextlib
 import json
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, AsyncIterator, Callable, Mapping
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping
 
 from engine.abort import AbortSignal
 from engine.credentials import scrub_secret
