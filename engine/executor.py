@@ -296,8 +296,12 @@ class Execution:
             self.on_detach(state)
         if state.status != "paused":
             state.stopped_at = now_ms()
-            self._checkpoint(True)
-            self.tell(WorkflowAfter(state.id, state.status, state.error))
+            try:
+                self._checkpoint(True)
+                self.tell(WorkflowAfter(state.id, state.status, state.error))
+            except StoreFailed as failed:  # the end itself could not be stored
+                self._end_unstored(failed)
+                raise
         return state
 
     def _end_unstored(self, failed: StoreFailed) -> None:

@@ -292,10 +292,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         elif isinstance(event, RunUpdated):
             self._update_run(execution_id, self._writers.get(execution_id), event)
         elif isinstance(event, WorkflowAfter):
-            writer = self._writers.pop(execution_id, None)
-            if writer is not None:
-                self._fold(writer)
-                self._retire(writer)
+            ended = self._writers.pop(execution_id, None)
+            if ended is not None:
+                self._fold(ended)
+                self._retire(ended)
             if self.retention.active:
                 self._prune_in_background()
 

@@ -102,3 +102,25 @@ async def test_a_store_that_cannot_keep_the_end_either_leaves_the_first_error_ra
     with pytest.raises(StoreFailed, match='failed to write the run of node "Start"'):
         await execution.run()
     assert execution.state.status == "error"
+
+
+async def test_an_end_the_store_cannot_keep_ends_the_execution_as_error_once() -> None:
+    """The last fold (the run's end) failing: the run did its work, but the stored execution cannot
+    say so; it ends as error with the store's words, and the hooks hear the end once."""
+    told: list[str] = []
+
+    def record(event: StoredEvent) -> None:
+        told.append(type(event).__name__)
+        if isinstance(event, WorkflowAfter):
+            raise OSError(5, "Input/output error")
+
+    ends: list[WorkflowAfter] = []
+    execution = Engine(builtin_registry()).create(agent_workflow([{"text": "done"}]), items=[chat_item("go", "s")],
+                                                  hooks=Hooks(lambda e: ends.append(e) if isinstance(e, WorkflowAfter) else None))
+    execution.on_record = record
+    with pytest.raises(StoreFailed, match=f"failed to write the end of execution {execution.state.id}: OSError: .*Input/output error"):
+        await execution.run()
+    state = execution.state
+    assert state.status == "error" and state.error is not None and "Input/output error" in state.error.message
+    assert told == ["NodeAfter", "NodeAfter", "NodeAfter", "WorkflowAfter", "WorkflowAfter"]  # asked again to keep the end
+    assert ends == [WorkflowAfter(state.id, "error", state.error)]
