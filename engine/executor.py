@@ -298,27 +298,33 @@ class Execution:
             state.stopped_at = now_ms()
             try:
                 self._checkpoint(True)
-                self.tell(WorkflowAfter(state.id, state.status, state.error))
             except StoreFailed as failed:  # the end itself could not be stored
                 self._end_unstored(failed)
+                raise
+            end = WorkflowAfter(state.id, state.status, state.error)
+            try:
+                self.tell(end)
+            except StoreFailed:  # the end is stored (the checkpoint before): what failed after is said
+                self.hooks.emit(end)
                 raise
         return state
 
     def _end_unstored(self, failed: StoreFailed) -> None:
-        """The run stops at a store failure: its state says so, and the store is asked to keep
-        that much, which it does where only a run could not be written (where it fails again, the
-        execution is found "crashed" once its process has ended). The hooks hear the end either way."""
-        self._fail_running(str(failed), status="error")
+        """The run stops at a store failure, as if its process had died there: "crashed", with the
+        store's error, resumable from its last boundary once the cause is gone (a full disk made
+        room on; a run that cannot be stored fails again, as the same error). The store is asked
+        to keep that and to give up the execution's lease (where it fails again, the execution is
+        found crashed once its process has ended); the hooks hear the end either way."""
+        self._fail_running(str(failed), status="crashed")
         state = self.state
         state.stopped_at = now_ms()
-        end = WorkflowAfter(state.id, state.status, state.error)
         try:
-            self._checkpoint(True)
-            if self.on_record is not None:
-                self.on_record(end)
+            self._checkpoint(False)  # no boundary: the stack is in the middle of a node's run
+            if self.on_detach is not None:
+                self.on_detach(state)
         except Exception:  # the store's first failure is the one raised; a second one says nothing new
             log.warning("execution %s: the store could not keep its end either", state.id, exc_info=True)
-        self.hooks.emit(end)
+        self.hooks.emit(WorkflowAfter(state.id, state.status, state.error))
 
     def _fail_running(self, message: str, status: str) -> None:
         self.state.status = status  # type: ignore[assignment]

@@ -5,7 +5,7 @@ the execution directly (Execution.on_record), not as a hook listener, whose fail
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -23,14 +23,16 @@ UNSTORABLE = "tests.unstorable"
 
 
 class Unstorable(NodeType):
-    """Outputs an item holding bytes, which no JSON writer writes: its run cannot be stored."""
+    """Outputs an item holding bytes, which no JSON writer writes (its run cannot be stored), while
+    `broken`; then an item of plain JSON."""
 
     type = UNSTORABLE
     display_name = "Unstorable"
     group = "Core"
+    broken: ClassVar[bool] = True
 
     async def execute(self, ctx: Any, response: Any = None) -> list[list[dict[str, Any]]]:
-        return [[{"json": {"raw": b"\x00\x01"}}]]
+        return [[{"json": {"raw": b"\x00\x01" if Unstorable.broken else "fixed"}}]]
 
 
 def _unstorable_workflow(**settings: Any) -> Any:
@@ -44,6 +46,7 @@ def _unstorable_workflow(**settings: Any) -> Any:
 async def test_a_run_the_store_cannot_write_stops_the_execution_with_the_stores_error(store_target: str) -> None:
     registry = builtin_registry()
     registry.register(Unstorable)
+    Unstorable.broken = True
     store = open_store(store_target)
     heard: list[str] = []
     hooks = Hooks(lambda event: heard.append(event.node) if isinstance(event, NodeAfter) else None)
@@ -53,13 +56,22 @@ async def test_a_run_the_store_cannot_write_stops_the_execution_with_the_stores_
         await execution.run()
     assert "After" not in execution.state.run_data  # nothing ran after it, On Error notwithstanding
     assert heard == ["Start"]  # the listeners hear of a run once the store has it
-    # the store could still write the rest: the execution is stored as it ended, with the store's error
+    # the store could still write the rest: the execution is stored as crashed there, with the store's error
     stored = store.load(execution.state.id)
-    assert stored.status == "error" == execution.state.status
+    assert stored.status == "crashed" == execution.state.status
     assert stored.error is not None and stored.error.message.startswith("the execution store failed to write the run of node")
     assert stored.error.node == "Unstorable"
     assert list(stored.run_data) == ["Start"]
-    assert store.list(5)[0].status == "error"
+    assert store.list(5)[0].status == "crashed"
+    # its lease is given up: once the cause is gone it resumes where it stopped (here, in a second store)
+    Unstorable.broken = False
+    other = open_store(store_target)
+    resumed = await Engine(registry, store=other).resume(execution.state.id).run()
+    assert resumed.status == "success" and resumed.result == [{"json": {"raw": "fixed"}, "pairedItem": {"item": 0}}]
+    again = other.load(execution.state.id)
+    assert [t.data["main"][0][0]["json"] for t in again.run_data["Unstorable"]] == [{"raw": "fixed"}]
+    assert list(again.run_data) == ["Start", "Unstorable", "After"]
+    other.close()
     store.close()
 
 
@@ -83,12 +95,12 @@ async def test_a_sub_node_run_the_store_cannot_write_is_not_read_as_its_parents_
     with pytest.raises(StoreFailed, match=f'failed to write the run of node "Model" of execution {execution.state.id}:'
                                           " OSError: .*No space left on device"):
         await execution.run()
-    assert told == ["Chat", "Model", "Calculator", "Model", "WorkflowAfter"]  # the store is asked to keep the end
+    assert told == ["Chat", "Model", "Calculator", "Model"]
     assert "AI Agent" not in execution.state.run_data  # the Agent's run did not end, as an error or otherwise
     state = execution.state
-    assert state.status == "error" and state.error is not None and state.error.node == "AI Agent"
+    assert state.status == "crashed" and state.error is not None and state.error.node == "AI Agent"
     assert "No space left on device" in state.error.message
-    assert [e for e in ends if isinstance(e, WorkflowAfter)] == [WorkflowAfter(state.id, "error", state.error)]
+    assert [e for e in ends if isinstance(e, WorkflowAfter)] == [WorkflowAfter(state.id, "crashed", state.error)]
 
 
 async def test_a_store_that_cannot_keep_the_end_either_leaves_the_first_error_raised() -> None:
@@ -101,12 +113,12 @@ async def test_a_store_that_cannot_keep_the_end_either_leaves_the_first_error_ra
     execution.on_record = record
     with pytest.raises(StoreFailed, match='failed to write the run of node "Start"'):
         await execution.run()
-    assert execution.state.status == "error"
+    assert execution.state.status == "crashed"
 
 
-async def test_an_end_the_store_cannot_keep_ends_the_execution_as_error_once() -> None:
-    """The last fold (the run's end) failing: the run did its work, but the stored execution cannot
-    say so; it ends as error with the store's words, and the hooks hear the end once."""
+async def test_an_end_the_store_fails_after_keeping_it_is_raised_and_heard_once() -> None:
+    """The store failing at the end after its last checkpoint (which stored how the run ended):
+    the state stays as the run ended, the store's error is raised, and the hooks hear the end once."""
     told: list[str] = []
 
     def record(event: StoredEvent) -> None:
@@ -121,6 +133,6 @@ async def test_an_end_the_store_cannot_keep_ends_the_execution_as_error_once() -
     with pytest.raises(StoreFailed, match=f"failed to write the end of execution {execution.state.id}: OSError: .*Input/output error"):
         await execution.run()
     state = execution.state
-    assert state.status == "error" and state.error is not None and "Input/output error" in state.error.message
-    assert told == ["NodeAfter", "NodeAfter", "NodeAfter", "WorkflowAfter", "WorkflowAfter"]  # asked again to keep the end
-    assert ends == [WorkflowAfter(state.id, "error", state.error)]
+    assert state.status == "success" and state.error is None
+    assert told == ["NodeAfter", "NodeAfter", "NodeAfter", "WorkflowAfter"]
+    assert ends == [WorkflowAfter(state.id, "success", None)]
