@@ -193,6 +193,7 @@ async def drive(execution: Execution, quiet: bool, out: Output, started: Callabl
     import asyncio
     import signal
 
+    from .errors import StoreFailed
     from .hooks import ExecutionPaused, NodeBefore
     from .run_log import RunLog
 
@@ -226,6 +227,13 @@ async def drive(execution: Execution, quiet: bool, out: Output, started: Callabl
             raise
         task.uncancel()
         state = _store_interrupted(execution, running[0] if running else None)
+    except StoreFailed as failed:
+        state = execution.state
+        if state.status != "crashed":  # the store failed after storing how the run ended
+            raise
+        # stored as crashed where it stopped, or found so once this process has ended
+        raise StoreFailed(f"{failed}\n  execution {state.id} is kept where it stopped: `mini-n8n resume {state.id}`"
+                          " continues it once that is mended") from failed
     finally:
         finished = True
         loop.remove_signal_handler(signal.SIGINT)

@@ -136,3 +136,24 @@ async def test_an_end_the_store_fails_after_keeping_it_is_raised_and_heard_once(
     assert state.status == "success" and state.error is None
     assert told == ["NodeAfter", "NodeAfter", "NodeAfter", "WorkflowAfter"]
     assert ends == [WorkflowAfter(state.id, "success", None)]
+
+
+async def test_the_cli_says_how_to_go_on_after_a_store_failure_in_a_run() -> None:
+    """`mini-n8n run` or `resume` stopped by the store: its error says the execution is kept and how
+    to continue it (it is stored crashed there, or found so once the process has ended)."""
+    from engine.cli import drive
+    from engine.terminal import Output
+
+    def record(event: StoredEvent) -> None:
+        if isinstance(event, NodeAfter) and event.node == "Model":
+            raise OSError(28, "No space left on device")
+
+    execution = Engine(builtin_registry()).create(agent_workflow([{"text": "done"}]), items=[chat_item("go", "s")])
+    execution.on_record = record
+    eid = execution.state.id
+    with pytest.raises(StoreFailed) as raised:
+        await drive(execution, True, Output(), lambda: None)
+    assert str(raised.value).splitlines() == [
+        f'the execution store failed to write the run of node "Model" of execution {eid}: OSError: [Errno 28] No space left on device',
+        f"  execution {eid} is kept where it stopped: `mini-n8n resume {eid}` continues it once that is mended",
+    ]
