@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from engine import runs
 from engine.abort import AbortSignal
 from engine.debugger import Breakpoints, Debugger, PausePoint
-from engine.errors import MiniN8nError
+from engine.errors import MiniN8nError, StoreFailed
 from engine.hooks import HookEvent, Hooks
 from engine.node_type import NodeType
 from engine.registry import Registry
@@ -403,6 +403,8 @@ class RunBridge(QObject):
         """A problem that kept the run from starting or broke it: said in the window, not only the console."""
         if isinstance(exc, MiniN8nError):
             text = str(exc)
+            if isinstance(exc, StoreFailed) and state is not None and state.status == "crashed":
+                text += ". The execution is kept where it stopped: Resume in Executions continues it once that is mended"
         else:
             log.exception("run failed", exc_info=exc)
             text = f"{type(exc).__name__}: {exc}"

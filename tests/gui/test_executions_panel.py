@@ -245,3 +245,41 @@ def test_a_waiting_execution_resumes_with_the_request_item_the_user_gives(run_wi
     monkeypatch.setattr(QInputDialog, "getMultiLineText", staticmethod(lambda *_args: ("", False)))
     click(qtbot, panel.resume_button)  # the user closed the dialog: nothing runs
     assert not controller.bridge.running and ExecutionStore().load(cancelled).status == "paused"
+
+
+def test_a_run_the_store_cannot_write_is_said_listed_crashed_and_resumes(run_window, qtbot, monkeypatch) -> None:
+    """The store failing mid-run (here: the second Calculator run cannot be written, as on a full
+    disk): the window says the store's error, the execution is listed crashed with Resume, and
+    once the store writes again Resume finishes it with the tool run that was lost run again."""
+    from engine.store.run_records import RunRecords
+
+    write_run = RunRecords.add_run
+    calls = {"Calculator": 0}
+
+    def full_disk(self, execution_id, event):  # type: ignore[no-untyped-def]
+        if event.node == "Calculator":
+            calls["Calculator"] += 1
+            if calls["Calculator"] == 2:
+                raise OSError(28, "No space left on device")
+        write_run(self, execution_id, event)
+
+    monkeypatch.setattr(RunRecords, "add_run", full_disk)
+    window, controller = run_window(agent_workflow(THREE_ITERATIONS))
+    outcome = chat(qtbot, controller)
+    run_id = outcome.state.id
+    assert outcome.status == "error" and outcome.error is not None
+    assert "failed to write the run of node \"Calculator\"" in outcome.error.message
+    assert "No space left on device" in controller.output.run_log.toPlainText()
+    assert outcome.error.message.endswith("The execution is kept where it stopped: Resume in Executions continues it"
+                                          " once that is mended")
+    panel = panel_of(controller)
+    summary = panel.model.rows[0]
+    assert (summary.id, summary.status) == (run_id, "crashed")
+    assert panel.select(run_id) and panel.resume_button.isEnabled()
+    monkeypatch.setattr(RunRecords, "add_run", write_run)  # room on the disk again
+    with qtbot.waitSignal(controller.run_shown, timeout=20_000) as shown:
+        click(qtbot, panel.resume_button)
+    resumed = shown.args[0]
+    assert resumed.status == "success" and resumed.answer == "The answer is 43."
+    stored = ExecutionStore().load(run_id)
+    assert stored.status == "success" and len(stored.run_data["Calculator"]) == 2
