@@ -9,18 +9,24 @@ compare with lists); `plain` turns windows back into lists where JSON is written
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import count, islice
 from typing import Any, Callable
 
 
-class SharedLog:
-    """A list that is only ever appended to, so the first n entries never change."""
+_LINEAGES = count()
 
-    __slots__ = ("items", "_parallel", "__weakref__")
+
+class SharedLog:
+    """A list that is only ever appended to, so the first n entries never change. `lineage`
+    names the sequence of logs one conversation went through: a new log has its own, a `prefix`
+    of a log (a conversation taken up again from an earlier point) keeps its log's."""
+
+    __slots__ = ("items", "_parallel", "lineage", "__weakref__")
 
     def __init__(self, items: Iterable[Any] = ()) -> None:
         self.items: list[Any] = list(items)
         self._parallel: dict[str, tuple[Callable[[Any], Any], SharedLog]] = {}
+        self.lineage = next(_LINEAGES)
 
     def window(self) -> "LogWindow":
         """A window on everything appended so far."""
@@ -38,8 +44,11 @@ class SharedLog:
         """A new log holding this log's first `length` entries, and what each parallel log has
         made of them (not made again)."""
         log = SharedLog(self.items[:length])
+        log.lineage = self.lineage
         for name, (convert, parallel) in self._parallel.items():
-            log._parallel[name] = (convert, SharedLog(parallel.items[:length]))
+            made = SharedLog(parallel.items[:length])
+            made.lineage = parallel.lineage
+            log._parallel[name] = (convert, made)
         return log
 
     def fill(self, name: str, upto: int) -> "SharedLog":

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from ..hooks import NodeAfter, RunUpdated
+from ..shared_log import LogWindow
 from .codec import pack
 from .deltas import model_item, run_delta
 from .journal import RunRow
@@ -19,6 +20,23 @@ def carries_conversation(task: dict[str, Any]) -> bool:
     return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
 
 
+def conversation_of(node: str, item: dict[str, Any] | None) -> tuple[Any, ...]:
+    """Which conversation a model run serves: its node's, with the lineage of the message log its
+    messages are a window on (engine.shared_log). An Agent with several items holds their
+    conversations side by side and calls its model for each in turn (n8n's v3 Agent gives an item
+    after the first a log taken up from an earlier point each round, of the same lineage): a
+    delta from the node's run before, another item's, would repeat the whole conversation."""
+    messages = item["json"].get("messages") if item is not None else None
+    if type(messages) is LogWindow:
+        return (node, messages.log.lineage)
+    return (node,)
+
+
+CONVERSATIONS_KEPT = 1024
+"""Conversations whose latest run an execution's writer keeps as the base of the next delta; past
+this, the one written to longest ago is dropped (its next run is written from the node's latest)."""
+
+
 @dataclass(kw_only=True)
 class RunRecords:
     """Run rows not yet written, their sequence numbers, and each node's latest model or memory
@@ -26,9 +44,9 @@ class RunRecords:
 
     run_seq: int
     new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
-    # seq -> the task JSON of each node's latest such run, and its model item (deltas.model_item)
-    conversations: dict[int, tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
-    last_conversation: dict[str, int] = field(default_factory=dict)  # node -> seq of its latest such run
+    # conversation (conversation_of) -> the seq, task JSON and model item (deltas.model_item) of its latest run
+    conversations: dict[tuple[Any, ...], tuple[int, dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
+    last_conversation: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # node -> its latest run's conversation
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     # tool runs since the last boundary whose JSON is a waiting request's answer: (that JSON, seq)
     answers: list[tuple[dict[str, Any], int]] = field(default_factory=list)
@@ -43,16 +61,23 @@ class RunRecords:
         else:  # the JSON handed to the request it answers: written once, the answer refers to it
             self.answers.append((task, seq))
         if carries_conversation(task):
+            node = event.node
             item = model_item(task["input"])
-            base = self.last_conversation.get(event.node)
-            if base is None:
+            conversation = conversation_of(node, item)
+            # the conversation's run before, else the node's latest (an Agent's next run, another item's first call)
+            before = self.conversations.get(conversation) or self.conversations.get(self.last_conversation.get(node, ()))
+            if before is None:
+                base = None
                 data, crc = pack(task)
             else:
-                before, was = self.conversations[base]
-                data, crc = pack(run_delta(task, before, item, was))
-                del self.conversations[base]  # the next delta of this node's runs is made from this one
-            self.conversations[seq] = (task, item)
-            self.last_conversation[event.node] = seq
+                base = before[0]
+                data, crc = pack(run_delta(task, before[1], item, before[2]))
+            conversations = self.conversations
+            conversations.pop(conversation, None)  # kept in the order last written to
+            conversations[conversation] = (seq, task, item)
+            if len(conversations) > CONVERSATIONS_KEPT:
+                del conversations[next(iter(conversations))]
+            self.last_conversation[node] = conversation
         else:
             base = None
             data, crc = pack(task)
@@ -69,6 +94,8 @@ class RunRecords:
         for i, run in enumerate(self.new_runs):  # not written yet: edit it there
             if run[1] == seq:
                 self.new_runs[i] = (*run[:4], None, data, crc)
-        if seq in self.conversations:
-            self.conversations[seq] = (task, model_item(task["input"]))
+        for conversation, (latest, _task, _item) in self.conversations.items():
+            if latest == seq:
+                self.conversations[conversation] = (seq, task, model_item(task["input"]))
+                break
         return data, crc

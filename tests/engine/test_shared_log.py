@@ -54,3 +54,16 @@ def test_plain_turns_windows_into_lists_for_json() -> None:
     assert converted["ai_languageModel"][0][0]["json"]["messages"][0] is window[0]  # the entries are shared
     untouched = {"a": [1, 2], "b": {"c": "d"}}
     assert plain(untouched) is untouched
+
+
+def test_a_log_taken_up_from_an_earlier_point_keeps_its_lineage() -> None:
+    first = SharedLog(["system", "user", "call 1", "result 1"])
+    json_log = first.window().mapped("json", str.upper).log
+    again = first.prefix(2)  # the conversation taken up after its first two messages
+    assert again.items == ["system", "user"]
+    assert again.lineage == first.lineage
+    assert again.window().mapped("json", str.upper).log.lineage == json_log.lineage
+    assert again.window().mapped("json", str.upper).log.items == ["SYSTEM", "USER"]  # made once, kept
+    other = SharedLog(["system", "user"])
+    assert other.lineage not in (first.lineage, json_log.lineage)
+    assert json_log.lineage != first.lineage

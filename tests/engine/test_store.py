@@ -37,9 +37,48 @@ async def test_a_long_run_is_stored_small_and_read_back_exactly(store_target: st
     last_model_input = state.run_data["Model"][-1].to_json()["input"]
     assert len(last_model_input["ai_languageModel"][0][0]["json"]["messages"]) == 2 * ROUNDS + 2
     # the repeated messages were not written again and again
+    assert run_bytes(store) < whole_json_bytes(state) / 10
+
+
+def run_bytes(store) -> int:
+    """What the store wrote of an execution's runs: its run rows (and SQLite's batch rows)."""
     written = sum(len(r[0]) for r in sql(store, "SELECT task FROM runs"))
-    full = sum(len(json.dumps(t.to_json())) for runs in state.run_data.values() for t in runs)
-    assert written < full / 10
+    if isinstance(store, ExecutionStore):
+        written += sum(len(r[0]) for r in sql(store, "SELECT runs FROM run_batches"))
+    return written
+
+
+def whole_json_bytes(state) -> int:
+    return sum(len(json.dumps(t.to_json())) for runs in state.run_data.values() for t in runs)
+
+
+def several_items_agent(items: int, rounds: int):
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(items * rounds)]
+    workflow = agent_workflow(replies + [{"text": "done"}] * items, trigger="manual",
+                              agent_params={"promptType": "define", "text": "Add one, again and again"},
+                              agent_options={"maxIterations": rounds + 1})
+    workflow.pinData["Start"] = [{"json": {"n": i}} for i in range(items)]
+    return workflow
+
+
+async def test_an_agent_with_several_items_writes_each_conversation_as_it_grows(store_target: str) -> None:
+    """An Agent runs its items' conversations side by side, its model called for each in turn: a
+    model run is written as a delta from the run before it in the same conversation, not from
+    the node's run before (another item's), which would write every conversation whole again:
+    what is written grows with the rounds, not with their square."""
+    items, written = 4, {}
+    for rounds in (15, 45):
+        store = open_store(store_target)
+        state = await Engine(builtin_registry(), store=store).run(several_items_agent(items, rounds))
+        assert state.status == "success" and len(state.run_data["Model"]) == items * (rounds + 1)
+        loaded = store.load(state.id)
+        assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
+            {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
+        )
+        written[rounds] = run_bytes(store)
+        store.delete(state.id)
+        store.close()
+    assert written[45] < 3 * 1.25 * written[15]
 
 
 async def test_the_stack_of_a_paused_run_is_read_back_exactly(store_target: str) -> None:
@@ -108,3 +147,16 @@ async def test_a_workflow_edited_in_place_between_runs_is_stored_as_edited(tmp_p
     assert stored[1] == stored[2] == workflow_to_data(workflow)
     assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 2
     store.close()
+
+
+async def test_conversations_past_those_kept_are_still_read_back_exactly(store_target: str, monkeypatch) -> None:
+    """A writer keeps the latest run of a bounded number of conversations; a run whose
+    conversation was dropped is written from its node's latest run instead, and reads back the same."""
+    monkeypatch.setattr("engine.store.run_records.CONVERSATIONS_KEPT", 2)
+    store = open_store(store_target)
+    state = await Engine(builtin_registry(), store=store).run(several_items_agent(4, 6))
+    assert state.status == "success"
+    loaded = store.load(state.id)
+    assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
+        {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
+    )
