@@ -10,8 +10,11 @@ is printed beside it), min/median/max over interleaved repeats.
    (langgraph-checkpoint-sqlite, the peer of a durable run; a new database per run, as before).
    Ours runs five times per round, the two settings taking turns, each peer once; with the store
    / without is printed by medians and as the median of the turns' back-to-back pairs.
-2. No growth: ours at 100 and 5,000 iterations in one run (target: at most 1.3 times), and how
-   LangGraph grows from 100 to 1,000 (it rewrites its whole message state every step).
+2. No growth: ours at 100 and 5,000 iterations in one run (target: at most 1.3 times); the same
+   with the execution store for an Agent with 20 items (5 and 250 rounds each: its model is
+   called for each item in turn, so each model run is written as a delta from its own item's
+   run before); and how LangGraph grows from 100 to 1,000 (it rewrites its whole message state
+   every step).
 3. Retained memory per iteration (tracemalloc, the finished run still held): ours at 1,000 and
    5,000 iterations (target: at most 20 KB, the same at both), LangGraph with and without its
    checkpointer (quick: without only).
@@ -117,6 +120,38 @@ def ours(rounds: int, folder: Path | None = None) -> Runner:
         return measure(lambda: run_ours(registry, workflow, rounds, store), rounds + 1)
 
     return sample
+
+
+ITEMS = 20  # items of the Agent in the stored growth figure
+
+
+def items_workflow(items: int, rounds: int) -> Workflow:
+    """A Manual Trigger with `items` pinned items -> the Agent, `rounds` tool rounds for each item."""
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+               for i in range(items * rounds)]
+    replies += [{"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}}] * items
+    workflow = agent_workflow(replies, trigger="manual", agent_params={"promptType": "define", "text": "Double it"},
+                              agent_options={"maxIterations": rounds + 5})
+    workflow.pinData["Start"] = [{"json": {"n": i}} for i in range(items)]
+    return workflow
+
+
+def ours_items(items: int, rounds: int, folder: Path) -> Runner:
+    """A runner of our Agent over `items` items, each run written to an execution store in `folder`."""
+    registry, workflow = builtin_registry(), items_workflow(items, rounds)
+    store = ExecutionStore(folder / f"items-{items}x{rounds}.sqlite", retention=Retention())
+    OPEN_STORES.append(store)
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            state = loop.run_until_complete(Engine(registry, store=store).run(workflow))
+        finally:
+            loop.close()
+        assert state.status == "success", state.error
+        assert len(state.run_data["Calculator"]) == items * rounds
+
+    return lambda: measure(run, items * (rounds + 1))
 
 
 # ----- LangGraph ----------------------------------------------------------------------------------
@@ -291,6 +326,15 @@ def growth(settings: Settings, folder: Path) -> None:
     print(describe(f"mini-n8n, {LONG:,} iterations", ours_results["long"]))
     ratio = spread(ours_results["long"])[1] / spread(ours_results["short"])[1]
     print(f"  mini-n8n {LONG:,} / {SHORT}: {ratio:.2f} by medians"
+          f" (target <= {GROWTH_TARGET}; {verdict(ratio, GROWTH_TARGET)})")
+    short_rounds, long_rounds = SHORT // ITEMS, LONG // ITEMS
+    stored = interleave({"short": ours_items(ITEMS, short_rounds, folder),
+                         "long": ours_items(ITEMS, long_rounds, folder)},
+                        settings.long_repeats, times={"short": 5})
+    print(describe(f"{ITEMS} items x {short_rounds} rounds, store", stored["short"]))
+    print(describe(f"{ITEMS} items x {long_rounds} rounds, store", stored["long"]))
+    ratio = spread(stored["long"])[1] / spread(stored["short"])[1]
+    print(f"  mini-n8n with store, an Agent with {ITEMS} items, {LONG:,} / {SHORT} iterations: {ratio:.2f} by medians"
           f" (target <= {GROWTH_TARGET}; {verdict(ratio, GROWTH_TARGET)})")
     peers: list[tuple[str, int, Path | None]] = []
     if settings.peer_long:
