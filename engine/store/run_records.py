@@ -39,8 +39,8 @@ this, the one written to longest ago is dropped (its next run is written from th
 
 @dataclass(kw_only=True)
 class RunRecords:
-    """Run rows not yet written, their sequence numbers, and each node's latest model or memory
-    run (the base of its next delta; shared with live run data, so treat it as read-only)."""
+    """Run rows not yet written, their sequence numbers, and the latest model or memory run of each
+    conversation (the base of its next delta; shared with live run data, so treat it as read-only)."""
 
     run_seq: int
     new_runs: list[RunRow] = field(default_factory=list)  # finished since the last checkpoint
@@ -52,7 +52,8 @@ class RunRecords:
     answers: list[tuple[dict[str, Any], int]] = field(default_factory=list)
 
     def add_run(self, execution_id: str, event: NodeAfter) -> None:
-        """A finished run as a row: a model or memory run as a delta from its node's run before."""
+        """A finished run as a row: a model or memory run as a delta from the run before it in its
+        conversation (conversation_of), else from its node's latest."""
         self.run_seq += 1
         seq = self.run_seq
         task = event.answer
