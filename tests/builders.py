@@ -81,6 +81,19 @@ def agent_workflow(
     return parse_workflow({"name": "test agent", "nodes": nodes, "connections": connections})
 
 
+def items_agent_workflow(items: int, rounds: int) -> Workflow:
+    """Manual Trigger with `items` pinned items -> AI Agent, `rounds` Calculator rounds for each item
+    then an answer each: the Agent holds the items' conversations side by side, calling its model
+    for each in turn."""
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
+               for i in range(items * rounds)]
+    replies += [{"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}}] * items
+    workflow = agent_workflow(replies, trigger="manual", agent_params={"promptType": "define", "text": "Double it"},
+                              agent_options={"maxIterations": rounds + 5})
+    workflow.pinData["Start"] = [{"json": {"n": i}} for i in range(items)]
+    return workflow
+
+
 def _lay_out(nodes: list[dict[str, Any]]) -> None:
     """Trigger and Agent in a row, sub-nodes in a row below (as the editor would place them)."""
     below = 0

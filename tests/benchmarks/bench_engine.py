@@ -41,7 +41,7 @@ from engine.registry import Registry, builtin_registry
 from engine.store import ExecutionStore, Retention
 from engine.workflow import Workflow
 from nodes.triggers.chat_trigger import chat_item
-from tests.builders import agent_workflow, tool_call
+from tests.builders import agent_workflow, items_agent_workflow, tool_call
 
 SHORT = 100
 LONG = 5_000
@@ -90,10 +90,12 @@ def scripted_workflow(rounds: int) -> Workflow:
     return agent_workflow(replies, agent_options={"maxIterations": rounds + 5})
 
 
-def run_ours(registry: Registry, workflow: Workflow, rounds: int, store: ExecutionStore | None = None) -> Any:
-    """One agent run of `rounds` tool rounds; the finished execution (its state and caches)."""
+def run_ours(registry: Registry, workflow: Workflow, rounds: int, store: ExecutionStore | None = None,
+             chat: bool = True) -> Any:
+    """One agent run of `rounds` tool rounds in all; the finished execution (its state and caches).
+    `chat`: started by a chat message, else from its trigger's pinned items."""
     engine = Engine(registry, store=store)
-    execution = engine.create(workflow, items=[chat_item("go", "bench")])
+    execution = engine.create(workflow, items=[chat_item("go", "bench")] if chat else None)
     loop = asyncio.new_event_loop()
     try:
         state = loop.run_until_complete(execution.run())
@@ -125,33 +127,12 @@ def ours(rounds: int, folder: Path | None = None) -> Runner:
 ITEMS = 20  # items of the Agent in the stored growth figure
 
 
-def items_workflow(items: int, rounds: int) -> Workflow:
-    """A Manual Trigger with `items` pinned items -> the Agent, `rounds` tool rounds for each item."""
-    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} * 2"})], "usage": {"promptTokens": 10, "completionTokens": 5}}
-               for i in range(items * rounds)]
-    replies += [{"text": "done", "usage": {"promptTokens": 10, "completionTokens": 1}}] * items
-    workflow = agent_workflow(replies, trigger="manual", agent_params={"promptType": "define", "text": "Double it"},
-                              agent_options={"maxIterations": rounds + 5})
-    workflow.pinData["Start"] = [{"json": {"n": i}} for i in range(items)]
-    return workflow
-
-
 def ours_items(items: int, rounds: int, folder: Path) -> Runner:
     """A runner of our Agent over `items` items, each run written to an execution store in `folder`."""
-    registry, workflow = builtin_registry(), items_workflow(items, rounds)
+    registry, workflow = builtin_registry(), items_agent_workflow(items, rounds)
     store = ExecutionStore(folder / f"items-{items}x{rounds}.sqlite", retention=Retention())
     OPEN_STORES.append(store)
-
-    def run() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            state = loop.run_until_complete(Engine(registry, store=store).run(workflow))
-        finally:
-            loop.close()
-        assert state.status == "success", state.error
-        assert len(state.run_data["Calculator"]) == items * rounds
-
-    return lambda: measure(run, items * (rounds + 1))
+    return lambda: measure(lambda: run_ours(registry, workflow, items * rounds, store, chat=False), items * (rounds + 1))
 
 
 # ----- LangGraph ----------------------------------------------------------------------------------

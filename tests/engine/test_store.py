@@ -10,7 +10,7 @@ from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, open_store
 from nodes.triggers.chat_trigger import chat_item
-from tests.builders import agent_workflow, tool_call
+from tests.builders import agent_workflow, items_agent_workflow, tool_call
 from tests.engine.pausing import run_to_pause
 from tests.store_backends import sql
 
@@ -30,14 +30,19 @@ async def test_a_long_run_is_stored_small_and_read_back_exactly(store_target: st
     store = open_store(store_target)
     state = await Engine(builtin_registry(), store=store).run(long_agent(), items=[chat_item("go", "s")])
     assert state.status == "success"
-    loaded = store.load(state.id)
-    assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
-        {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
-    )
+    assert_read_back(store, state)
     last_model_input = state.run_data["Model"][-1].to_json()["input"]
     assert len(last_model_input["ai_languageModel"][0][0]["json"]["messages"]) == 2 * ROUNDS + 2
     # the repeated messages were not written again and again
     assert run_bytes(store) < whole_json_bytes(state) / 10
+
+
+def assert_read_back(store, state) -> None:
+    """The stored execution's runs are the runs that ran."""
+    loaded = store.load(state.id)
+    assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
+        {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
+    )
 
 
 def run_bytes(store) -> int:
@@ -52,15 +57,6 @@ def whole_json_bytes(state) -> int:
     return sum(len(json.dumps(t.to_json())) for runs in state.run_data.values() for t in runs)
 
 
-def several_items_agent(items: int, rounds: int):
-    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(items * rounds)]
-    workflow = agent_workflow(replies + [{"text": "done"}] * items, trigger="manual",
-                              agent_params={"promptType": "define", "text": "Add one, again and again"},
-                              agent_options={"maxIterations": rounds + 1})
-    workflow.pinData["Start"] = [{"json": {"n": i}} for i in range(items)]
-    return workflow
-
-
 async def test_an_agent_with_several_items_writes_each_conversation_as_it_grows(store_target: str) -> None:
     """An Agent runs its items' conversations side by side, its model called for each in turn: a
     model run is written as a delta from the run before it in the same conversation, not from
@@ -69,12 +65,9 @@ async def test_an_agent_with_several_items_writes_each_conversation_as_it_grows(
     items, written = 4, {}
     for rounds in (15, 45):
         store = open_store(store_target)
-        state = await Engine(builtin_registry(), store=store).run(several_items_agent(items, rounds))
+        state = await Engine(builtin_registry(), store=store).run(items_agent_workflow(items, rounds))
         assert state.status == "success" and len(state.run_data["Model"]) == items * (rounds + 1)
-        loaded = store.load(state.id)
-        assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
-            {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
-        )
+        assert_read_back(store, state)
         written[rounds] = run_bytes(store)
         store.delete(state.id)
         store.close()
@@ -154,9 +147,6 @@ async def test_conversations_past_those_kept_are_still_read_back_exactly(store_t
     conversation was dropped is written from its node's latest run instead, and reads back the same."""
     monkeypatch.setattr("engine.store.run_records.CONVERSATIONS_KEPT", 2)
     store = open_store(store_target)
-    state = await Engine(builtin_registry(), store=store).run(several_items_agent(4, 6))
+    state = await Engine(builtin_registry(), store=store).run(items_agent_workflow(4, 6))
     assert state.status == "success"
-    loaded = store.load(state.id)
-    assert as_json({k: [t.to_json() for t in v] for k, v in loaded.run_data.items()}) == as_json(
-        {k: [t.to_json() for t in v] for k, v in state.run_data.items()}
-    )
+    assert_read_back(store, state)
