@@ -3,10 +3,10 @@ list (an agent's growing messages and steps) keep a count instead of repeating i
 
 `encode(new, old)` compares lists by object identity (values the engine shares between runs),
 so it costs little; a dict or list that is the very object in `old` is written as SAME, and a
-window on an append-only log (engine.shared_log) that extends a window on the same log in `old`
-costs only what it adds. `decode(encoded, old)` needs the decoded `old` the encoding was made
-from; windows are lists there. A writer that knows which keys of a dict changed writes only
-those (`changed_keys`); `encode` itself never does.
+window on an append-only log (engine.shared_log) that starts with the entries of a window in
+`old` (on the same log, or on a log both stand on) costs only what it adds. `decode(encoded,
+old)` needs the decoded `old` the encoding was made from; windows are lists there. A writer that
+knows which keys of a dict changed writes only those (`changed_keys`); `encode` itself never does.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def encode(new: Any, old: Any) -> Any:
         return new if out is None else out
     if kind is LogWindow:
         if type(old) is LogWindow:
-            if old.log is new.log and MIN_SHARED <= old.length <= new.length:
-                return {MARK: old.length, "then": new.log.items[old.length:new.length]}
+            n = new.shared_with(old)
+            if n >= MIN_SHARED:
+                return {MARK: n, "then": new[n:]}
             old = old.to_list()
         new, kind = new.to_list(), list
     if kind is list:

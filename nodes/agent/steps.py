@@ -9,7 +9,6 @@ the window it was made with. After a resume the stored list becomes a new log on
 
 from __future__ import annotations
 
-import operator
 import weakref
 from typing import Any, Iterable
 
@@ -32,15 +31,23 @@ def make_step(tool_call_id: str, tool: str, tool_input: Any, observed: str, log:
 
 
 def _has_call(steps: LogWindow, tool_call_id: str) -> bool:
-    """Whether `steps` holds a step for `tool_call_id` (an index per log, kept up to date)."""
-    log = steps.log
-    indexed, ids = _CALL_IDS.get(log, (0, {}))
-    items = log.items
-    if indexed < len(items):
-        for position in range(indexed, len(items)):
-            ids.setdefault(items[position]["toolCallId"], position)
-        _CALL_IDS[log] = (len(items), ids)
-    return ids.get(tool_call_id, steps.length) < steps.length
+    """Whether `steps` holds a step for `tool_call_id` (an index per log of its own steps, kept up
+    to date; a log that starts with another's first steps asks that one for those)."""
+    log: SharedLog | None = steps.log
+    end = steps.length
+    while log is not None and end > 0:
+        if end > log.start:
+            indexed, ids = _CALL_IDS.get(log, (0, {}))
+            items = log.items
+            if indexed < len(items):
+                for position in range(indexed, len(items)):
+                    ids.setdefault(items[position]["toolCallId"], log.start + position)
+                _CALL_IDS[log] = (len(items), ids)
+            if ids.get(tool_call_id, end) < end:
+                return True
+            end = log.start
+        log = log.base
+    return False
 
 
 def earlier_steps(response: EngineResponse | None, item_index: int) -> LogWindow:
@@ -111,32 +118,34 @@ def _same_head(a: list[ChatMessage], b: list[ChatMessage]) -> bool:
 def scratchpad_messages(head: list[ChatMessage], steps: LogWindow, memo: dict[str, Any]) -> LogWindow:
     """`head` (system, history, user) then each step as an assistant message with the call and a
     tool message with the result: a window on a log of messages kept in `memo` (an execution-wide
-    cache), so a round builds the messages of its new steps only. When the steps are on another
-    log than last round (n8n's v3 agent gives each item after the first a copy of the first
-    item's steps plus its own), the messages of the steps both rounds share are kept."""
-    cached = memo.get("log")
-    if cached is not None:
-        cached_head, steps_log, built, messages = cached
-        if not _same_head(cached_head, head) or len(messages.items) != len(head) + 2 * len(built):
-            cached = None
-        elif steps_log is not steps.log:  # an append-only log needs no comparing; another log does
-            shared = _shared_steps(built, steps)
-            if shared < len(built):
-                messages, built = messages.prefix(len(head) + 2 * shared), built[:shared]
-    if cached is None:
-        cached_head, messages, built = list(head), SharedLog(head), []
-    if len(built) < steps.length:
-        new = steps.log.items[len(built):steps.length]
-        messages.items.extend(_pairs(new))
-        built += new
-    memo["log"] = (cached_head, steps.log, built, messages)
+    cache), so a round builds the messages of its new steps only. Steps on a log that starts with
+    another log's steps (n8n's v3 agent gives each item after the first the first item's steps
+    plus its own) get messages on a log that starts with that log's messages."""
+    if not _same_head(memo.get("head", ()), head):
+        memo["head"], memo["logs"] = list(head), {}
+    made: dict[SharedLog, tuple[SharedLog, int]] = memo["logs"]
+    messages = _messages_for(steps.log, steps.length, memo["head"], made)
+    memo["logs"] = {log: made[log] for log, _, _ in steps.segments() if log in made} or made
     return LogWindow(messages, len(head) + 2 * steps.length)
 
 
-def _shared_steps(built: list[dict[str, Any]], steps: LogWindow) -> int:
-    """How many of the first steps of `steps` are the very step objects in `built`."""
-    same = list(map(operator.is_, built, steps.log.items[: min(len(built), steps.length)]))
-    return same.index(False) if False in same else len(same)
+def _messages_for(steps: SharedLog, upto: int, head: list[ChatMessage],
+                  made: dict[SharedLog, tuple[SharedLog, int]]) -> SharedLog:
+    """The message log of the steps log `steps`, holding the messages of its first `upto` steps at
+    least; `made` holds each steps log's message log and how many of its steps that has."""
+    found = made.get(steps)
+    if found is None:
+        if steps.base is not None and steps.start > 0:
+            messages = _messages_for(steps.base, steps.start, head, made).after(len(head) + 2 * steps.start)
+        else:
+            messages = SharedLog(head)
+        found = (messages, steps.start)
+    messages, count = found
+    if count < upto:
+        messages.items.extend(_pairs(steps.items[count - steps.start:upto - steps.start]))
+        count = upto
+    made[steps] = (messages, count)
+    return messages
 
 
 def cached_message(memo: dict[str, Any], role: str, content: str) -> ChatMessage:

@@ -11,7 +11,7 @@ import pytest
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter, NodeBefore
 from nodes.triggers.chat_trigger import chat_item
-from tests.builders import CALCULATOR, MANUAL_TRIGGER, SCRIPTED, AGENT, SET, agent_workflow, link, node, tool_call
+from tests.builders import CALCULATOR, MANUAL_TRIGGER, SCRIPTED, AGENT, SET, agent_workflow, items_agent_workflow, link, node, tool_call
 from engine.workflow import parse_workflow
 
 
@@ -427,6 +427,24 @@ async def test_model_runs_share_one_message_log_and_read_as_json(engine: Engine)
     assert [m["role"] for m in stored] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert stored[-1] == {"role": "tool", "content": '[{"response":"2"}]', "toolCallId": "call_2_1"}
     assert json.loads(json.dumps(state.run_data["Model"][2].to_json()))["input"] == snapshot["runData"]["Model"][2]["input"]
+
+
+async def test_the_items_of_a_v3_agent_share_the_first_items_messages_instead_of_copying_them(engine: Engine) -> None:
+    """n8n's v3 Agent gives each item after the first the first item's steps, one more every
+    round, then its own step of the round before. Each recorded model run reads exactly that, on
+    logs that stand on one another: what the runs hold grows with the rounds, not their square."""
+    items, held = 3, {}
+    for rounds in (10, 30):
+        state = await engine.run(items_agent_workflow(items, rounds))
+        assert state.status == "success"
+        windows = [run.input["ai_languageModel"][0][0]["json"]["messages"] for run in state.run_data["Model"]]
+        for k, window in enumerate(windows):
+            r, i = divmod(k, items)  # round r of item i; model run k answered "call_{k+1}_1"
+            calls = [m["toolCallId"] for m in window if m["role"] == "tool"]
+            assert calls == [f"call_{items * j + 1}_1" for j in range(r - 1)] + ([f"call_{items * (r - 1) + i + 1}_1"] if r else [])
+        logs = {id(log): len(log.items) for window in windows for log, _, _ in window.segments()}
+        held[rounds] = sum(logs.values())
+    assert held[30] < 3 * 1.25 * held[10]
 
 
 def test_a_round_appends_its_steps_to_the_log_of_the_last_round() -> None:

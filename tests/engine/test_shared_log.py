@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.shared_log import LogWindow, SharedLog, plain
+from engine.shared_log import MAX_DEPTH, LogWindow, SharedLog, plain
 
 
 def test_a_window_keeps_what_it_saw_when_the_log_grows() -> None:
@@ -16,12 +16,48 @@ def test_a_window_keeps_what_it_saw_when_the_log_grows() -> None:
     assert list(reversed(second)) == ["c", "b", "a"]
 
 
-def test_extending_an_older_window_starts_a_new_log() -> None:
+def test_extending_an_older_window_starts_a_new_log_that_shares_the_older_entries() -> None:
     first = LogWindow.of(["a"])
     later = first.extended(["b"])
     fork = first.extended(["x"])  # `later` already appended after `first`
     assert fork.log is not first.log
     assert list(later) == ["a", "b"] and list(fork) == ["a", "x"]
+    assert fork.log.items == ["x"] and fork.log.base is first.log  # "a" is not copied
+    assert fork[0] == "a" and fork[-1] == "x" and fork[0:2] == ["a", "x"] and fork.to_list() == ["a", "x"]
+    assert list(reversed(fork)) == ["x", "a"]
+    assert fork == ["a", "x"] and fork != later
+
+
+def test_windows_on_logs_that_stand_on_others_read_the_same_as_copies() -> None:
+    """Each item after the first of n8n's v3 agent reads the first item's steps, one more every
+    round, then its own: a chain of logs, cut to a copy past MAX_DEPTH."""
+    trunk = SharedLog(["s0"])
+    window, expected = trunk.window(), ["s0"]
+    for n in range(1, 3 * MAX_DEPTH):
+        trunk.items.append(f"s{n}")
+        mine = LogWindow(trunk, n).extended([f"own{n}"])  # the trunk's first n, then this item's
+        window = window.extended([f"more{n}"]) if n % 3 else mine
+        expected = expected + [f"more{n}"] if n % 3 else [f"s{i}" for i in range(n)] + [f"own{n}"]
+        assert window.to_list() == expected and list(window) == expected and window[:] == expected
+        assert [window[i] for i in range(len(window))] == expected
+        assert window.log.depth <= MAX_DEPTH
+    deep = window
+    for n in range(2 * MAX_DEPTH):  # logs that each start with the whole of the last: copied past MAX_DEPTH
+        deep = LogWindow(deep.log, len(deep) - 1).extended([deep[-1], f"d{n}"])
+        expected = expected + [f"d{n}"]
+        assert deep.to_list() == expected and deep.log.depth <= MAX_DEPTH
+
+
+def test_windows_count_the_entries_they_share() -> None:
+    trunk = SharedLog(["a", "b", "c"])
+    first = LogWindow(trunk, 2).extended(["x"])
+    trunk.items.append("d")
+    second = LogWindow(trunk, 3).extended(["y"])
+    assert first.shared_with(second) == 2 == second.shared_with(first)
+    assert second.shared_with(trunk.window()) == 3
+    assert trunk.window().shared_with(LogWindow(trunk, 1)) == 1
+    copy = LogWindow.of(trunk.items[:2] + ["z"])  # another log with the same objects first
+    assert copy.shared_with(first) == 2
 
 
 def test_a_window_compares_with_lists_and_windows() -> None:
@@ -56,14 +92,32 @@ def test_plain_turns_windows_into_lists_for_json() -> None:
     assert plain(untouched) is untouched
 
 
-def test_a_log_taken_up_from_an_earlier_point_keeps_its_lineage() -> None:
+def test_a_log_taken_up_from_an_earlier_point_keeps_its_lineage_and_its_parallel_logs() -> None:
+    made: list[str] = []
+
+    def upper(text: str) -> str:
+        made.append(text)
+        return text.upper()
+
     first = SharedLog(["system", "user", "call 1", "result 1"])
-    json_log = first.window().mapped("json", str.upper).log
-    again = first.prefix(2)  # the conversation taken up after its first two messages
-    assert again.items == ["system", "user"]
-    assert again.lineage == first.lineage
-    assert again.window().mapped("json", str.upper).log.lineage == json_log.lineage
-    assert again.window().mapped("json", str.upper).log.items == ["SYSTEM", "USER"]  # made once, kept
+    json_log = first.window().mapped("json", upper).log
+    again = LogWindow(first, 2).extended(["call 2"])  # the conversation taken up after its first two messages
+    assert again.log.lineage == first.lineage
+    mapped = again.mapped("json", upper)
+    assert mapped.log.lineage == json_log.lineage
+    assert list(mapped) == ["SYSTEM", "USER", "CALL 2"] and mapped.log.base is json_log
+    assert made == ["system", "user", "call 1", "result 1", "call 2"]  # each made once, kept
     other = SharedLog(["system", "user"])
     assert other.lineage not in (first.lineage, json_log.lineage)
     assert json_log.lineage != first.lineage
+
+
+def test_a_parallel_log_of_a_log_standing_on_another_makes_the_base_entries_first() -> None:
+    first = SharedLog(["a", "b", "c"])
+    later = LogWindow(first, 2).extended(["x"])  # its parallel made before the base's
+    assert list(later.mapped("up", str.upper)) == ["A", "B", "X"]
+    assert list(first.window().mapped("up", str.upper)) == ["A", "B", "C"]
+    deep = later
+    for n in range(2 * MAX_DEPTH):
+        deep = LogWindow(deep.log, len(deep) - 1).extended([deep[-1], f"d{n}"])
+        assert list(deep.mapped("up", str.upper)) == [x.upper() for x in deep]

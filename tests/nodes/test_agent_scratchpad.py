@@ -29,20 +29,27 @@ def test_steps_on_the_same_log_add_only_their_messages() -> None:
     assert all(a is b for a, b in zip(first, second))
 
 
-def test_steps_on_another_log_keep_the_messages_of_the_steps_both_share() -> None:
-    """n8n's v3 agent gives each item after the first a copy of the first item's steps followed by
-    its own: the messages of the shared steps are kept, the rest made, nothing made wrong."""
+def test_steps_on_a_log_standing_on_another_share_its_messages() -> None:
+    """n8n's v3 agent gives each item after the first the first item's steps followed by its own,
+    one more of the first item's every round: the messages of those are made once for the item
+    and shared by its rounds, its own made each round, nothing made wrong."""
     memo: dict = {}
-    s0, s1, mine, theirs = step(0), step(1), step(7), step(8)
-    first = scratchpad_messages(HEAD, SharedLog([s0, s1, mine]).window(), memo)
-    before = as_json(first)
-    second = scratchpad_messages(HEAD, SharedLog([s0, s1, theirs, step(9)]).window(), memo)
-
-    fresh = scratchpad_messages(HEAD, SharedLog([s0, s1, theirs, step(9)]).window(), {})
-    assert as_json(second) == as_json(fresh)
-    assert all(a is b for a, b in zip(list(first)[:6], list(second)[:6]))  # head and the two shared steps
-    assert list(second)[6] is not list(first)[6]
-    assert as_json(first) == before  # the earlier window (a recorded run's input) reads as it did
+    firsts = SharedLog([step(0), step(1)])  # the first item's steps
+    rounds = []
+    for n in range(2, 8):
+        firsts.items.append(step(n))  # the first item's result of this round
+        mine = LogWindow(firsts, n).extended([step(100 + n)])  # as build_steps makes them
+        before = [as_json(r) for r in rounds]
+        messages = scratchpad_messages(HEAD, mine, memo)
+        assert as_json(messages) == as_json(scratchpad_messages(HEAD, SharedLog(list(mine)).window(), {}))
+        assert [as_json(r) for r in rounds] == before  # earlier windows (recorded runs' inputs) read as they did
+        if rounds:
+            last = rounds[-1]
+            shared = 2 + 2 * (n - 1)  # the head and the first item's steps both rounds read
+            assert all(a is b for a, b in zip(list(last)[:shared], list(messages)[:shared]))
+            assert messages.shared_with(last) == shared
+            assert len(messages.log.items) == 2  # the item's own step only: nothing copied
+        rounds.append(messages)
 
 
 def test_a_shorter_window_on_another_log_reads_only_its_steps() -> None:
