@@ -16,8 +16,8 @@ is printed beside it), min/median/max over interleaved repeats.
    run before); and how LangGraph grows from 100 to 1,000 (it rewrites its whole message state
    every step).
 3. Retained memory per iteration (tracemalloc, the finished run still held): ours at 1,000 and
-   5,000 iterations (target: at most 20 KB, the same at both), LangGraph with and without its
-   checkpointer (quick: without only).
+   5,000 iterations (target: at most 20 KB, the same at both), alone and as an Agent with 20
+   items, LangGraph with and without its checkpointer (quick: without only).
 """
 
 from __future__ import annotations
@@ -344,6 +344,17 @@ def memory(settings: Settings, folder: Path) -> None:
     if len(per_iteration) > 1:
         print(f"  mini-n8n, per iteration at {settings.memory_sizes[-1]:,} / at {settings.memory_sizes[0]:,}:"
               f" {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
+    per_iteration = []
+    for iterations in settings.memory_sizes:  # n8n's v3 Agent gives each item the first one's steps every round
+        rounds = iterations // ITEMS - 1
+        workflow = items_agent_workflow(ITEMS, rounds)
+        kb = retained_kb(lambda: run_ours(registry, workflow, ITEMS * rounds, chat=False)) / iterations
+        per_iteration.append(kb)
+        print(f"  mini-n8n, an Agent with {ITEMS} items, {iterations:>5,} iterations: {kb:6.2f} KB per iteration"
+              f" (target <= {MEMORY_TARGET_KB:g} KB; {verdict(kb, MEMORY_TARGET_KB)})")
+    if len(per_iteration) > 1:
+        print(f"  mini-n8n, an Agent with {ITEMS} items, per iteration at {settings.memory_sizes[-1]:,}"
+              f" / at {settings.memory_sizes[0]:,}: {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
     rounds = settings.peer_memory
     peers: tuple[tuple[str, Path | None], ...] = (("LangGraph ReAct", None), ("LangGraph ReAct, SqliteSaver", folder))
     if settings is QUICK:  # for information only, and slow under tracemalloc
