@@ -41,6 +41,14 @@ class WriterState(RunRecords):
     checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to
     salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
 
+    def stop_listening(self) -> None:
+        """Its execution tells it no more runs. The callback is dropped: it holds the writer (a
+        cycle), and through it the execution and all its run data, which only the collector
+        would free otherwise (a pause of milliseconds at a run's end)."""
+        unlisten, self.unlisten = self.unlisten, None
+        if unlisten is not None:
+            unlisten()
+
 
 INSERT_RUNS = "INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,?,?,?)"
 INSERT_WHOLE_RUNS = "INSERT OR REPLACE INTO runs (execution_id, seq, node, run_index, base, task, crc) VALUES (?,?,?,?,NULL,?,?)"

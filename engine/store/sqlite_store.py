@@ -124,8 +124,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _retire(self, writer: WriterState) -> None:
         """A writer no longer attached, everything folded in: it hears no more runs, and its journal
         is kept emptied for the next execution, or removed."""
-        if writer.unlisten is not None:
-            writer.unlisten()
+        writer.stop_listening()
         self._journals.retire(writer.journal)
 
     def _adopt_dead(self, execution_id: str) -> bool:
@@ -222,8 +221,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         previous = self._writers.pop(state.id, None)
         if previous is not None:  # attached again in this process (resumed here): the old writer is done
             self._fold(previous)
-            if previous.unlisten is not None:
-                previous.unlisten()
+            previous.stop_listening()
             previous.journal.close(remove=False)
         if fresh and previous is None:
             writer = self._start_in_journal(state, workflow, workflow_crc, digest)
