@@ -4,7 +4,9 @@ All state between rounds is in the request metadata (plain JSON), keyed by item 
 string so that a JSON round trip gives back the same dict. Within a process the steps of one
 item are a window on an append-only log (engine.shared_log): a round adds its new steps and
 their messages without copying or rebuilding the earlier ones, and every earlier request keeps
-the window it was made with. After a resume the stored list becomes a new log once.
+the window it was made with; the steps n8n's v3 agent gives an item after the first (the first
+item's, then its own) are on a log that stands on the first item's. After a resume the stored
+list becomes a new log once.
 """
 
 from __future__ import annotations
