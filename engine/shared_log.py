@@ -115,7 +115,11 @@ class LogWindow(Sequence[Any]):
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            entry = self.log.entry
+            log = self.log
+            if log.base is None and index.step is None:  # the common case: one list's slice
+                start, stop, _ = index.indices(self.length)
+                return log.items[start:stop]
+            entry = log.entry
             return [entry(i) for i in range(self.length)[index]]
         if index < 0:
             index += self.length

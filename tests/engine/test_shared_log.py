@@ -121,3 +121,15 @@ def test_a_parallel_log_of_a_log_standing_on_another_makes_the_base_entries_firs
     for n in range(2 * MAX_DEPTH):
         deep = LogWindow(deep.log, len(deep) - 1).extended([deep[-1], f"d{n}"])
         assert list(deep.mapped("up", str.upper)) == [x.upper() for x in deep]
+
+
+def test_a_window_slices_as_the_list_it_shows() -> None:
+    trunk = SharedLog(range(10))
+    windows = {"one log": LogWindow(trunk, 7), "standing on another": LogWindow(trunk, 4).extended([40, 50, 60])}
+    for name, window in windows.items():
+        shown = window.to_list()
+        bounds = (None, -9, -3, -1, 0, 2, 6, 7, 20)
+        for start in bounds:
+            for stop in bounds:
+                for step in (None, 1, 2, -1):
+                    assert window[start:stop:step] == shown[start:stop:step], (name, start, stop, step)
