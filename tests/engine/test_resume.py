@@ -10,7 +10,7 @@ from engine.registry import builtin_registry
 from engine.requests import EngineRequest, EngineResponse
 from nodes.agent.tools_agent import ToolsAgent
 from nodes.triggers.chat_trigger import chat_item
-from tests.builders import CALCULATOR, agent_workflow, tool_call
+from tests.builders import CALCULATOR, agent_workflow, items_agent_workflow, tool_call
 from tests.engine.pausing import at_boundaries, run_to_pause
 
 REPLIES = [
@@ -89,6 +89,22 @@ async def test_stopping_at_every_boundary_and_restoring_gives_the_same_run(engin
                                          "before_tool", "tool_result"]
     assert strip_times(state.to_json())["runData"] == strip_times(reference.to_json())["runData"]
     assert state.result == reference.result
+
+
+async def test_an_agent_with_several_items_restored_after_every_tool_result_gives_the_same_run() -> None:
+    """n8n's v3 Agent gives each item after the first the first item's steps: in a process those
+    stand on the first item's log; from JSON they are lists again. Either way, the same run."""
+    wf = items_agent_workflow(3, 4)
+    reference = await Engine(builtin_registry()).run(wf)
+    execution = Engine(builtin_registry()).create(wf)
+    state = await run_to_pause(execution, Breakpoints(after_tool_result=True))
+    stops = 0
+    while state.status == "paused":
+        stops += 1
+        execution = Engine(builtin_registry()).restore(json.loads(json.dumps(execution.snapshot())))
+        state = await run_to_pause(execution, Breakpoints(after_tool_result=True))
+    assert stops == 3 * 4 and state.status == "success"
+    assert strip_times(state.to_json())["runData"] == strip_times(reference.to_json())["runData"]
 
 
 async def test_tools_agent_execute_from_json_metadata_directly() -> None:
