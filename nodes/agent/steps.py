@@ -123,7 +123,7 @@ def scratchpad_messages(head: list[ChatMessage], steps: LogWindow, memo: dict[st
     cache), so a round builds the messages of its new steps only. Steps on a log that starts with
     another log's steps (n8n's v3 agent gives each item after the first the first item's steps
     plus its own) get messages on a log that starts with that log's messages."""
-    if not _same_head(memo.get("head", ()), head):
+    if "logs" not in memo or not _same_head(memo["head"], head):
         memo["head"], memo["logs"] = list(head), {}
     made: dict[SharedLog, tuple[SharedLog, int]] = memo["logs"]
     messages = _messages_for(steps.log, steps.length, memo["head"], made)
