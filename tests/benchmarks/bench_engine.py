@@ -331,30 +331,35 @@ def growth(settings: Settings, folder: Path) -> None:
         print(f"  {name}: {short_ms:.3f} ms per iteration at {SHORT}, {long_ms:.3f} at {long:,} (ratio {long_ms / short_ms:.2f}; one run each)")
 
 
+def memory_lines(label: str, sizes: tuple[int, ...], retained_per_iteration: Callable[[int], float]) -> None:
+    """Retained KB per iteration of runs of each of `sizes` iterations, against the target, and
+    the last per the first (constant: 1.00)."""
+    per_iteration: list[float] = []
+    for iterations in sizes:
+        kb = retained_per_iteration(iterations)
+        per_iteration.append(kb)
+        print(f"  {label}, {iterations:>5,} iterations: {kb:6.2f} KB per iteration"
+              f" (target <= {MEMORY_TARGET_KB:g} KB; {verdict(kb, MEMORY_TARGET_KB)})")
+    if len(per_iteration) > 1:
+        print(f"  {label}, per iteration at {sizes[-1]:,} / at {sizes[0]:,}:"
+              f" {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
+
+
 def memory(settings: Settings, folder: Path) -> None:
     print(f"3. Retained memory per iteration (tracemalloc; the finished run held) ({load()})")
     registry = builtin_registry()
-    per_iteration: list[float] = []
-    for rounds in settings.memory_sizes:
+
+    def alone(rounds: int) -> float:
         workflow = scripted_workflow(rounds)
-        kb = retained_kb(lambda: run_ours(registry, workflow, rounds)) / rounds
-        per_iteration.append(kb)
-        print(f"  mini-n8n, {rounds:>5,} iterations: {kb:6.2f} KB per iteration"
-              f" (target <= {MEMORY_TARGET_KB:g} KB; {verdict(kb, MEMORY_TARGET_KB)})")
-    if len(per_iteration) > 1:
-        print(f"  mini-n8n, per iteration at {settings.memory_sizes[-1]:,} / at {settings.memory_sizes[0]:,}:"
-              f" {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
-    per_iteration = []
-    for iterations in settings.memory_sizes:  # n8n's v3 Agent gives each item the first one's steps every round
+        return retained_kb(lambda: run_ours(registry, workflow, rounds)) / rounds
+
+    def with_items(iterations: int) -> float:  # n8n's v3 Agent gives each item the first one's steps every round
         rounds = iterations // ITEMS - 1
         workflow = items_agent_workflow(ITEMS, rounds)
-        kb = retained_kb(lambda: run_ours(registry, workflow, ITEMS * rounds, chat=False)) / iterations
-        per_iteration.append(kb)
-        print(f"  mini-n8n, an Agent with {ITEMS} items, {iterations:>5,} iterations: {kb:6.2f} KB per iteration"
-              f" (target <= {MEMORY_TARGET_KB:g} KB; {verdict(kb, MEMORY_TARGET_KB)})")
-    if len(per_iteration) > 1:
-        print(f"  mini-n8n, an Agent with {ITEMS} items, per iteration at {settings.memory_sizes[-1]:,}"
-              f" / at {settings.memory_sizes[0]:,}: {per_iteration[-1] / per_iteration[0]:.2f} (constant: 1.00)")
+        return retained_kb(lambda: run_ours(registry, workflow, ITEMS * rounds, chat=False)) / iterations
+
+    memory_lines("mini-n8n", settings.memory_sizes, alone)
+    memory_lines(f"mini-n8n, an Agent with {ITEMS} items", settings.memory_sizes, with_items)
     rounds = settings.peer_memory
     peers: tuple[tuple[str, Path | None], ...] = (("LangGraph ReAct", None), ("LangGraph ReAct, SqliteSaver", folder))
     if settings is QUICK:  # for information only, and slow under tracemalloc
