@@ -45,7 +45,7 @@ class SharedLog:
 
     def window(self) -> "LogWindow":
         """A window on everything appended so far."""
-        return LogWindow(self, self.start + len(self.items))
+        return LogWindow(self, self.size)
 
     def after(self, length: int) -> "SharedLog":
         """A new log starting with this log's first `length` entries, and with what each parallel
@@ -83,7 +83,7 @@ class SharedLog:
         """The parallel log `name` with its entries up to `upto` made (it holds those before this
         log's own from the start)."""
         convert, log = self._parallel[name]
-        have = log.start + len(log.items)
+        have = log.size
         if have < upto:
             log.items.extend(map(convert, self.items[have - self.start:upto - self.start]))
         return log
@@ -200,7 +200,7 @@ class LogWindow(Sequence[Any]):
         window yet (the cost is that of `values`); otherwise on a new log that starts with this
         window's entries (see SharedLog.after)."""
         log = self.log
-        if self.length != log.start + len(log.items):
+        if self.length != log.size:
             log = log.after(self.length)
         log.items.extend(values)
         return log.window()
