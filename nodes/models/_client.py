@@ -26,7 +26,7 @@ import httpx
 from nodes.http_transport import LOOPBACK, LazyTLSTransport, tls_context
 
 from ._http1 import Http1Connection, Http1Pool
-from ._common import encode_json
+from ._common import encode_json_bytes
 
 KEEPALIVE_EXPIRY_S = 5.0  # httpx's default
 MAX_CONNECTIONS = 100  # httpx's default
@@ -201,10 +201,10 @@ class ModelClient:
         return pool
 
     async def post_json(self, url: str, body: Any, headers: dict[str, str]) -> Reply:
-        """POST `body` as JSON (`encode_json`; bytes are JSON already) and return the reply once its
+        """POST `body` as JSON (`encode_json_bytes`; bytes are JSON already) and return the reply once its
         head has arrived. Raises InvalidURL, or a transport error of TRANSPORT_ERRORS."""
         target, host_header, host, port, path, https = _target(url)
-        content = body if isinstance(body, bytes) else encode_json(body).encode()
+        content = body if isinstance(body, bytes) else encode_json_bytes(body)
         if self._proxies and host not in LOOPBACK_HOSTS:
             return await self._post_proxied(target, content, headers)
         before, after = _head(path, host_header, tuple(headers.items()))

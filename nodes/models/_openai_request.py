@@ -21,7 +21,7 @@ from engine.chat import ChatMessage, ToolSpec
 
 from engine.shared_log import LogWindow
 
-from ._common import encode_json, js_number
+from ._common import encode_json, encode_json_bytes, js_number
 from ._openai_responses import input_items, tools_of
 from ._openai_wire import WIRE, to_wire_messages, to_wire_tools, wire_message
 
@@ -93,7 +93,7 @@ def chat_completions_json(body: dict[str, Any], messages: Sequence[ChatMessage])
     messages (a window on its append-only log) are each encoded once for all its requests, not
     again with every request after them; the bytes are those of encoding the whole body."""
     if not isinstance(messages, LogWindow) or next(reversed(body)) != "messages":
-        return encode_json(body).encode()
+        return encode_json_bytes(body)
     head = encode_json({key: value for key, value in body.items() if key != "messages"})
     encoded = messages.mapped(WIRE, wire_message).mapped("json", encode_json).to_list()
     return f'{head[:-1]},"messages":[{",".join(encoded)}]}}'.encode()

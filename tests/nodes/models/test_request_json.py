@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nodes.models._common import encode_json
+from nodes.models._common import encode_json, encode_json_bytes
 
 
 class Text(str):
@@ -37,6 +37,20 @@ def ours(value: Any) -> tuple[str, Any]:
         return "error", type(exc)
 
 
+def standard_bytes(value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    except Exception as exc:  # noqa: BLE001
+        return "error", type(exc)
+
+
+def ours_bytes(value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", encode_json_bytes(value)
+    except Exception as exc:  # noqa: BLE001
+        return "error", type(exc)
+
+
 @pytest.mark.parametrize("value", [
     {"a": 1}, {"a": 1.5}, {"temperature": 1e-05}, {"a": 100.0}, {"a": 1e16}, {"a": -0.0}, {"a": None},
     {"a": float("nan")}, {"a": float("inf")}, {1: 2}, {"a": 2**70}, {"a": -2**63 - 1}, {"a": 2**64 - 1}, "\ud800",
@@ -45,6 +59,7 @@ def ours(value: Any) -> tuple[str, Any]:
 ])
 def test_a_value_is_written_as_the_standard_library_writes_it(value: Any) -> None:
     assert ours(value) == standard(value)
+    assert ours_bytes(value) == standard_bytes(value)  # a body's bytes: its UTF-8 (a lone surrogate refused)
 
 
 def test_random_values_are_written_as_the_standard_library_writes_them() -> None:
@@ -69,3 +84,4 @@ def test_random_values_are_written_as_the_standard_library_writes_them() -> None
     for _ in range(5000):
         sample = value()
         assert ours(sample) == standard(sample), sample
+        assert ours_bytes(sample) == standard_bytes(sample), sample
