@@ -204,6 +204,27 @@ read_chunk = _typed_reader(StreamChunk)
 read_completion = _typed_reader(Completion)
 
 
+DONE = b"[DONE]"
+
+
+def read_chunks(payloads: list[bytes]) -> list[StreamChunk | None] | None:
+    """read_chunk of each event's data up to `[DONE]` (None in its place, the last); None when one
+    of them is not read so, a `[DONE]` written otherwise included (then read the events one by
+    one, as dicts where need be: StreamAssembler.feed)."""
+    out: list[StreamChunk | None] = []
+    for payload in payloads:
+        if payload[-1:] != b"}":
+            if payload != DONE:
+                return None
+            out.append(None)
+            return out
+        read = read_chunk(payload)
+        if read is None:
+            return None
+        out.append(read)
+    return out
+
+
 _NO_MESSAGE = _Message()
 
 

@@ -26,9 +26,9 @@ from ._common import locator_value
 from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_body, whole_body, within_deadline
 from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
-from ._openai_wire import (StreamAssembler, estimate_prompt_tokens, read_chunk, read_completion, reply_from_completion,
-                           reply_from_read)
-from ._sse import EventReader, Events, sse_data
+from ._openai_wire import (StreamAssembler, estimate_prompt_tokens, read_chunk, read_chunks, read_completion,
+                           reply_from_completion, reply_from_read)
+from ._sse import EventReader, Events, simple_payloads, sse_data
 from .versions import OPENAI_VERSIONS, openai_default_model
 
 OPENAI_API = "https://api.openai.com/v1"
@@ -188,8 +188,7 @@ class OpenAIChat:
         assembler = StreamAssembler()
         whole = whole_body(ep, response)
         if whole is not None:  # all of it came with the head (a fast server): read at once
-            reader = EventReader()
-            done = self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
+            done = self._take_whole(whole, assembler, on_token)
         else:
             done = False
             async with aclosing(sse_data(ep, response)) as batches:
@@ -203,6 +202,25 @@ class OpenAIChat:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         # servers that send no usage get one estimated from the request (its JSON, made only then)
         return assembler.reply(estimate_prompt_tokens(body) if assembler.usage is None else 0)
+
+    def _take_whole(self, whole: bytes, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
+        """The events of a body that came whole to the assembler; whether [DONE] came. The usual
+        body (`data: ` events only, each chunk read by msgspec) is read at the bytes, without
+        EventReader: all of its chunks are read before the first goes to the assembler, so that
+        any other body is read from its start by EventReader and `_take`, as before."""
+        payloads = simple_payloads(whole)
+        reads = read_chunks(payloads) if payloads is not None else None
+        if reads is None:
+            reader = EventReader()
+            return self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
+        for read in reads:
+            if read is None:
+                return True
+            if read.error:
+                raise self.endpoint.error(f"the model server at {self.endpoint.base_url} reported an error mid-reply: "
+                                          f"{_error_text(read.error)}")
+            assembler.feed_read(read, on_token)
+        return False
 
     def _take(self, events: Events, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
         """The chunks of these events to the assembler; whether [DONE] came."""

@@ -10,6 +10,8 @@ import pytest
 
 from engine.errors import NodeOperationError
 from nodes.models._client import Reply
+from nodes.models._openai_wire import read_chunks
+from nodes.models._sse import simple_payloads
 from nodes.models.openai_chat import OpenAIParams, chat_model
 
 BASE = "http://127.0.0.1:9/v1"
@@ -33,6 +35,12 @@ FAILING = delta({"content": "part"}) + b'data: {"error": {"message": "Overloaded
 CUT = delta({"content": "an answer that"}) + delta({"content": " gets"})  # no finish reason, no [DONE]
 CUT_MID_EVENT = delta({"content": "an answer that"}) + b'data: {"choices": [{"index": 0, "del'
 UNENDED = delta({"content": "done"}) + delta({}, "stop")[:-2]  # its last event has no blank line after it
+# only `data: ` events, but one that msgspec does not read into its types (read as a dict instead)
+UNTYPED = delta({"content": "a"}) + event([{"index": 0, "delta": {"content": 7}}]) + delta({}, "stop") + b"data: [DONE]\n\n"
+AFTER_DONE = delta({"content": "a"}) + delta({}, "stop") + b"data: [DONE]\n\n" + b"data: {not json\n\n"
+SPACED_DONE = delta({"content": "a"}) + delta({}, "stop") + b"data: [DONE] \n\n"
+MULTI_LINE = delta({"content": "a"}) + b'data: {"choices": [{"index": 0,\ndata: "delta": {"content": "b"}}]}\n\n' + delta({}, "stop")
+NOT_UTF_8 = delta({"content": "a\u00e9"}).replace("\\u00e9".encode(), b"\xff") + delta({}, "stop") + b"data: [DONE]\n\n"
 
 
 def reply(body: bytes, whole: bool, pieces: int = 7) -> Reply:
@@ -65,8 +73,10 @@ async def read(body: bytes, whole: bool, max_bytes: int | None = None) -> tuple[
     return got, tokens
 
 
-@pytest.mark.parametrize("body", [CALL, TEXT, FAILING, CUT, CUT_MID_EVENT, UNENDED],
-                         ids=["call", "text", "failing", "cut", "cut mid-event", "unended"])
+@pytest.mark.parametrize("body", [CALL, TEXT, FAILING, CUT, CUT_MID_EVENT, UNENDED, UNTYPED, AFTER_DONE, SPACED_DONE, MULTI_LINE,
+                                  NOT_UTF_8],
+                         ids=["call", "text", "failing", "cut", "cut mid-event", "unended", "untyped", "after done", "spaced done",
+                              "multi-line", "not utf-8"])
 async def test_a_stream_reads_the_same_whole_or_in_pieces(body: bytes) -> None:
     assert await read(body, whole=True) == await read(body, whole=False)
 
@@ -81,6 +91,18 @@ async def test_what_a_whole_stream_reads_as() -> None:
     assert failing == f"the model server at {BASE} reported an error mid-reply: Overloaded" and tokens == ["part"]
     assert (await read(CUT, whole=True)) == (f"the model server at {BASE} ended the stream mid-reply", ["an answer that", " gets"])
     assert (await read(UNENDED, whole=True))[0].content == "done"
+    assert (await read(UNTYPED, whole=True))[0].content == "a"  # read as a dict, whose content that is not text is skipped
+    assert (await read(AFTER_DONE, whole=True))[0].content == "a"
+    assert (await read(SPACED_DONE, whole=True))[0].content == "a"
+    assert (await read(MULTI_LINE, whole=True))[0].content == "ab"
+    assert (await read(NOT_UTF_8, whole=True))[0].content == "a\ufffd"
+
+
+def test_which_whole_streams_are_read_without_the_event_reader() -> None:
+    """The usual body is read at the bytes (every chunk by msgspec); anything else event by event."""
+    assert [len(reads) for reads in map(read_chunks, map(simple_payloads, (CALL, FAILING, CUT, AFTER_DONE)))] == [7, 3, 2, 3]
+    assert [simple_payloads(body) for body in (TEXT, UNENDED, MULTI_LINE, CUT_MID_EVENT)] == [None] * 4
+    assert [read_chunks(simple_payloads(body)) for body in (UNTYPED, SPACED_DONE, NOT_UTF_8)] == [None] * 3
 
 
 async def test_the_size_cap_holds_for_a_stream_that_came_with_its_head() -> None:

@@ -9,7 +9,7 @@ from typing import AsyncGenerator
 
 from nodes.models._client import Reply
 from nodes.models._http import Endpoint
-from nodes.models._sse import sse_data
+from nodes.models._sse import simple_payloads, sse_data
 
 STREAM = (b": keep-alive comment\r\nevent: message\r\ndata: {\"a\":1}\r\n\r\n"
           b"data: line1\ndata:line2\n\n\n"
@@ -92,6 +92,28 @@ def test_bodies_of_one_line_events_and_others_read_as_line_by_line() -> None:
         assert events(body, []) == expected, body
         cuts = sorted(rng.sample(range(1, len(body)), min(len(body) - 1, rng.randint(0, 4)))) if len(body) > 1 else []
         assert events(body, cuts) == expected, (body, cuts)
+
+
+def test_a_whole_body_of_one_line_data_events_reads_at_the_bytes_as_line_by_line() -> None:
+    """simple_payloads gives the events of the bodies it takes exactly as read line by line (all
+    of them ended), and takes no other body."""
+    pieces = [b'data: {"a":1}\n\n', b"data: [DONE]\n\n", b"data:  two spaces\n\n", b"data: x\n", b": comment\n",
+              b"\n", b"data: crlf\r\n\r\n", b"data: \xc3\xa9\n\n", b"data: \n\n", b"data: a\rb\n\n", b"data:\n\n",
+              b"data: data: b\n\n", b"data: a\n\n\n"]
+    rng = random.Random(13)
+    taken = 0
+    for _ in range(2000):
+        body = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))
+        found = simple_payloads(body)
+        expected = reference(body)
+        if found is not None:
+            taken += 1
+            assert [(p.decode("utf-8", "replace"), True) for p in found] == expected, body
+        else:
+            assert not (body.startswith(b"data: ") and b"\r" not in body and all(
+                ended and "\n" not in text for text, ended in expected) and body == b"".join(
+                b"data: " + text.encode() + b"\n\n" for text, _ended in expected)), body
+    assert taken > 300  # the usual bodies are among them
 
 
 def test_a_batch_is_plain_only_when_no_long_integer_went_into_its_events() -> None:
