@@ -207,22 +207,22 @@ read_completion = _typed_reader(Completion)
 DONE = b"[DONE]"
 
 
-def read_chunks(payloads: list[bytes]) -> list[StreamChunk | None] | None:
-    """read_chunk of each event's data up to `[DONE]` (None in its place, the last); None when one
-    of them is not read so, a `[DONE]` written otherwise included (then read the events one by
-    one, as dicts where need be: StreamAssembler.feed)."""
-    out: list[StreamChunk | None] = []
+def read_chunks(payloads: list[bytes]) -> tuple[list[StreamChunk], bool] | None:
+    """read_chunk of each event's data, up to the first `[DONE]` or the first chunk that reports
+    an error (the last then), and whether a `[DONE]` ended them; None when one of them is not read
+    so, a `[DONE]` written otherwise included (then read the events one by one, as dicts where
+    need be: StreamAssembler.feed)."""
+    out: list[StreamChunk] = []
     for payload in payloads:
         if payload[-1:] != b"}":
-            if payload != DONE:
-                return None
-            out.append(None)
-            return out
+            return (out, True) if payload == DONE else None
         read = read_chunk(payload)
         if read is None:
             return None
         out.append(read)
-    return out
+        if read.error:
+            break
+    return out, False
 
 
 _NO_MESSAGE = _Message()

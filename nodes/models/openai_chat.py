@@ -209,18 +209,17 @@ class OpenAIChat:
         EventReader: all of its chunks are read before the first goes to the assembler, so that
         any other body is read from its start by EventReader and `_take`, as before."""
         payloads = simple_payloads(whole)
-        reads = read_chunks(payloads) if payloads is not None else None
-        if reads is None:
+        read = read_chunks(payloads) if payloads is not None else None
+        if read is None:
             reader = EventReader()
             return self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
-        for read in reads:
-            if read is None:
-                return True
-            if read.error:
+        chunks, done = read
+        for chunk in chunks:
+            if chunk.error:
                 raise self.endpoint.error(f"the model server at {self.endpoint.base_url} reported an error mid-reply: "
-                                          f"{_error_text(read.error)}")
-            assembler.feed_read(read, on_token)
-        return False
+                                          f"{_error_text(chunk.error)}")
+            assembler.feed_read(chunk, on_token)
+        return done
 
     def _take(self, events: Events, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
         """The chunks of these events to the assembler; whether [DONE] came."""
