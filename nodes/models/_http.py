@@ -135,6 +135,11 @@ def deadline_error(ep: Endpoint) -> NodeOperationError:
     )
 
 
+def mid_reply_error(ep: Endpoint, said: Any) -> NodeOperationError:
+    """A streamed reply that reports an error part-way (`said`: the server's words for it)."""
+    return ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {said}")
+
+
 def transport_error(ep: Endpoint, exc: Exception) -> NodeOperationError:
     if isinstance(exc, TIMEOUTS):
         return deadline_error(ep)

@@ -58,8 +58,9 @@ def _simple_events(text: str) -> tuple[list[str], int]:
 def simple_payloads(raw: bytes) -> list[bytes] | None:
     """The data of each event of a whole body made only of one-line `data: ` events, each ended by
     a blank line (LF only), as bytes; None for any other body (EventReader reads it). These are
-    the events EventReader reads from such a body, found without decoding it to text: an event
-    per `\n\ndata: `, and no line end but the two after each event (counted)."""
+    the events EventReader reads from such a body, found without decoding it to text: split
+    where a blank line is followed by `data: `, with no line end but the two after each event
+    (counted)."""
     if not raw.startswith(b"data: ") or not raw.endswith(b"\n\n") or raw.find(b"\r") >= 0:
         return None
     payloads = raw[6:-2].split(b"\n\ndata: ")

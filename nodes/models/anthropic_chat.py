@@ -24,7 +24,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._anthropic_wire import MessageStream, reply_from_message, split_messages, tools_of
 from ._common import js_number, locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_json, within_deadline
+from ._http import Endpoint, drain, join_url, lines, mid_reply_error, open_response, parse_json, read_json, within_deadline
 
 ANTHROPIC_API = "https://api.anthropic.com"
 CREDENTIAL_TYPE = "anthropicApi"
@@ -136,7 +136,7 @@ class AnthropicChat:
                 if isinstance(event, dict):
                     assembler.feed(event, on_token)
                 if assembler.error is not None:
-                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+                    raise mid_reply_error(ep, assembler.error)
                 if assembler.stopped:
                     await drain(stream)
                     break
@@ -145,7 +145,7 @@ class AnthropicChat:
             if isinstance(event, dict):
                 assembler.feed(event, on_token)
         if assembler.error is not None:
-            raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+            raise mid_reply_error(ep, assembler.error)
         if not assembler.stopped:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         return assembler.reply()

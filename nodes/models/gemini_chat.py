@@ -26,7 +26,7 @@ from engine.node_type import NodeParams, NodeType
 
 from ._common import js_number, locator_value
 from ._gemini_wire import ContentStream, blocked_reason, contents_of, model_id, model_path, reply_from_response, tools_of
-from ._http import Endpoint, join_url, lines, open_response, parse_json, read_json, within_deadline
+from ._http import Endpoint, join_url, lines, mid_reply_error, open_response, parse_json, read_json, within_deadline
 
 GEMINI_API = "https://generativelanguage.googleapis.com"
 CREDENTIAL_TYPE = "googlePalmApi"
@@ -154,7 +154,7 @@ class GeminiChat:
         def take(payload: str) -> None:
             chunk = parse_json(ep, payload)
             if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
-                raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {chunk['error'].get('message')}")
+                raise mid_reply_error(ep, chunk["error"].get("message"))
             if isinstance(chunk, dict):
                 assembler.feed(chunk, on_token)
 

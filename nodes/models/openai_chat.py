@@ -23,7 +23,8 @@ from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
 
 from ._common import locator_value
-from ._http import Endpoint, drain, join_url, lines, open_response, parse_json, read_body, whole_body, within_deadline
+from ._http import (Endpoint, drain, join_url, lines, mid_reply_error, open_response, parse_json, read_body, whole_body,
+                    within_deadline)
 from ._openai_request import ChatCompletionsBodies, OptionError, chat_completions_json, responses_body
 from ._openai_responses import ResponsesStream, failure, reply_from_response
 from ._openai_wire import (StreamAssembler, estimate_prompt_tokens, read_chunk, read_chunks, read_completion,
@@ -216,8 +217,7 @@ class OpenAIChat:
         chunks, done = read
         for chunk in chunks:
             if chunk.error:
-                raise self.endpoint.error(f"the model server at {self.endpoint.base_url} reported an error mid-reply: "
-                                          f"{_error_text(chunk.error)}")
+                raise mid_reply_error(self.endpoint, _error_text(chunk.error))
             assembler.feed_read(chunk, on_token)
         return done
 
@@ -230,7 +230,7 @@ class OpenAIChat:
             read = read_chunk(payload)
             if read is not None:
                 if ended and read.error:
-                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {_error_text(read.error)}")
+                    raise mid_reply_error(ep, _error_text(read.error))
                 assembler.feed_read(read, on_token)
                 continue
             try:  # orjson alone when it reads the event as the standard library would
@@ -239,8 +239,7 @@ class OpenAIChat:
                 chunk = parse_json(ep, payload)
             if type(chunk) is dict:
                 if ended and chunk.get("error"):
-                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: "
-                                   f"{_error_text(chunk['error'])}")
+                    raise mid_reply_error(ep, _error_text(chunk["error"]))
                 assembler.feed(chunk, on_token)
         return False
 
@@ -262,7 +261,7 @@ class OpenAIChat:
                 if isinstance(event, dict):
                     assembler.feed(event, on_token)
                 if assembler.error is not None:
-                    raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+                    raise mid_reply_error(ep, assembler.error)
                 if assembler.done:
                     await drain(stream)
                     break
@@ -271,7 +270,7 @@ class OpenAIChat:
             if isinstance(event, dict):
                 assembler.feed(event, on_token)
         if assembler.error is not None:
-            raise ep.error(f"the model server at {ep.base_url} reported an error mid-reply: {assembler.error}")
+            raise mid_reply_error(ep, assembler.error)
         if not assembler.done:
             raise ep.error(f"the model server at {ep.base_url} ended the stream mid-reply")
         return assembler.reply(prompt_estimate)
