@@ -27,14 +27,19 @@ def encode_json(value: Any) -> str:
     writes the rest, and raises as it did. (An Enum or a UUID, which no body holds, would be
     written by orjson where the standard library refuses it.)"""
     raw = _orjson_text(value)
-    return raw.decode() if raw is not None else json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return raw.decode() if raw is not None else _standard_text(value)
 
 
 def encode_json_bytes(value: Any) -> bytes:
     """encode_json(value) as UTF-8 bytes (a request body): orjson's own bytes when they are that
     text, without a round trip through str. Raises as encoding that text would."""
     raw = _orjson_text(value)
-    return raw if raw is not None else json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return raw if raw is not None else _standard_text(value).encode()
+
+
+def _standard_text(value: Any) -> str:
+    """The standard library's text of a body: what orjson's bytes must equal to be used."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _orjson_text(value: Any) -> bytes | None:
