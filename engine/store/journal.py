@@ -9,9 +9,11 @@ crash, whoever marks the execution crashed folds what the dead process left. Eac
 carries its length and a CRC-32, and is followed by an end mark (zero bytes, overwritten by the
 next record): reading stops at the end mark, so a torn record or what an emptied journal held
 before is never read. An ended execution's journal, emptied, is taken over by the process's next
-execution (`park`, then `Journal(path, spare=...)`): writing into pages the file already has
-costs a third of allocating new ones. The record's crc starts from a CRC-32 of the execution id,
-so a record of the execution that used the file before never reads as one of the next. The
+execution under the same name (engine.store.journal_folder): writing into pages the file already
+has costs a third of allocating new ones, and renaming it for each execution cost two renames a
+run (40-65 us each, a filesystem journal transaction). The record's crc starts from a CRC-32 of
+the execution id, so a record of the execution that used the file before never reads as one of
+the next. The
 file's blocks are allocated before it is mapped (`reserve`): a full disk is then an error, where
 a write to a mapped page the disk has no room for would kill the process.
 
@@ -24,9 +26,12 @@ The record's crc covers the body without the data and stack bytes, which their o
 older layouts are still read: b"MC" (the same crc, not started from the execution id) and b"MB"
 (the crc over the whole body).
 
-A new execution's journal starts with a start record (b"MH"): its row and its workflow, which
-reach the database with the first fold; until then the journal is all there is of it (its
-owner's pid and start time say whether the process that writes it still lives). Body: u32 meta
+Every journal in use starts with a start record (b"MH"): the execution it holds, its row as it
+began and its workflow. It names the journal's execution (a file's name does not) and stays at
+the head while the execution is written (folds empty what follows it). For a new execution the
+row and workflow reach the database with the first fold; until then the journal is all there
+is of it (its owner's pid and start time say whether the process that writes it still lives).
+Body: u32 meta
 length, meta (JSON: id, owner pid and start time, the row's fields, the workflow's hash and
 crc), the workflow's JSON; the record's crc covers the meta, the workflow crc its bytes.
 """
@@ -65,7 +70,8 @@ BoundaryRow = tuple[str, int, int, "str | None", "int | None", bytes, int]  # ex
 
 @dataclass(frozen=True)
 class Start:
-    """A start record: an execution not yet in the database, its owner, and its workflow."""
+    """A start record: the execution a journal holds, its owner, and its row and workflow (in the
+    database from its first fold on, for a new execution)."""
 
     execution_id: str
     owner_pid: int
@@ -307,27 +313,19 @@ def reserve(fd: int, size: int, path: Path) -> None:
 
 
 class Journal:
-    """One execution's journal file, created at its first record and mapped into memory; or,
-    given a `spare` (an ended execution's journal, parked), that file renamed to `path` then."""
+    """One execution's journal file (at a time), created at its first record and mapped into memory."""
 
-    def __init__(self, path: Path, *, spare: Journal | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
         self._map: mmap.mmap | None = None
         self._end = 0  # where the next record goes (the end mark is there)
-        self._spare = spare
+
+    @property
+    def has_file(self) -> bool:
+        return self._map is not None
 
     def _open(self, size: int) -> None:
-        spare, self._spare = self._spare, None
-        if self._fd is None and spare is not None and spare._map is not None:
-            try:
-                os.rename(spare.path, self.path)  # emptied when parked: it reads as no record here
-            except OSError:
-                spare.close(remove=False)  # gone meanwhile: a new file, as without a spare
-            else:
-                self._fd, self._map, spare._fd, spare._map = spare._fd, spare._map, None, None
-                if size <= len(self._map):
-                    return
         if self._fd is None:
             if not self.path.parent.is_dir():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -357,26 +355,13 @@ class Journal:
         mapped[self._end:end] = record
         self._end = end
 
-    def empty(self) -> None:
-        """Everything in it is in the database now."""
+    def empty(self, keep: int = 0) -> None:
+        """Everything after its first `keep` bytes (the start record, or nothing) is in the database now."""
         if self._map is not None:
-            self._map[0:len(END)] = END
-            self._end = 0
-
-    def park(self, path: Path) -> bool:
-        """Empty the journal and rename its file to `path`, for a later execution to take over;
-        False when there is no file."""
-        if self._map is None:
-            return False
-        self.empty()
-        os.rename(self.path, path)
-        self.path = path
-        return True
+            self._map[keep:keep + len(END)] = END
+            self._end = keep
 
     def close(self, *, remove: bool) -> None:
-        if self._spare is not None:
-            self._spare.close(remove=True)
-            self._spare = None
         if self._map is not None:
             self._map.close()
             self._map = None

@@ -1,7 +1,13 @@
-"""The journals beside a store file (FILE-boundaries/): one per execution being written, named by
-its id, and each store's spare (an ended execution's journal, emptied, for the next execution).
-What a dead process left there is found here: its spares (they hold nothing) and the journals of
-executions it started that never reached the database (their start records)."""
+"""The journals beside a store file (FILE-boundaries/): one per execution being written, and each
+store's spare (an ended execution's journal, emptied, for the next execution).
+
+A journal file is named for the store object that made it (PID.START.STORE.N.journal), never for
+an execution: it keeps its name from one execution to the next. Which execution a journal holds
+is what its start record says (engine.store.journal), so finding an execution's journal reads the
+start of each file here; that happens only when an execution is recovered, claimed or deleted.
+What a dead process left here is found the same way: journals whose start record names an owner
+that is gone, and empty files named for a process that is gone. Files an older layout named for
+their execution (ID.journal) are still found by that name."""
 
 from __future__ import annotations
 
@@ -39,6 +45,18 @@ def remove_parked() -> None:
             journals.pop().close(remove=True)
 
 
+def _owner_named(name: str) -> tuple[int, int | None] | None:
+    """The process (pid, start time) a journal's file name says made it: PID.START.STORE.N.journal,
+    or an older layout's spare, spare.PID.START.STORE.journal; None for any other name."""
+    parts = name.split(".")
+    if len(parts) != 5 or parts[4] != "journal":
+        return None
+    pid, started = (parts[1], parts[2]) if parts[0] == "spare" else (parts[0], parts[1])
+    if not pid.isdigit():
+        return None
+    return int(pid), int(started) if started.isdigit() else None
+
+
 class JournalFolder:
     """One store object's view of its file's journal folder, and its spare journal."""
 
@@ -46,22 +64,19 @@ class JournalFolder:
         self.path = Path(f"{store_path}-boundaries")
         parked = _parked.get(self.path)
         self._spare: Journal | None = parked.pop() if parked else None
-        # one name per store object: two stores of one process on the same file keep theirs apart
-        self.spare_path = self.path / f"spare.{pid}.{started}.{next(_stores)}.journal"
+        # one prefix per store object: two stores of one process on the same file keep theirs apart
+        self._prefix = f"{pid}.{started}.{next(_stores)}"
+        self._made = itertools.count()
 
-    def path_of(self, execution_id: str) -> Path:
-        name = execution_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", execution_id) else hashlib.sha256(
-            execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return self.path / f"{name}.journal"
-
-    def new(self, execution_id: str) -> Journal:
-        """The execution's journal (the spare's file, renamed at its first record, if there is one)."""
+    def new(self) -> Journal:
+        """A journal for an execution: the spare, else a new file named for this store."""
         spare, self._spare = self._spare, None
-        return Journal(self.path_of(execution_id), spare=spare)
+        return spare if spare is not None else Journal(self.path / f"{self._prefix}.{next(self._made)}.journal")
 
     def retire(self, journal: Journal) -> None:
         """A journal everything of which is in the database: kept emptied as the spare, or removed."""
-        if self._spare is None and journal.park(self.spare_path):
+        if self._spare is None and journal.has_file:
+            journal.empty()
             self._spare = journal
         else:
             journal.close(remove=True)
@@ -72,28 +87,42 @@ class JournalFolder:
             _park(self.path, self._spare)
             self._spare = None
 
-    def _names(self) -> list[str]:
+    def _files(self) -> list[Path]:
         try:
-            return os.listdir(self.path)
+            return [self.path / name for name in os.listdir(self.path) if name.endswith(".journal")]
         except OSError:
             return []
 
-    def remove_dead_spares(self) -> None:
-        """Spare journals (spare.PID.START.N.journal) of processes that are gone: they hold nothing."""
-        for name in self._names():
-            parts = name.split(".")
-            if len(parts) == 5 and parts[0] == "spare" and parts[4] == "journal" and parts[1].isdigit():
-                started = int(parts[2]) if parts[2].isdigit() else None
-                if not same_process_alive(int(parts[1]), started):
-                    (self.path / name).unlink(missing_ok=True)
+    def _older_layout_path(self, execution_id: str) -> Path:
+        name = execution_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", execution_id) else hashlib.sha256(
+            execution_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return self.path / f"{name}.journal"
 
-    def orphans(self) -> list[Start]:
-        """The start records of journals whose process is gone (an execution that died before its
-        first fold has nothing else: the caller stores those with no row)."""
+    def starts(self) -> list[tuple[Path, Start]]:
+        """Each journal here that holds an execution, with its start record."""
         found = []
-        for name in self._names():
-            if not name.startswith("spare.") and name.endswith(".journal"):
-                start = read_start(self.path / name)
-                if start is not None and not same_process_alive(start.owner_pid, start.owner_start):
-                    found.append(start)
+        for path in self._files():
+            start = read_start(path)
+            if start is not None:
+                found.append((path, start))
         return found
+
+    def of(self, execution_id: str) -> list[tuple[Path, Start | None]]:
+        """The journals holding `execution_id` (a file of the older layout named for it may have
+        no start record: None)."""
+        found: list[tuple[Path, Start | None]] = [(path, start) for path, start in self.starts() if start.execution_id == execution_id]
+        older = self._older_layout_path(execution_id)
+        if older.exists() and all(path != older for path, _start in found):
+            found.append((older, None))
+        return found
+
+    def orphans(self) -> list[tuple[Path, Start]]:
+        """The journals whose process is gone, with their start records."""
+        return [(path, start) for path, start in self.starts() if not same_process_alive(start.owner_pid, start.owner_start)]
+
+    def remove_dead_spares(self) -> None:
+        """Journals that hold no execution, named for a process that is gone."""
+        for path in self._files():
+            owner = _owner_named(path.name)
+            if owner is not None and not same_process_alive(*owner) and read_start(path) is None:
+                path.unlink(missing_ok=True)

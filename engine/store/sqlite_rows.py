@@ -36,6 +36,7 @@ class WriterState(RunRecords):
     result: Any = None  # the result last seen (the row is rewritten for it only with a fold)
     fresh: bool = False  # a new execution (its row says "new")
     start: Start | None = None  # a new execution's start record, until its first fold puts its row in the database
+    head: int = 0  # the length of the start record its journal begins with (a fold keeps it there)
     unlisten: Callable[[], None] | None = None  # stops its execution telling it its runs
     referenced: set[int] = field(default_factory=set)  # seqs of runs a boundary written may refer to (deltas.answer_json)
     checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to

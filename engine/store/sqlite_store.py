@@ -34,7 +34,7 @@ from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
 from .codec import StoreDamaged, pack, pack_workflow, row_fields
 from .deltas import ANSWERED_BY, resolve_answers
-from .journal import Journal, Pending, Start, encode_record, encode_start, read_journal, read_start, salt
+from .journal import Pending, Start, encode_record, encode_start, read_journal, salt
 from .journal_folder import JournalFolder
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
@@ -130,12 +130,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _adopt_dead(self, execution_id: str) -> bool:
         """Inside a write transaction: `execution_id` stored as crashed when only its journal holds
         it; raises ExecutionBusy when the process writing that journal is alive."""
-        start = read_start(self._journals.path_of(execution_id))
-        if start is None or start.execution_id != execution_id:
-            return False
-        if same_process_alive(start.owner_pid, start.owner_start):
-            raise ExecutionBusy(execution_id, start.owner_pid)
-        return self._insert_row(start, None, release=True, crashed=True)
+        starts = [start for _path, start in self._journals.of(execution_id) if start is not None]
+        for start in starts:
+            if same_process_alive(start.owner_pid, start.owner_start):
+                raise ExecutionBusy(execution_id, start.owner_pid)
+        return bool(starts) and self._insert_row(starts[0], None, release=True, crashed=True)
 
     def _make_readable(self, execution_id: str | None) -> None:
         """A new execution of this process still only in its journal goes into the database (one
@@ -144,14 +143,13 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         for writer in [w for w in writers if w is not None and w.start is not None]:
             self._fold(writer)
 
-    def _recover(self, execution_id: str) -> Path | None:
+    def _recover(self, execution_id: str) -> list[Path]:
         """Inside a write transaction, with the execution claimed: fold what a dead owner left in
-        its journal; returns the journal to remove once committed."""
-        path = self._journals.path_of(execution_id)
-        if not path.exists():
-            return None
-        apply_rows(self._db, execution_id, read_journal(path, execution_id))
-        return path
+        its journal; returns the journals to remove once committed."""
+        paths = [path for path, _start in self._journals.of(execution_id)]
+        for path in paths:
+            apply_rows(self._db, execution_id, read_journal(path, execution_id))
+        return paths
 
     # ----- the lease -------------------------------------------------------------------------
     def _claim(self, execution_id: str) -> str | None:
@@ -187,24 +185,43 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if not gone and not orphans:
             return []
 
-        def mark() -> list[tuple[str, Path | None]]:
-            crashed = []
+        def mark() -> tuple[list[str], set[Path]]:
+            crashed: list[str] = []
+            done: set[Path] = set()
             for eid, pid, _started in gone:  # only if no other process took it over meanwhile
-                if self._db.execute(
-                    "UPDATE executions SET status='crashed', owner_pid=NULL, owner_start=NULL, updated_at=?"
-                    " WHERE id=? AND status IN ('running', 'new') AND owner_pid IS ?", (time.time(), eid, pid),
-                ).rowcount:
-                    crashed.append((eid, self._recover(eid)))
-            for start in orphans:  # only if no other process took it in meanwhile
-                if self._insert_row(start, None, release=True, crashed=True):
-                    crashed.append((start.execution_id, self._recover(start.execution_id)))
-            return crashed
+                if self._crash(eid, pid):
+                    crashed.append(eid)
+                    done.update(self._recover(eid))
+            for path, start in orphans:
+                if path in done:
+                    continue
+                eid = start.execution_id
+                if self._insert_row(start, None, release=True, crashed=True):  # it died before its first fold
+                    crashed.append(eid)
+                    done.update(self._recover(eid))
+                    continue
+                row = self._db.execute("SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (eid,)).fetchone()
+                status, pid, started = row if row is not None else (None, None, None)
+                if pid is not None and same_process_alive(pid, started):
+                    continue  # a live process took it over (and folds or removes this journal)
+                if status in ("running", "new") and self._crash(eid, pid):  # its owner died after the rows were read
+                    crashed.append(eid)
+                    done.update(self._recover(eid))
+                done.add(path)  # else everything in it before its end reached the database with a fold
+            return crashed, done
 
-        marked = self._transaction("marking crashed executions", mark)
-        for _eid, journal in marked:
-            if journal is not None:
-                journal.unlink(missing_ok=True)
-        return [eid for eid, _journal in marked]
+        crashed, done = self._transaction("marking crashed executions", mark)
+        for path in done:
+            path.unlink(missing_ok=True)
+        return crashed
+
+    def _crash(self, execution_id: str, owner_pid: int | None) -> bool:
+        """Inside a write transaction: a running execution whose owner `owner_pid` is gone marked
+        crashed, unless another process took it over meanwhile."""
+        return bool(self._db.execute(
+            "UPDATE executions SET status='crashed', owner_pid=NULL, owner_start=NULL, updated_at=?"
+            " WHERE id=? AND status IN ('running', 'new') AND owner_pid IS ?", (time.time(), execution_id, owner_pid),
+        ).rowcount)
 
     # ----- writing, driven by an execution ----------------------------------------------------
     def attach(self, execution: Any, *, fresh: bool = False) -> None:
@@ -235,12 +252,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _start_in_journal(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """A new execution's writer: its start record and first boundary journaled (no transaction)."""
-        writer = WriterState(journal=self._journals.new(state.id), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
-        writer.start = Start(state.id, self._pid, self._started, {
-            "workflow_name": escape_surrogates(state.workflow.name), "mode": state.mode, "status": state.status,
-            "started_at": state.started_at, "start_node": state.start_node}, digest, workflow, workflow_crc)
+        writer = WriterState(journal=self._journals.new(), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
+        writer.start = self._start_record(state, workflow, workflow_crc, digest)
         first = boundary_row(state, writer)
-        writer.journal.append(encode_start(writer.start) + encode_record([], first, writer.salt))
+        head = encode_start(writer.start)
+        writer.journal.append(head + encode_record([], first, writer.salt))
+        writer.head = len(head)
         writer.unfolded.boundaries.append(first)
         writer.unfolded_since = time.monotonic()
         return writer
@@ -248,9 +265,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """An execution's writer, its row claimed (or inserted) and its first boundary written in one transaction."""
 
-        def claim_and_write() -> tuple[WriterState, Path | None]:
+        def claim_and_write() -> tuple[WriterState, list[Path]]:
             db = self._db
-            recovered = None
+            recovered: list[Path] = []
             # a new execution's row goes in at once; only an id already stored is claimed
             if db.execute(
                 "INSERT OR IGNORE INTO executions (id, workflow_name, workflow_hash, mode, status, started_at, start_node,"
@@ -266,8 +283,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 recovered = self._recover(state.id)
                 runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = WriterState(journal=Journal(self._journals.path_of(state.id)), run_seq=int(runs), boundary_seq=int(boundary),
-                                 fresh=recovered is None and runs == 0 and boundary == 0)
+            writer = WriterState(journal=self._journals.new(), run_seq=int(runs), boundary_seq=int(boundary),
+                                 fresh=not recovered and runs == 0 and boundary == 0, salt=salt(state.id))
             first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
                 db.execute(INSERT_BOUNDARIES, first)
@@ -277,10 +294,17 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             return writer, recovered
 
         writer, recovered = self._transaction(f"storing execution {state.id}", claim_and_write)
-        if recovered is not None:
-            recovered.unlink(missing_ok=True)
-        writer.journal, writer.salt = self._journals.new(state.id), salt(state.id)  # the old one is gone: a spare may take its name
+        for path in recovered:
+            path.unlink(missing_ok=True)
+        head = encode_start(self._start_record(state, workflow, workflow_crc, digest))  # names the journal's execution
+        writer.journal.append(head)
+        writer.head = len(head)
         return writer
+
+    def _start_record(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> Start:
+        return Start(state.id, self._pid, self._started, {
+            "workflow_name": escape_surrogates(state.workflow.name), "mode": state.mode, "status": state.status,
+            "started_at": state.started_at, "start_node": state.start_node}, digest, workflow, workflow_crc)
 
     def _on_record(self, execution_id: str, writer: WriterState, event: StoredEvent) -> None:
         """What the execution tells its store (Execution.tell); a finished run, the event every
@@ -408,7 +432,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
             writer.folded_stack, writer.folded_seq = writer.stack, folded[1]
         pending.clear()
-        writer.journal.empty()
+        writer.journal.empty(writer.head)
 
     def _write_row(self, state: ExecutionState, *, release: bool) -> None:
         fields = row_fields(state)
@@ -480,7 +504,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         boundary are dropped (the node that made them runs again)."""
         self._make_readable(execution_id)
 
-        def claim() -> Path | None:
+        def claim() -> list[Path]:
             status = self._claim(execution_id)
             if status is None and self._adopt_dead(execution_id):  # its process died before its first fold
                 status = self._claim(execution_id)
@@ -491,15 +515,14 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._db.execute("UPDATE executions SET status='crashed' WHERE id=?", (execution_id,))
             if status not in ("paused", "crashed"):
                 raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
-            journal = self._recover(execution_id)
+            journals = self._recover(execution_id)
             at_boundary = self._db.execute(
                 "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
             drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0, f" in {self.path}")
-            return journal
+            return journals
 
-        journal = self._transaction(f"claiming execution {execution_id}", claim)
-        if journal is not None:
-            journal.unlink(missing_ok=True)
+        for path in self._transaction(f"claiming execution {execution_id}", claim):
+            path.unlink(missing_ok=True)
         return self.load(execution_id, for_resume=True)
 
     def delete(self, execution_id: str) -> bool:
@@ -521,5 +544,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
         deleted = self._transaction(f"deleting execution {execution_id}", remove)
         if deleted:  # else the journal may be a running execution's, before its first fold
-            self._journals.path_of(execution_id).unlink(missing_ok=True)
+            for path, _start in self._journals.of(execution_id):
+                path.unlink(missing_ok=True)
         return deleted

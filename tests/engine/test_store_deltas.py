@@ -232,7 +232,7 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
         (copy_path.parent / "x.sqlite-boundaries").mkdir(parents=True)
         with sqlite3.connect(copy_path) as target:
             store.connection.backup(target)
-        journal = store._journals.path_of(execution.state.id)
+        journal = store._writers[execution.state.id].journal.path
         shutil.copy(journal, copy_path.parent / "x.sqlite-boundaries" / journal.name)
         snapshots.append((copy_path, stack))
 
@@ -243,12 +243,13 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
             if len(boundaries) == 7:  # a tool answered: its answer names the run journaled with it
                 snapshot("killed", boundaries[-1])
             if len(boundaries) == 9:
-                journal = store._journals.path_of(state.id).read_bytes()
-                store._fold(store._writers[state.id])
+                writer = store._writers[state.id]
+                journal = writer.journal.path.read_bytes()
+                store._fold(writer)
                 snapshot("folded", boundaries[-1])
-                store._journals.path_of(state.id).write_bytes(journal)  # killed before the journal was emptied
-                shutil.copy(store._journals.path_of(state.id), snapshots[-1][0].parent / "x.sqlite-boundaries")
-                store._writers[state.id].journal.empty()
+                writer.journal.path.write_bytes(journal)  # killed before the journal was emptied
+                shutil.copy(writer.journal.path, snapshots[-1][0].parent / "x.sqlite-boundaries")
+                writer.journal.empty(writer.head)
 
     execution.on_checkpoint = checkpoint
     state = await execution.run()

@@ -148,65 +148,70 @@ async def test_the_checkpoint_thread_wakes_again_for_commits_after_a_pause(tmp_p
 
 
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
-    """An ended execution's journal is kept, emptied, for the next one (its pages are allocated
-    already), also by the next store of the process on the same file; the process's exit removes
-    it, and a store opened later removes a dead process's."""
+    """An ended execution's journal is kept, emptied, for the next one under the same name (its
+    pages are allocated already, and nothing is renamed), also by the next store of the process on
+    the same file; the process's exit removes it, and a store opened later removes a dead process's."""
     path = tmp_path / "x.sqlite"
     store = ExecutionStore(path, retention=Retention())
     journals = Path(f"{path}-boundaries")
     engine = Engine(builtin_registry(), store=store)
     first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
     spares = list(journals.iterdir())
-    assert [p.name for p in spares] == [store._journals.spare_path.name]
-    assert store._journals.spare_path.name.startswith(f"spare.{os.getpid()}.{store._started}.")
-    inode = spares[0].stat().st_ino
-    seen: list[int] = []
+    assert len(spares) == 1 and spares[0].name.startswith(f"{os.getpid()}.{store._started}.")
+    name, inode = spares[0].name, spares[0].stat().st_ino
+    seen: list[tuple[str, int]] = []
 
     def watch(event: object) -> None:
-        own = journals / f"{event.execution_id}.journal"  # type: ignore[attr-defined]
-        if own.exists():
-            seen.append(own.stat().st_ino)
+        for own in journals.iterdir():
+            seen.append((own.name, own.stat().st_ino))
 
     hooks = Hooks()
     hooks.add(watch, kinds=(NodeAfter,))
     second = await engine.create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
     assert first.status == second.status == "success"
-    assert seen and set(seen) == {inode}  # the second execution wrote into the first one's file
-    assert [p.stat().st_ino for p in journals.iterdir()] == [inode]
+    assert seen and set(seen) == {(name, inode)}  # the second execution wrote into the first one's file, not renamed
+    assert [(p.name, p.stat().st_ino) for p in journals.iterdir()] == [(name, inode)]
     for state in (first, second):  # each execution's rows are its own
         stored = store.load(state.id)
         assert {name: len(runs) for name, runs in stored.run_data.items()} == {name: len(runs) for name, runs in state.run_data.items()}
     store.close()  # its spare is left for the next store of this process on this file
     again = ExecutionStore(path, retention=Retention())
     third = await Engine(builtin_registry(), store=again).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
-    assert third.status == "success" and seen[-1] == inode
+    assert third.status == "success" and seen[-1] == (name, inode)
     again.close()
     journal_folder.remove_parked()  # as when the process exits
     assert list(journals.iterdir()) == []
-    (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # a process that is gone
-    (journals / "spare.x.journal").write_bytes(b"")  # not a spare's name: left alone
+    (journals / "999999999.1.0.0.journal").write_bytes(b"")  # a process that is gone
+    (journals / "spare.999999999.1.0.journal").write_bytes(b"")  # the same, named as an older layout named spares
+    (journals / "spare.x.journal").write_bytes(b"")  # not a name for a process: left alone
     ExecutionStore(path, retention=Retention()).close()
     assert [p.name for p in journals.iterdir()] == ["spare.x.journal"]
 
 
 async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(tmp_path: Path) -> None:
-    """Each store keeps its own spare journal: what an execution journals is in the file named for it."""
-    from engine.store.journal import read_journal
+    """Each store keeps its own spare journal: an execution journals into a file no other store writes."""
+    from engine.store.journal import read_journal, read_start
 
     path = tmp_path / "x.sqlite"
     stores = [ExecutionStore(path, retention=Retention()), ExecutionStore(path, retention=Retention())]
-    journaled: list[int] = []
+    journaled: list[tuple[int, Path, int]] = []  # (store, journal file, boundaries in it), at each run's end
 
     def watch(event: object) -> None:
         execution_id = event.execution_id  # type: ignore[attr-defined]
-        journaled.append(len(read_journal(Path(f"{path}-boundaries") / f"{execution_id}.journal", execution_id).boundaries))
+        owner = next(i for i, store in enumerate(stores) if execution_id in store._writers)
+        journal = stores[owner]._writers[execution_id].journal.path
+        start = read_start(journal)
+        assert start is not None and start.execution_id == execution_id  # the file names its execution
+        journaled.append((owner, journal, len(read_journal(journal, execution_id).boundaries)))
 
     for store in (*stores, *stores):
         hooks = Hooks()
         hooks.add(watch, kinds=(NodeAfter,))
         state = await Engine(builtin_registry(), store=store).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
         assert state.status == "success"
-        assert journaled[-1] > 0  # the boundaries before the last node's end are in the execution's own file
+        assert journaled[-1][2] > 0  # the boundaries before the last node's end are in the execution's own file
+    files = [{path for who, path, _count in journaled if who == owner} for owner in range(len(stores))]
+    assert [len(paths) for paths in files] == [1, 1] and files[0] != files[1]  # each store: one file of its own
     for store in stores:
         store.close()
 
@@ -218,7 +223,7 @@ def test_at_most_a_few_spare_journals_stay_open_after_their_stores_close(tmp_pat
     for i in range(journal_folder.PARKED_MAX + 3):
         journal = Journal(tmp_path / f"e{i}.journal")
         journal.append(b"x")
-        assert journal.park(tmp_path / f"spare{i}.journal")
+        journal.empty()
         journal_folder._park(tmp_path / f"folder{i % 2}", journal)
     assert sum(map(len, journal_folder._parked.values())) == journal_folder.PARKED_MAX
     assert len(list(tmp_path.iterdir())) == journal_folder.PARKED_MAX  # the others are closed and removed

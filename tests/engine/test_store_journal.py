@@ -127,24 +127,27 @@ def test_records_of_the_older_unsalted_layout_still_read(tmp_path: Path) -> None
     assert [b[1] for b in read_journal(tmp_path / "e1.journal", "e1").boundaries] == [3]
 
 
-def test_a_parked_journal_taken_over_reads_nothing_of_the_execution_before(tmp_path: Path) -> None:
-    first = Journal(tmp_path / "e1.journal")
-    for seq in range(1, 4):
-        first.append(encode_record([], boundary(seq), E1))
-    assert first.park(tmp_path / "spare.journal")
-    assert not (tmp_path / "e1.journal").exists() and not read_journal(tmp_path / "spare.journal", "e1")
-    second = Journal(tmp_path / "e2.journal", spare=first)
-    assert not read_journal(second.path, "e2")  # nothing is renamed before the first record
-    second.append(encode_record([], ("e2", 9, 9, "Node", None, b"[]", zlib.crc32(b"[]")), salt("e2")))
-    assert not (tmp_path / "spare.journal").exists()
-    assert [b[1] for b in read_journal(second.path, "e2").boundaries] == [9]
-    second.close(remove=True)
+def test_a_journal_taken_over_by_the_next_execution_reads_nothing_of_the_one_before(tmp_path: Path) -> None:
+    """An ended execution's journal, emptied, serves the next execution under the same name."""
+    journal = Journal(tmp_path / "1.2.0.0.journal")
+    journal.append(encode_start(started("e1")) + encode_record([], boundary(1), E1))
+    for seq in range(2, 4):
+        journal.append(encode_record([], boundary(seq), E1))
+    journal.empty()
+    assert read_start(journal.path) is None and not read_journal(journal.path, "e1")
+    journal.append(encode_start(started("e2")) + encode_record([], ("e2", 9, 9, "Node", None, b"[]", zlib.crc32(b"[]")), salt("e2")))
+    assert read_start(journal.path) == started("e2")
+    assert not read_journal(journal.path, "e1")
+    assert [b[1] for b in read_journal(journal.path, "e2").boundaries] == [9]
+    assert [p.name for p in tmp_path.iterdir()] == ["1.2.0.0.journal"]
+    journal.close(remove=True)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_record_of_another_execution_does_not_read(tmp_path: Path) -> None:
     """Should a file ever hold another execution's records where this one's belong (a crash of the
-    machine between emptying a journal and renaming it), their crcs do not match this execution's."""
+    machine between emptying a journal and writing the next start record), their crcs do not match
+    this execution's."""
     journal = Journal(tmp_path / "e2.journal")
     journal.append(encode_record([], boundary(1), E1))
     journal.close(remove=False)
@@ -181,8 +184,13 @@ def test_a_start_record_reads_back_and_the_records_after_it_read_as_the_executio
     assert read_start(journal.path) == started()
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1, 2]
     assert not read_journal(journal.path, "e2")  # the start record names another execution: nothing is its
-    journal.empty()  # folded: the row is in the database, and the journal starts with no start record
-    assert read_start(journal.path) is None
+    head = len(encode_start(started()))
+    journal.empty(head)  # folded: the start record stays, naming the journal's execution
+    assert read_start(journal.path) == started() and not read_journal(journal.path, "e1")
+    journal.append(encode_record([], boundary(3), E1))
+    assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [3]
+    journal.empty()  # the execution ended: nothing of it is left
+    assert read_start(journal.path) is None and not read_journal(journal.path, "e1")
     journal.close(remove=False)
 
 
