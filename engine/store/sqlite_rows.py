@@ -60,16 +60,18 @@ INSERT_RUN_BATCH = "INSERT OR REPLACE INTO run_batches (execution_id, first_seq,
 RUN_BATCH_MAX = 4096  # runs in one batch row, at most (a journal record holds up to 65,535)
 
 
-def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending) -> None:
+def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, first: bool = False) -> None:
     """Write journaled rows (idempotent: a journal folded twice leaves the same rows). The runs of a
     fold go in as one batch row (run_batches: the runs as a journal record holds them, each with its
-    own checksum): one insert instead of one per run, which was most of a fold."""
+    own checksum): one insert instead of one per run, which was most of a fold. `first`: the
+    execution has no rows in the database yet (its first fold): none to delete."""
     boundaries = pending.boundaries
     wholes = [b[1] for b in boundaries if b[4] is None]
     if wholes:  # a whole stack: the boundaries before it are not needed any more
-        first = max(wholes)
-        db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, first))
-        boundaries = [b for b in boundaries if b[1] >= first]
+        newest = max(wholes)
+        if not first:
+            db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, newest))
+        boundaries = [b for b in boundaries if b[1] >= newest]
     runs = pending.runs
     if runs:
         seqs = [run[1] for run in runs]

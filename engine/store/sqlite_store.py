@@ -423,7 +423,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._insert_row(start, state, release=release)
             elif state is not None:
                 self._write_row(state, release=release)
-            apply_rows(self._db, execution_id, rows)
+            apply_rows(self._db, execution_id, rows, first=start is not None)
 
         self._transaction(f"storing execution {execution_id}", write)
         writer.start = None

@@ -43,6 +43,8 @@ async def test_a_run_writes_its_workflow_once_and_its_row_only_on_status_changes
     # inserted with the first fold (running, or success when that is the end), then success
     assert 1 <= len(row_writes) <= 2 and row_writes[0].lstrip().upper().startswith("INSERT")
     assert sum(s.lstrip().upper().startswith("INSERT OR IGNORE INTO WORKFLOWS") for s in statements) == 1
+    first_fold = statements[:[s.strip().upper() for s in statements].index("COMMIT")]
+    assert not [s for s in first_fold if "DELETE" in s.upper()]  # nothing of a new execution is stored to delete
     # a second run of the same workflow shares the stored copy
     await Engine(builtin_registry(), store=store).run(big_agent(), items=[chat_item("go", "s")])
     assert store.connection.execute("SELECT COUNT(*) FROM workflows").fetchone()[0] == 1
