@@ -10,10 +10,10 @@ carries its length and a CRC-32, and is followed by an end mark (zero bytes, ove
 next record): reading stops at the end mark, so a torn record or what an emptied journal held
 before is never read. An ended execution's journal, emptied, is taken over by the process's next
 execution under the same name (engine.store.journal_folder): writing into pages the file already
-has costs a third of allocating new ones, and renaming it for each execution cost two renames a
-run (40-65 us each, a filesystem journal transaction). The record's crc starts from a CRC-32 of
-the execution id, so a record of the execution that used the file before never reads as one of
-the next. The
+has costs a third of allocating new ones, and a rename is a transaction of the file system's own
+journal (tens of microseconds, twice a run when a journal was named for its execution). The
+record's crc starts from a CRC-32 of the execution id, so a record of the execution that used
+the file before never reads as one of the next. The
 file's blocks are allocated before it is mapped (`reserve`): a full disk is then an error, where
 a write to a mapped page the disk has no room for would kill the process.
 
