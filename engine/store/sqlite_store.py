@@ -8,7 +8,8 @@ one). Journaled records are folded into the database in groups (engine.store.jou
 group's runs and its last boundary (engine.store.boundary_rows): a SIGKILL loses at most
 the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a
 busy timeout for other processes. A running execution is leased to its process (pid and start
-time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it.
+time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it
+(engine.store.sqlite_lease).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
 from .codec import StoreDamaged, pack, pack_workflow, row_fields
 from .deltas import ANSWERED_BY, resolve_answers
-from .journal import Pending, Start, encode_record, encode_start, read_journal, salt
+from .journal import Pending, Start, encode_record, encode_start, salt
 from .journal_folder import JournalFolder
+from .sqlite_lease import SqliteLeases
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_after, last_run_seq, prune_executions, rewrite_run,
@@ -73,6 +75,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._pid = os.getpid()
         self._started = start_time(self._pid)
         self._journals = JournalFolder(self.path, self._pid, self._started)
+        self._leases = SqliteLeases(self._db, self._journals, self._pid, self._started,
+                                    lambda start: self._insert_row(start, None, release=True, crashed=True))
         self._writers: dict[str, WriterState] = {}
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
@@ -127,15 +131,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer.stop_listening()
         self._journals.retire(writer.journal)
 
-    def _adopt_dead(self, execution_id: str) -> bool:
-        """Inside a write transaction: `execution_id` stored as crashed when only its journal holds
-        it; raises ExecutionBusy when the process writing that journal is alive."""
-        starts = [start for _path, start in self._journals.of(execution_id) if start is not None]
-        for start in starts:
-            if same_process_alive(start.owner_pid, start.owner_start):
-                raise ExecutionBusy(execution_id, start.owner_pid)
-        return bool(starts) and self._insert_row(starts[0], None, release=True, crashed=True)
-
     def _make_readable(self, execution_id: str | None) -> None:
         """A new execution of this process still only in its journal goes into the database (one
         fold) before it is read: this process reads what it has written."""
@@ -143,29 +138,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         for writer in [w for w in writers if w is not None and w.start is not None]:
             self._fold(writer)
 
-    def _recover(self, execution_id: str) -> list[Path]:
-        """Inside a write transaction, with the execution claimed: fold what a dead owner left in
-        its journal; returns the journals to remove once committed."""
-        paths = [path for path, _start in self._journals.of(execution_id)]
-        for path in paths:
-            apply_rows(self._db, execution_id, read_journal(path, execution_id))
-        return paths
-
-    # ----- the lease -------------------------------------------------------------------------
-    def _claim(self, execution_id: str) -> str | None:
-        """Inside a write transaction: make this process the owner; returns the stored status
-        (None: no such execution). Raises ExecutionBusy when a live other process owns it."""
-        row = self._db.execute(
-            "SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (execution_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        status, pid, started = row
-        if pid is not None and (pid, started) != (self._pid, self._started) and same_process_alive(pid, started):
-            raise ExecutionBusy(execution_id, pid)
-        self._db.execute("UPDATE executions SET owner_pid=?, owner_start=? WHERE id=?", (self._pid, self._started, execution_id))
-        return str(status)
-
+    # ----- the lease (engine.store.sqlite_lease) ----------------------------------------------
     def release(self, state: ExecutionState) -> None:
         writer = self._writers.pop(state.id, None)
         if writer is not None:
@@ -176,52 +149,15 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def mark_crashed(self) -> list[str]:
         """Executions left running (or never started) by a process that is gone are "crashed"; what
-        their journals hold is folded in first. An execution whose process died before its first
-        fold is only a journal (its start record): it becomes a crashed execution too."""
-        rows = self._guard("looking for crashed executions", lambda: self._db.execute(
-            "SELECT id, owner_pid, owner_start FROM executions WHERE status IN ('running', 'new')").fetchall())
-        gone = [(eid, pid, started) for eid, pid, started in rows if not same_process_alive(pid, started)]
+        their journals hold is folded in first (engine.store.sqlite_lease)."""
+        gone = self._guard("looking for crashed executions", self._leases.running_of_dead)
         orphans = self._journals.orphans()
         if not gone and not orphans:
             return []
-
-        def mark() -> tuple[list[str], set[Path]]:
-            crashed: list[str] = []
-            done: set[Path] = set()
-            for eid, pid, _started in gone:  # only if no other process took it over meanwhile
-                if self._crash(eid, pid):
-                    crashed.append(eid)
-                    done.update(self._recover(eid))
-            for path, start in orphans:
-                if path in done:
-                    continue
-                eid = start.execution_id
-                if self._insert_row(start, None, release=True, crashed=True):  # it died before its first fold
-                    crashed.append(eid)
-                    done.update(self._recover(eid))
-                    continue
-                row = self._db.execute("SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (eid,)).fetchone()
-                status, pid, started = row if row is not None else (None, None, None)
-                if pid is not None and same_process_alive(pid, started):
-                    continue  # a live process took it over (and folds or removes this journal)
-                if status in ("running", "new") and self._crash(eid, pid):  # its owner died after the rows were read
-                    crashed.append(eid)
-                    done.update(self._recover(eid))
-                done.add(path)  # else everything in it before its end reached the database with a fold
-            return crashed, done
-
-        crashed, done = self._transaction("marking crashed executions", mark)
+        crashed, done = self._transaction("marking crashed executions", lambda: self._leases.mark_crashed(gone, orphans))
         for path in done:
             path.unlink(missing_ok=True)
         return crashed
-
-    def _crash(self, execution_id: str, owner_pid: int | None) -> bool:
-        """Inside a write transaction: a running execution whose owner `owner_pid` is gone marked
-        crashed, unless another process took it over meanwhile."""
-        return bool(self._db.execute(
-            "UPDATE executions SET status='crashed', owner_pid=NULL, owner_start=NULL, updated_at=?"
-            " WHERE id=? AND status IN ('running', 'new') AND owner_pid IS ?", (time.time(), execution_id, owner_pid),
-        ).rowcount)
 
     # ----- writing, driven by an execution ----------------------------------------------------
     def attach(self, execution: Any, *, fresh: bool = False) -> None:
@@ -279,8 +215,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                            (digest, bytearray(workflow), workflow_crc))  # bound without an adapter lookup, as apply_rows
                 runs = boundary = 0
             else:
-                self._claim(state.id)
-                recovered = self._recover(state.id)
+                self._leases.claim(state.id)
+                recovered = self._leases.recover(state.id)
                 runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
             writer = WriterState(journal=self._journals.new(), run_seq=int(runs), boundary_seq=int(boundary),
@@ -505,9 +441,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._make_readable(execution_id)
 
         def claim() -> list[Path]:
-            status = self._claim(execution_id)
-            if status is None and self._adopt_dead(execution_id):  # its process died before its first fold
-                status = self._claim(execution_id)
+            status = self._leases.claim(execution_id)
+            if status is None and self._leases.adopt_dead(execution_id):  # its process died before its first fold
+                status = self._leases.claim(execution_id)
             if status is None:
                 raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
             if status in ("running", "new"):  # its owner is gone (else _claim refused): it crashed
@@ -515,7 +451,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._db.execute("UPDATE executions SET status='crashed' WHERE id=?", (execution_id,))
             if status not in ("paused", "crashed"):
                 raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
-            journals = self._recover(execution_id)
+            journals = self._leases.recover(execution_id)
             at_boundary = self._db.execute(
                 "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
             drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0, f" in {self.path}")

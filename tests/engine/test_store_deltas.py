@@ -257,7 +257,7 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
     store.close()
     # its owner is gone: this process, named as the owner by the row (the folded copy) or by the
     # journal's start record alone (the killed copy: nothing of it folded yet)
-    for module in ("sqlite_store", "journal_folder"):
+    for module in ("sqlite_store", "sqlite_lease", "journal_folder"):
         monkeypatch.setattr(f"engine.store.{module}.same_process_alive", lambda pid, started: False)
     for copy_path, expected in snapshots:
         with sqlite3.connect(copy_path) as db:

@@ -72,7 +72,7 @@ async def test_a_dead_process_journal_of_a_running_execution_is_folded_and_the_e
     def alive(pid: int, started: Any) -> bool:
         return pid == GONE and next(answers, False)
 
-    monkeypatch.setattr("engine.store.sqlite_store.same_process_alive", alive)
+    monkeypatch.setattr("engine.store.sqlite_lease.same_process_alive", alive)
     again = ExecutionStore(path, retention=Retention())
     assert not left.exists()
     found = again.load(state.id)
