@@ -13,9 +13,9 @@ execution under the same name (engine.store.journal_folder): writing into pages 
 has costs a third of allocating new ones, and a rename is a transaction of the file system's own
 journal (tens of microseconds, twice a run when a journal was named for its execution). The
 record's crc starts from a CRC-32 of the execution id, so a record of the execution that used
-the file before never reads as one of the next. The
-file's blocks are allocated before it is mapped (`reserve`): a full disk is then an error, where
-a write to a mapped page the disk has no room for would kill the process.
+the file before never reads as one of the next. The file's blocks are allocated before it is
+mapped (`reserve`): a full disk is then an error, where a write to a mapped page the disk has no
+room for would kill the process.
 
 Record: b"MS" u32 body-length u32 crc, then body: u16 run count, each run
 (q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),
@@ -31,9 +31,9 @@ began and its workflow. It names the journal's execution (a file's name does not
 the head while the execution is written (folds empty what follows it). For a new execution the
 row and workflow reach the database with the first fold; until then the journal is all there
 is of it (its owner's pid and start time say whether the process that writes it still lives).
-Body: u32 meta
-length, meta (JSON: id, owner pid and start time, the row's fields, the workflow's hash and
-crc), the workflow's JSON; the record's crc covers the meta, the workflow crc its bytes.
+Body: u32 meta length, meta (JSON: id, owner pid and start time, the row's fields, the
+workflow's hash and crc), the workflow's JSON; the record's crc covers the meta, the workflow
+crc its bytes.
 """
 
 from __future__ import annotations

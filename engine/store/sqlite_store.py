@@ -446,7 +446,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 status = self._leases.claim(execution_id)
             if status is None:
                 raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
-            if status in ("running", "new"):  # its owner is gone (else _claim refused): it crashed
+            if status in ("running", "new"):  # its owner is gone (else the claim was refused): it crashed
                 status = "crashed"
                 self._db.execute("UPDATE executions SET status='crashed' WHERE id=?", (execution_id,))
             if status not in ("paused", "crashed"):

@@ -196,7 +196,7 @@ async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(t
 
     path = tmp_path / "x.sqlite"
     stores = [ExecutionStore(path, retention=Retention()), ExecutionStore(path, retention=Retention())]
-    journaled: list[tuple[int, Path, int]] = []  # (store, journal file, boundaries in it), at each run's end
+    journaled: list[tuple[int, Path, int]] = []  # (store, journal file, boundaries in it), as each node run ends
 
     def watch(event: object) -> None:
         execution_id = event.execution_id  # type: ignore[attr-defined]
