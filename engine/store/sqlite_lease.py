@@ -4,7 +4,7 @@ An execution's row names the process that runs it (pid and start time: a recycle
 taken for the owner). A running execution whose owner is gone is "crashed": what its journal
 holds is folded in first, and anyone may resume it. An execution whose process died before its
 first fold is only a journal (its start record names it and its owner): it becomes a crashed
-execution too. Every method here runs inside the caller's write transaction.
+execution too. Every method here but `running_of_dead` runs inside the caller's write transaction.
 """
 
 from __future__ import annotations
