@@ -107,18 +107,16 @@ class JournalFolder:
                 found.append((path, start))
         return found
 
-    def of(self, execution_id: str) -> list[tuple[Path, Start | None]]:
+    def of(self, execution_id: str, starts: list[tuple[Path, Start]] | None = None) -> list[tuple[Path, Start | None]]:
         """The journals holding `execution_id` (a file of the older layout named for it may have
-        no start record: None)."""
-        found: list[tuple[Path, Start | None]] = [(path, start) for path, start in self.starts() if start.execution_id == execution_id]
+        no start record: None); `starts`: what `starts()` read already (one pass over the folder
+        for many executions)."""
+        starts = self.starts() if starts is None else starts
+        found: list[tuple[Path, Start | None]] = [(path, start) for path, start in starts if start.execution_id == execution_id]
         older = self._older_layout_path(execution_id)
         if older.exists() and all(path != older for path, _start in found):
             found.append((older, None))
         return found
-
-    def orphans(self) -> list[tuple[Path, Start]]:
-        """The journals whose process is gone, with their start records."""
-        return [(path, start) for path, start in self.starts() if not same_process_alive(start.owner_pid, start.owner_start)]
 
     def remove_dead_spares(self) -> None:
         """Journals that hold no execution, named for a process that is gone."""

@@ -53,10 +53,10 @@ class SqliteLeases:
                 raise ExecutionBusy(execution_id, start.owner_pid)
         return bool(starts) and self._insert_crashed(starts[0])
 
-    def recover(self, execution_id: str) -> list[Path]:
+    def recover(self, execution_id: str, starts: list[tuple[Path, Start]] | None = None) -> list[Path]:
         """With the execution claimed: fold what a dead owner left in its journal; returns the
-        journals to remove once committed."""
-        paths = [path for path, _start in self._journals.of(execution_id)]
+        journals to remove once committed. `starts`: the journal folder's, read already."""
+        paths = [path for path, _start in self._journals.of(execution_id, starts)]
         for path in paths:
             apply_rows(self._db, execution_id, read_journal(path, execution_id))
         return paths
@@ -66,23 +66,23 @@ class SqliteLeases:
         rows = self._db.execute("SELECT id, owner_pid, owner_start FROM executions WHERE status IN ('running', 'new')").fetchall()
         return [(eid, pid) for eid, pid, started in rows if not same_process_alive(pid, started)]
 
-    def mark_crashed(self, gone: list[tuple[str, int | None]], orphans: list[tuple[Path, Start]]) -> tuple[list[str], set[Path]]:
-        """`gone` (running_of_dead) and the executions of the dead processes' journals `orphans`
-        crashed, their journals folded in; returns those executions and the journals to remove
-        once committed."""
+    def mark_crashed(self, gone: list[tuple[str, int | None]], starts: list[tuple[Path, Start]]) -> tuple[list[str], set[Path]]:
+        """`gone` (running_of_dead) and the executions of the journals among `starts` (the journal
+        folder's, read once) whose process is gone crashed, their journals folded in; returns
+        those executions and the journals to remove once committed."""
         crashed: list[str] = []
         done: set[Path] = set()
         for eid, pid in gone:  # only if no other process took it over meanwhile
             if self._crash(eid, pid):
                 crashed.append(eid)
-                done.update(self.recover(eid))
-        for path, start in orphans:
-            if path in done:
+                done.update(self.recover(eid, starts))
+        for path, start in starts:
+            if path in done or same_process_alive(start.owner_pid, start.owner_start):
                 continue
             eid = start.execution_id
             if self._insert_crashed(start):  # it died before its first fold
                 crashed.append(eid)
-                done.update(self.recover(eid))
+                done.update(self.recover(eid, starts))
                 continue
             row = self._db.execute("SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (eid,)).fetchone()
             status, pid, started = row if row is not None else (None, None, None)
@@ -90,7 +90,7 @@ class SqliteLeases:
                 continue  # a live process took it over (and folds or removes this journal)
             if status in ("running", "new") and self._crash(eid, pid):  # its owner died after the rows were read
                 crashed.append(eid)
-                done.update(self.recover(eid))
+                done.update(self.recover(eid, starts))
             done.add(path)  # else everything in it before its end reached the database with a fold
         return crashed, done
 

@@ -151,10 +151,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """Executions left running (or never started) by a process that is gone are "crashed"; what
         their journals hold is folded in first (engine.store.sqlite_lease)."""
         gone = self._guard("looking for crashed executions", self._leases.running_of_dead)
-        orphans = self._journals.orphans()
-        if not gone and not orphans:
+        starts = self._journals.starts()  # read once: each execution's journals are looked up in it
+        if not gone and all(same_process_alive(start.owner_pid, start.owner_start) for _path, start in starts):
             return []
-        crashed, done = self._transaction("marking crashed executions", lambda: self._leases.mark_crashed(gone, orphans))
+        crashed, done = self._transaction("marking crashed executions", lambda: self._leases.mark_crashed(gone, starts))
         for path in done:
             path.unlink(missing_ok=True)
         return crashed
