@@ -1,9 +1,11 @@
 """Engine cost and memory per agent iteration, next to LangGraph's prebuilt ReAct agent.
 
 One iteration: a model call answered at once (scripted), one Calculator run, the Agent resumed
-with the result, run data recorded. Both sides run N tool rounds then a final answer, in this
-process; figures are CPU time of this process per model call (the machine is shared: wall time
-is printed beside it), min/median/max over interleaved repeats.
+with the result, run data recorded. Both sides run N tool rounds then a final answer; figures are
+CPU time per model call of the process that ran it (the machine is shared: wall time is printed
+beside it), min/median/max over interleaved repeats. Ours runs in this process; for the cost
+figures LangGraph runs in a process of its own (tests.benchmarks.peer_process), each side as its
+users run it, their samples taking turns.
 
 1. Cost per iteration in a 100-iteration run: ours, ours with the execution store (opened once,
    as the editor and a server keep theirs), LangGraph, LangGraph with its SQLite checkpointer
@@ -41,6 +43,7 @@ from engine.registry import Registry, builtin_registry
 from engine.store import ExecutionStore, Retention
 from engine.workflow import Workflow
 from nodes.triggers.chat_trigger import chat_item
+from tests.benchmarks.peer_process import PeerProcess
 from tests.builders import agent_workflow, items_agent_workflow, tool_call
 
 SHORT = 100
@@ -273,14 +276,18 @@ def retained_kb(run: Callable[[], Any]) -> float:
 def cost(settings: Settings, folder: Path) -> None:
     print(f"1. Cost per iteration, {SHORT}-iteration runs, {settings.repeats} interleaved rounds ({load()})")
     runners: dict[str, Runner] = {"mini-n8n": ours(SHORT), "mini-n8n, execution store": ours(SHORT, folder / "ours")}
-    peer = langgraph(SHORT)
-    durable_peer = langgraph(SHORT, folder)
-    if peer is not None:
-        runners["LangGraph ReAct"] = peer[0]
-    if durable_peer is not None:
-        runners["LangGraph ReAct, SqliteSaver"] = durable_peer[0]
-    # ours is over in a moment: five runs of each of ours per round (taking turns) against each peer run
-    results = interleave(runners, settings.repeats, times={"mini-n8n": OURS_PER_ROUND, "mini-n8n, execution store": OURS_PER_ROUND})
+    peers = {"LangGraph ReAct": PeerProcess(SHORT), "LangGraph ReAct, SqliteSaver": PeerProcess(SHORT, folder)}
+    try:
+        for name, peer in peers.items():
+            if peer.unavailable is not None:
+                print(peer.unavailable)
+            else:
+                runners[name] = lambda peer=peer: Sample(*peer.sample())
+        # ours is over in a moment: five runs of each of ours per round (taking turns) against each peer run
+        results = interleave(runners, settings.repeats, times={"mini-n8n": OURS_PER_ROUND, "mini-n8n, execution store": OURS_PER_ROUND})
+    finally:
+        for peer in peers.values():
+            peer.close()
     for name, samples in results.items():
         print(describe(name, samples))
     mid = {name: spread(samples)[1] for name, samples in results.items()}
@@ -376,7 +383,7 @@ def memory(settings: Settings, folder: Path) -> None:
 
 def main(quick: bool = False) -> None:
     settings = QUICK if quick else FULL
-    print(f"{'quick' if quick else 'full'} run; CPU time of this process per model call ({load()})")
+    print(f"{'quick' if quick else 'full'} run; CPU time per model call of the process that ran it ({load()})")
     with tempfile.TemporaryDirectory() as name:  # stores and checkpoints of the runs, not the user's
         folder = Path(name)
         (folder / "ours").mkdir()

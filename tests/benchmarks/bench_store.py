@@ -4,7 +4,8 @@
    resume) without the store and with it, interleaved in the same process; target: with the
    store at most 1.5x without, printed by minimums, by medians, and as the median of the ratios
    of runs made back to back (the VM's speed drifts between seconds; a pair shares it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
-   with its SQLite checkpointer (langgraph-checkpoint-sqlite); target: ours with the store at
+   with its SQLite checkpointer (langgraph-checkpoint-sqlite), in a process of its own
+   (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
    (targets 20 ms and 10 ms).
@@ -29,7 +30,7 @@ from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention
 from nodes.triggers.chat_trigger import chat_item
-from tests.benchmarks.bench_engine import langgraph
+from tests.benchmarks.peer_process import PeerProcess
 from tests.builders import agent_workflow, tool_call
 
 ROUNDS = 50
@@ -72,30 +73,17 @@ def agent_runner(store: ExecutionStore | None) -> Callable[[], None]:
     return run_once
 
 
-def langgraph_runner(folder: Path) -> Callable[[], None] | None:
-    """LangGraph's prebuilt ReAct agent with its SQLite checkpointer, as bench_engine runs it."""
-    made = langgraph(ROUNDS, folder)
-    if made is None:
-        return None
-    _, run_once = made
-
-    def run() -> None:
-        *_, connection = run_once()
-        connection.close()
-
-    return run
-
-
 def per_iteration(folder: Path) -> None:
     repeats = 5 if quick() else 11
     store = ExecutionStore(folder / "iterations.sqlite", retention=Retention())
-    ours: dict[str, Callable[[], None]] = {"without store": agent_runner(None), "with store": agent_runner(store)}
-    peer = langgraph_runner(folder)
-    sides = dict(ours)
-    if peer is not None:
-        sides["LangGraph + SqliteSaver"] = peer
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    sides: dict[str, Callable[[], None]] = {"without store": agent_runner(None), "with store": agent_runner(store)}
+    peer: PeerProcess | None = PeerProcess(ROUNDS, folder)  # in a process of its own, as its users run it
+    if peer.unavailable is not None:
+        print(peer.unavailable)
+        peer = None
+    names = [*sides, *(["LangGraph + SqliteSaver"] if peer is not None else [])]
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     paired: dict[str, list[float]] = {"wall": [], "cpu": []}  # with / without, of two runs back to back
 
     def timed(name: str) -> tuple[float, float]:
@@ -108,8 +96,14 @@ def per_iteration(folder: Path) -> None:
         cpu[name].append(used)
         return wall, used
 
+    def timed_peer() -> None:
+        assert peer is not None
+        measured = peer.sample()
+        times["LangGraph + SqliteSaver"].append(measured.wall_ms)
+        cpu["LangGraph + SqliteSaver"].append(measured.cpu_ms)
+
     for run in sides.values():
-        run()  # warm up
+        run()  # warm up (the peer warmed up in its process)
     for _ in range(repeats):  # interleaved: each repeat runs the peer once and ours in PAIRS pairs
         for pair in range(PAIRS):
             # each pair back to back, in turns which goes first: the VM's speed drifts over seconds
@@ -118,7 +112,7 @@ def per_iteration(folder: Path) -> None:
             for i, clock in enumerate(("wall", "cpu")):
                 paired[clock].append(measured["with store"][i] / measured["without store"][i])
         if peer is not None:
-            timed("LangGraph + SqliteSaver")
+            timed_peer()
     print(f"ms per agent iteration, {ROUNDS} tool rounds, {repeats} interleaved repeats of {PAIRS} pairs of ours"
           f" and one peer run ({load_average()}):")
     for name, values in times.items():
@@ -135,6 +129,8 @@ def per_iteration(folder: Path) -> None:
         ratio = min(times["with store"]) / min(lg)
         print(f"  ours with store / LangGraph with SqliteSaver (min) = {ratio:.3f} (target <= {PEER_TARGET}:"
               f" {'met' if ratio <= PEER_TARGET else 'NOT met'}; {ratio / PEER_TARGET:.2f} of target)")
+    if peer is not None:
+        peer.close()
     store.close()
 
 
