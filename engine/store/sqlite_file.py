@@ -25,7 +25,7 @@ SCHEMA_VERSION = 3  # PRAGMA user_version of a store this code writes
 QUICK_CHECK_MAX_BYTES = 4 * 1024 * 1024
 BUSY_TIMEOUT_S = 30.0  # writers wait this long for another process's transaction
 WAL_AUTOCHECKPOINT_PAGES = 4000  # the writer folds the WAL into the file itself only past ~16 MB
-# (a thread of the store's folds it after every commit: engine.store.wal_checkpointer)
+# (a thread of the store's folds it in when commits pause: engine.store.wal_checkpointer)
 WAL_SIZE_LIMIT = 16 * 1024 * 1024  # and cut the WAL file back to this size when it is reset
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -8,16 +8,24 @@ the writer pauses: it never blocks the writer, and the writer restarts the WAL f
 once everything is copied. A commit wakes the thread only when it sleeps with nothing to copy:
 while commits keep coming it looks at their count once every QUIET_S, so the writer's thread
 neither makes a system call per commit nor hands the GIL over at each one.
+A pause alone does not start a checkpoint: the WAL must also hold CHECKPOINT_FRAMES pages not
+yet copied, or have held some for MAX_DELAY_S. Every checkpoint costs its two fsyncs, and the
+commit after it, which starts the WAL over, costs the writer's thread one more: SQLite syncs the
+new WAL header before it writes a frame behind it. Checkpointing at every pause paid that at
+nearly every run's end when runs came one after another.
 The writer keeps an automatic checkpoint at a higher limit (sqlite_file.WAL_AUTOCHECKPOINT_PAGES)
-in case this thread cannot keep up. Durability is the same either way: a commit is in the WAL
-before it returns.
+in case this thread cannot keep up. A killed process loses nothing either way: a commit is in the
+WAL before it returns. What a power cut can take (synchronous=NORMAL) is what no checkpoint has
+synced yet: after a pause, at most MAX_DELAY_S of commits.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import struct
 import threading
+import time
 from pathlib import Path
 
 
@@ -30,6 +38,19 @@ that would begin while a checkpoint copies, the second waits for it (`wait_copie
 does not, which spares most waits for two fsyncs (up to 15 ms seen) of the writer's thread, in the
 editor the thread that paints: a run of a few tens of ms commits at its start and at its end, and
 a checkpoint between them still copied at one commit in five."""
+
+CHECKPOINT_FRAMES = 512
+"""Pages (4 KB each) waiting in the WAL for which a pause starts a checkpoint at once: a run of 50
+agent iterations commits about 25 at its end."""
+MAX_DELAY_S = 1.0
+"""After a pause, fewer pages than CHECKPOINT_FRAMES wait this long at most from the first of them."""
+
+# the WAL-index header in the "-shm" file (sqlite.org/walformat.html, in native byte order): the
+# last valid frame of the WAL (mxFrame) and how many of its frames are in the database (nBackfill)
+_MX_FRAME = struct.Struct("=I")
+_MX_FRAME_AT = 16
+_BACKFILL_AT = 96
+_WAL_INDEX_HEAD = 136
 
 
 class WalCheckpointer:
@@ -68,6 +89,7 @@ class WalCheckpointer:
         try:
             db.execute("PRAGMA wal_autocheckpoint=0")  # this connection writes nothing; it only checkpoints
             copied = 0  # the commit count the last checkpoint saw
+            since = time.monotonic()  # when commits not yet copied began to wait (the thread starts at the first)
             while not self._closed.is_set():
                 seen = self._commits
                 if seen == copied:  # nothing new: sleep until a commit wakes it
@@ -76,19 +98,39 @@ class WalCheckpointer:
                     if self._commits == seen:  # else a commit came before it could see `_asleep`
                         self._wake.wait()
                     self._asleep = False
+                    since = time.monotonic()
                     continue
                 while not self._closed.wait(QUIET_S) and self._commits != seen:  # until the writer pauses
                     seen = self._commits
                 if self._closed.is_set():
                     break
+                waiting = self._frames_to_copy()
+                if waiting == 0:  # copied already (by the writer's own automatic checkpoint)
+                    copied = seen
+                    continue
+                if waiting is not None and waiting < CHECKPOINT_FRAMES and time.monotonic() - since < MAX_DELAY_S:
+                    continue  # a few pages: more may come (looked at again after the next pause)
                 with self._copying:
                     try:
                         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     except sqlite3.Error:
                         pass  # busy or failing now: the next commit has it tried again
-                copied = seen
+                copied, since = seen, time.monotonic()
         finally:
             db.close()
+
+    def _frames_to_copy(self) -> int | None:
+        """Pages in the WAL not yet in the database, as its index says (read without its lock: a
+        figure to decide when to copy, nothing more); None when the index cannot be read. The file
+        is not kept open: the last connection to close removes it."""
+        try:
+            with open(f"{self._path}-shm", "rb", buffering=0) as index:
+                head = index.read(_WAL_INDEX_HEAD)
+        except OSError:
+            return None
+        if len(head) < _WAL_INDEX_HEAD:
+            return None
+        return max(0, _MX_FRAME.unpack_from(head, _MX_FRAME_AT)[0] - _MX_FRAME.unpack_from(head, _BACKFILL_AT)[0])
 
     def wait_copied(self) -> None:
         """Before a write transaction: a checkpoint still copying ends first when the last

@@ -92,7 +92,7 @@ async def test_the_wal_stays_bounded_during_a_long_run(tmp_path: Path, monkeypat
 async def test_the_wal_is_folded_into_the_file_by_the_stores_thread(tmp_path: Path, monkeypatch) -> None:
     """Commits do not checkpoint on the writer's thread (in the editor, the thread that paints):
     with the writer's own automatic checkpoint out of reach, the file still receives what was
-    committed, from the store's checkpoint thread once commits pause; closing folds the rest."""
+    committed, from the store's checkpoint thread after commits pause; closing folds the rest."""
     import engine.store.sqlite_file as sqlite_file
 
     monkeypatch.setattr(sqlite_file, "WAL_AUTOCHECKPOINT_PAGES", 1_000_000)
@@ -147,6 +147,49 @@ async def test_the_checkpoint_thread_wakes_again_for_commits_after_a_pause(tmp_p
             await asyncio.sleep(0.01)
     store.close()
     assert len(wakes) >= 4 and sum(wakes) == 1  # only the second run's first commit found it asleep
+
+
+def small_agent(rounds: int = 3):
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}]
+    return agent_workflow(replies, agent_options={"maxIterations": rounds + 1})
+
+
+async def copied_into_the_file(path: Path, size: int) -> float:
+    """When the store file grew past `size`: a checkpoint copied pages into it."""
+    deadline = time.monotonic() + 30
+    while path.stat().st_size <= size:
+        assert time.monotonic() < deadline, "the WAL was not checkpointed"
+        await asyncio.sleep(0.01)
+    return time.monotonic()
+
+
+async def test_a_pause_after_a_few_pages_leaves_them_in_the_wal_for_a_while(tmp_path: Path, monkeypatch) -> None:
+    """Each checkpoint costs two fsyncs, and the writer's next commit one more (SQLite syncs the
+    WAL header it starts over with): a pause after a run that wrote a few pages does not start one
+    at once; they are copied once they have waited MAX_DELAY_S."""
+    monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 2.0)
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    before = path.stat().st_size
+    state = await Engine(builtin_registry(), store=store).run(small_agent(), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    ended = time.monotonic()
+    await asyncio.sleep(0.3)  # pauses of several QUIET_S: copying at every pause would have copied
+    assert path.stat().st_size == before
+    assert await copied_into_the_file(path, before) - ended >= 1.0
+    store.close()
+
+
+async def test_a_pause_after_many_pages_copies_them_at_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 600.0)
+    monkeypatch.setattr("engine.store.wal_checkpointer.CHECKPOINT_FRAMES", 4)
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    before = path.stat().st_size
+    state = await Engine(builtin_registry(), store=store).run(small_agent(), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    await copied_into_the_file(path, before)
+    store.close()
 
 
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
