@@ -149,9 +149,15 @@ async def test_the_checkpoint_thread_wakes_again_for_commits_after_a_pause(tmp_p
     assert len(wakes) >= 4 and sum(wakes) == 1  # only the second run's first commit found it asleep
 
 
-def small_agent(rounds: int = 3):
-    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(rounds)] + [{"text": "done"}]
-    return agent_workflow(replies, agent_options={"maxIterations": rounds + 1})
+async def small_run_stored(path: Path) -> tuple[ExecutionStore, int]:
+    """A store at `path`, and its file's size before the three-round agent run it then stored."""
+    store = ExecutionStore(path, retention=Retention())
+    before = path.stat().st_size
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": f"{i} + 1"})]} for i in range(3)] + [{"text": "done"}]
+    workflow = agent_workflow(replies, agent_options={"maxIterations": 4})
+    state = await Engine(builtin_registry(), store=store).run(workflow, items=[chat_item("go", "s")])
+    assert state.status == "success"
+    return store, before
 
 
 async def copied_into_the_file(path: Path, size: int) -> float:
@@ -169,10 +175,7 @@ async def test_a_pause_after_a_few_pages_leaves_them_in_the_wal_for_a_while(tmp_
     at once; they are copied once they have waited MAX_DELAY_S."""
     monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 2.0)
     path = tmp_path / "x.sqlite"
-    store = ExecutionStore(path, retention=Retention())
-    before = path.stat().st_size
-    state = await Engine(builtin_registry(), store=store).run(small_agent(), items=[chat_item("go", "s")])
-    assert state.status == "success"
+    store, before = await small_run_stored(path)
     ended = time.monotonic()
     await asyncio.sleep(0.3)  # pauses of several QUIET_S: copying at every pause would have copied
     assert path.stat().st_size == before
@@ -181,13 +184,11 @@ async def test_a_pause_after_a_few_pages_leaves_them_in_the_wal_for_a_while(tmp_
 
 
 async def test_a_pause_after_many_pages_copies_them_at_once(tmp_path: Path, monkeypatch) -> None:
+    """CHECKPOINT_FRAMES pages waiting or more: the pause starts a checkpoint, MAX_DELAY_S or not."""
     monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 600.0)
     monkeypatch.setattr("engine.store.wal_checkpointer.CHECKPOINT_FRAMES", 4)
     path = tmp_path / "x.sqlite"
-    store = ExecutionStore(path, retention=Retention())
-    before = path.stat().st_size
-    state = await Engine(builtin_registry(), store=store).run(small_agent(), items=[chat_item("go", "s")])
-    assert state.status == "success"
+    store, before = await small_run_stored(path)
     await copied_into_the_file(path, before)
     store.close()
 
