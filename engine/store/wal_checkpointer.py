@@ -30,8 +30,9 @@ from pathlib import Path
 
 
 QUIET_S = 0.02
-"""A checkpoint starts once no commit came for this long (between one and two of these after the
-last commit; a writer that never pauses meets its own automatic checkpoint instead). A write
+"""A checkpoint can start once no commit came for this long (between one and two of these after the
+last commit; whether it does: CHECKPOINT_FRAMES, MAX_DELAY_S; a writer that never pauses meets its
+own automatic checkpoint instead). A write
 transaction begun while it copies cannot start the WAL over at its beginning and appends to it:
 under commits every few ms the WAL would grow past its size limit. So of two transactions in a row
 that would begin while a checkpoint copies, the second waits for it (`wait_copied`); the first
