@@ -21,8 +21,8 @@ USER_THRESHOLDS = (700, 10, 10)  # Python's defaults
 def known_thresholds() -> Iterator[None]:
     """Python's default thresholds and no collection pending: a full collection first (it also
     ends any put off by an earlier test's run)."""
-    before = gc.get_threshold()
     gc.collect()
+    before = gc.get_threshold()
     gc.set_threshold(*USER_THRESHOLDS)
     yield
     gc.collect()
