@@ -7,15 +7,16 @@ youngest generation is collected every 2,000 allocations (a young collection's p
 the objects it walks: 10-16 ms at 10,000 in an editor's run, a stall of the window), generation 1
 after every 10 of those, and the whole heap only after 500 collections of generation 1 (10
 million allocations, as rare as before). A collection of generation 1 walks what survived the
-young collections since the last one: after 10 it is a few ms (6-8 ms in a 5,000-iteration run
-on a 2-core machine), where after 50 it was 27-48 ms and a third more in all.
+young collections since the last one: after 10 of them it takes 4-10 ms in a run of 5,000
+iterations on a 2-core machine, where after 50 it took 27-48 ms (and a quarter to a half more
+in all).
 
 The previous thresholds come back when the last run ends. The collections of generation 1 made
 during the runs still count towards the next full collection, and when they already pass the
-restored threshold, the very next one would be full and walk everything the run left while its
-caller still holds it (150-250 ms after a long run). That collection is put off by as many
-collections of generation 1 as the threshold asks for (by then the caller has usually let the run go),
-and the threshold itself comes back once a full collection has happened.
+restored threshold, the next of them would be a full one and walk everything the run left while
+its caller still holds it (150-250 ms after a long run). That collection is put off by as many
+collections of generation 1 as the threshold asks for (by then the caller has usually let the
+run go), and the threshold itself comes back once a full collection has happened.
 Reference counting still frees at once everything that is not part of a cycle.
 """
 
@@ -75,7 +76,8 @@ def _restore(saved: tuple[int, int, int]) -> None:
     later = made + saved[2]
     _deferred = (later, saved[2])
     gc.set_threshold(saved[0], saved[1], later)
-    if _after_full not in gc.callbacks:  # once; it stays (removing it while a collection calls the list could skip another)
+    # added once and kept: taken out while a collection calls the list, another callback could be skipped
+    if _after_full not in gc.callbacks:
         gc.callbacks.append(_after_full)
 
 
