@@ -111,13 +111,12 @@ def is_damage(exc: sqlite3.Error) -> bool:
 
 
 def check_readonly(path: Path, *, full: bool = False) -> int:
-    """Check an existing store without writing a byte; returns its layout version."""
-    with open(path, "rb") as f:
-        header = f.read(100)
-    if not header:
+    """Check an existing store without writing a byte; returns its layout version. The file is
+    read through SQLite only: a descriptor of it opened and closed here would drop the POSIX
+    locks of every connection this process has to it (they belong to the process and the file),
+    and with them what tells other processes that the WAL is still in use."""
+    if path.stat().st_size == 0:
         return 0  # an empty file: a new store
-    if not header.startswith(SQLITE_MAGIC) or len(header) < 100:
-        raise _damaged(path, "it does not start with an SQLite header")
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
@@ -132,12 +131,26 @@ def check_readonly(path: Path, *, full: bool = False) -> int:
         return int(version)
     except sqlite3.OperationalError as exc:
         if is_damage(exc):
-            raise _damaged(path, exc) from None
+            raise _damaged(path, _not_sqlite(path, exc)) from None
         return -1  # cannot be read read-only here (e.g. a WAL left by a killed process): checked read-write
     except sqlite3.DatabaseError as exc:
-        raise _damaged(path, exc) from None
+        raise _damaged(path, _not_sqlite(path, exc)) from None
     finally:
         db.close()
+
+
+def _not_sqlite(path: Path, exc: sqlite3.Error) -> object:
+    """What is wrong with a file SQLite refused as not a database: that it is not SQLite's at all
+    when its header says so, else SQLite's own words. Its header is read only then: no
+    connection of this process holds a lock on a file that is not a database."""
+    if getattr(exc, "sqlite_errorname", "") != "SQLITE_NOTADB":
+        return exc
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+    except OSError:
+        return exc
+    return "it does not start with an SQLite header" if not header.startswith(SQLITE_MAGIC) or len(header) < 100 else exc
 
 
 def open_store_file(path: Path) -> sqlite3.Connection:

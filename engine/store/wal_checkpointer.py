@@ -8,11 +8,16 @@ the writer pauses: it never blocks the writer, and the writer restarts the WAL f
 once everything is copied. A commit wakes the thread only when it sleeps with nothing to copy:
 while commits keep coming it looks at their count once every QUIET_S, so the writer's thread
 neither makes a system call per commit nor hands the GIL over at each one.
-A pause alone does not start a checkpoint: the WAL must also hold CHECKPOINT_FRAMES pages not
-yet copied, or have held some for MAX_DELAY_S. Every checkpoint costs its two fsyncs, and the
-commit after it, which starts the WAL over, costs the writer's thread one more: SQLite syncs the
-new WAL header before it writes a frame behind it. Checkpointing at every pause paid that at
-nearly every run's end when runs came one after another.
+A pause alone does not start a checkpoint: CHECKPOINT_COMMITS commits must also wait to be
+copied, or the first of them have waited MAX_DELAY_S. Every checkpoint costs its two fsyncs, and
+the commit after it, which starts the WAL over, costs the writer's thread one more: SQLite syncs
+the new WAL header before it writes a frame behind it. Checkpointing at every pause paid that at
+nearly every run's end when runs came one after another. The thread counts commits, not the
+WAL's pages: those are in the WAL's index, the "-shm" file, which no code but SQLite's may open
+in a process with a connection to the store. Closing any descriptor of a file drops every POSIX
+lock the process holds on it, SQLite's among them: its connections would go on without the lock
+that tells other processes the index is in use, and one of them could start the index over
+beneath them (a damaged store, seen with 16 processes writing at once).
 The writer keeps an automatic checkpoint at a higher limit (sqlite_file.WAL_AUTOCHECKPOINT_PAGES)
 in case this thread cannot keep up. A killed process loses nothing either way: a commit is in the
 WAL before it returns. What a power cut can take (synchronous=NORMAL) is what no checkpoint has
@@ -23,7 +28,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import struct
 import threading
 import time
 from pathlib import Path
@@ -31,7 +35,7 @@ from pathlib import Path
 
 QUIET_S = 0.02
 """A checkpoint can start once no commit came for this long (between one and two of these after the
-last commit; whether it does: CHECKPOINT_FRAMES, MAX_DELAY_S; a writer that never pauses meets its
+last commit; whether it does: CHECKPOINT_COMMITS, MAX_DELAY_S; a writer that never pauses meets its
 own automatic checkpoint instead). A write
 transaction begun while it copies cannot start the WAL over at its beginning and appends to it:
 under commits every few ms the WAL would grow past its size limit. So of two transactions in a row
@@ -40,18 +44,11 @@ does not, which spares most waits for two fsyncs (up to 15 ms seen) of the write
 editor the thread that paints: a run of a few tens of ms commits at its start and at its end, and
 a checkpoint between them still copied at one commit in five."""
 
-CHECKPOINT_FRAMES = 512
-"""Pages (4 KB each) waiting in the WAL for which a pause starts a checkpoint at once: a run of 50
-agent iterations commits about 25 at its end."""
+CHECKPOINT_COMMITS = 20
+"""Commits waiting to be copied for which a pause starts a checkpoint at once: a run of 50 agent
+iterations commits once at its end, about 25 pages (4 KB each), so 20 of them are about 2 MB."""
 MAX_DELAY_S = 1.0
-"""After a pause, fewer pages than CHECKPOINT_FRAMES wait this long at most from the first of them."""
-
-# the WAL-index header in the "-shm" file (sqlite.org/walformat.html, in native byte order): the
-# last valid frame of the WAL (mxFrame) and how many of its frames are in the database (nBackfill)
-_MX_FRAME = struct.Struct("=I")
-_MX_FRAME_AT = 16
-_BACKFILL_AT = 96
-_WAL_INDEX_HEAD = 136
+"""After a pause, fewer commits than CHECKPOINT_COMMITS wait this long at most from the first of them."""
 
 
 class WalCheckpointer:
@@ -105,12 +102,8 @@ class WalCheckpointer:
                     seen = self._commits
                 if self._closed.is_set():
                     break
-                waiting = self._frames_to_copy()
-                if waiting == 0:  # copied already (by the writer's own automatic checkpoint)
-                    copied = seen
-                    continue
-                if waiting is not None and waiting < CHECKPOINT_FRAMES and time.monotonic() - since < MAX_DELAY_S:
-                    continue  # a few pages: more may come (looked at again after the next pause)
+                if seen - copied < CHECKPOINT_COMMITS and time.monotonic() - since < MAX_DELAY_S:
+                    continue  # a few commits: more may come (looked at again after the next pause)
                 with self._copying:
                     try:
                         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
@@ -119,19 +112,6 @@ class WalCheckpointer:
                 copied, since = seen, time.monotonic()
         finally:
             db.close()
-
-    def _frames_to_copy(self) -> int | None:
-        """Pages in the WAL not yet in the database, as its index says (read without its lock: a
-        figure to decide when to copy, nothing more); None when the index cannot be read. The file
-        is not kept open: the last connection to close removes it."""
-        try:
-            with open(f"{self._path}-shm", "rb", buffering=0) as index:
-                head = index.read(_WAL_INDEX_HEAD)
-        except OSError:
-            return None
-        if len(head) < _WAL_INDEX_HEAD:
-            return None
-        return max(0, _MX_FRAME.unpack_from(head, _MX_FRAME_AT)[0] - _MX_FRAME.unpack_from(head, _BACKFILL_AT)[0])
 
     def wait_copied(self) -> None:
         """Before a write transaction: a checkpoint still copying ends first when the last

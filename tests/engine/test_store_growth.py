@@ -11,6 +11,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from engine.executor import Engine
 from engine.hooks import Hooks, NodeAfter
 from engine.registry import builtin_registry
@@ -183,13 +185,45 @@ async def test_a_pause_after_a_few_pages_leaves_them_in_the_wal_for_a_while(tmp_
     store.close()
 
 
-async def test_a_pause_after_many_pages_copies_them_at_once(tmp_path: Path, monkeypatch) -> None:
-    """CHECKPOINT_FRAMES pages waiting or more: the pause starts a checkpoint, MAX_DELAY_S or not."""
+async def test_a_pause_after_many_commits_copies_them_at_once(tmp_path: Path, monkeypatch) -> None:
+    """CHECKPOINT_COMMITS commits waiting or more: the pause starts a checkpoint, MAX_DELAY_S or not."""
     monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 600.0)
-    monkeypatch.setattr("engine.store.wal_checkpointer.CHECKPOINT_FRAMES", 4)
+    monkeypatch.setattr("engine.store.wal_checkpointer.CHECKPOINT_COMMITS", 1)
     path = tmp_path / "x.sqlite"
     store, before = await small_run_stored(path)
     await copied_into_the_file(path, before)
+    store.close()
+
+
+def locks_held(path: Path) -> set[tuple[str, ...]]:
+    """The POSIX locks this process holds on the store file and on its WAL index ("-shm"), as the
+    kernel lists them: (file, kind, first byte, last byte)."""
+    files = {os.stat(path).st_ino: "store", os.stat(f"{path}-shm").st_ino: "index"}
+    held = set()
+    with open("/proc/locks") as listed:
+        for line in listed:
+            fields = line.split()
+            inode = int(fields[5].split(":")[2])
+            if fields[4] == str(os.getpid()) and inode in files:
+                held.add((files[inode], fields[3], fields[6], fields[7]))
+    return held
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="the kernel's list of locks is Linux's")
+async def test_the_process_keeps_sqlite_s_locks_through_checkpoints_checks_and_a_second_store(tmp_path: Path, monkeypatch) -> None:
+    """SQLite's POSIX locks belong to the process and the file: any descriptor of the store file or
+    of its WAL index opened and closed beside SQLite drops them all, and other processes then take
+    the index for unused (one started it over beneath 16 processes writing at once: a damaged
+    store). Through checkpoints, a full check and a second store on the same file, they stay."""
+    monkeypatch.setattr("engine.store.wal_checkpointer.CHECKPOINT_COMMITS", 1)
+    path = tmp_path / "x.sqlite"
+    store, before = await small_run_stored(path)
+    held = locks_held(path)
+    assert {file for file, *_ in held} == {"store", "index"}
+    await copied_into_the_file(path, before)  # the checkpoint thread has looked at the WAL and copied it
+    store.check()
+    ExecutionStore(path, retention=Retention()).close()
+    assert locks_held(path) == held
     store.close()
 
 
