@@ -35,14 +35,14 @@ from pathlib import Path
 
 QUIET_S = 0.02
 """A checkpoint can start once no commit came for this long (between one and two of these after the
-last commit; whether it does: CHECKPOINT_COMMITS, MAX_DELAY_S; a writer that never pauses meets its
-own automatic checkpoint instead). A write
-transaction begun while it copies cannot start the WAL over at its beginning and appends to it:
-under commits every few ms the WAL would grow past its size limit. So of two transactions in a row
-that would begin while a checkpoint copies, the second waits for it (`wait_copied`); the first
-does not, which spares most waits for two fsyncs (up to 15 ms seen) of the writer's thread, in the
-editor the thread that paints: a run of a few tens of ms commits at its start and at its end, and
-a checkpoint between them still copied at one commit in five."""
+last commit; whether it does: CHECKPOINT_COMMITS, MAX_DELAY_S; a writer that never pauses meets
+its own automatic checkpoint instead). A write transaction begun while it copies cannot start the
+WAL over at its beginning and appends to it: under commits every few ms the WAL would grow past
+its size limit. So of two transactions in a row that would begin while a checkpoint copies, the
+second waits for it (`wait_copied`); the first does not, which spares most waits for two fsyncs
+(up to 15 ms seen) of the writer's thread, in the editor the thread that paints: a run of a few
+tens of ms commits at its start and at its end, and a checkpoint between them still copied at one
+commit in five."""
 
 CHECKPOINT_COMMITS = 20
 """Commits waiting to be copied for which a pause starts a checkpoint at once: a run of 50 agent

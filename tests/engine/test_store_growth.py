@@ -171,10 +171,10 @@ async def copied_into_the_file(path: Path, size: int) -> float:
     return time.monotonic()
 
 
-async def test_a_pause_after_a_few_pages_leaves_them_in_the_wal_for_a_while(tmp_path: Path, monkeypatch) -> None:
+async def test_a_pause_after_a_few_commits_leaves_them_in_the_wal_for_a_while(tmp_path: Path, monkeypatch) -> None:
     """Each checkpoint costs two fsyncs, and the writer's next commit one more (SQLite syncs the
-    WAL header it starts over with): a pause after a run that wrote a few pages does not start one
-    at once; they are copied once they have waited MAX_DELAY_S."""
+    WAL header it starts over with): a pause after a run's one commit does not start one at once;
+    what it wrote is copied once it has waited MAX_DELAY_S."""
     monkeypatch.setattr("engine.store.wal_checkpointer.MAX_DELAY_S", 2.0)
     path = tmp_path / "x.sqlite"
     store, before = await small_run_stored(path)
@@ -222,7 +222,7 @@ async def test_the_process_keeps_its_sqlite_locks_through_checkpoints_checks_and
     store, before = await small_run_stored(path)
     held = locks_held(path)
     assert {file for file, *_ in held} == {"store", "index"}
-    await copied_into_the_file(path, before)  # the checkpoint thread has looked at the WAL and copied it
+    await copied_into_the_file(path, before)  # the checkpoint thread has copied the WAL into the file
     store.check()
     ExecutionStore(path, retention=Retention()).close()
     assert locks_held(path) == held
