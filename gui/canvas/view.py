@@ -208,6 +208,12 @@ class CanvasView(QGraphicsView):
         self._apply_detail()
         self.update_minimap()
 
+    def resetTransform(self) -> None:  # noqa: N802
+        """100 %, drawn as at 100 % (fitting an empty canvas comes here): the far-out drawing,
+        set by the zoom before, would otherwise stay on for the nodes added next."""
+        super().resetTransform()
+        self._apply_detail()
+
     def _apply_detail(self) -> None:
         """Far out, links lose antialiasing and dashes: they cannot be told apart, and cost most."""
         far = self.zoom() < FAR_ZOOM

@@ -191,3 +191,18 @@ def test_dragged_nodes_snap_to_the_grid_and_alt_places_freely(qtbot, make_window
     assert item.pos() == QPointF(460, 240) and window.undo_stack.count() == 1
     drag(view, start, start + QPointF(7, 3), modifiers=Qt.KeyboardModifier.AltModifier)
     assert tuple(window.document.node("Calculator").position) == (467, 243)
+
+
+def test_a_new_document_after_zooming_far_out_draws_its_nodes_in_full(make_window) -> None:
+    """Fitting an empty canvas puts it back at 100 %: the far-out drawing (batched shapes, items
+    transparent) must not stay on for the nodes added next."""
+    window = make_window(EXAMPLE)
+    view = window.canvas
+    view.set_zoom(0.2 / view.zoom())
+    assert window.scene.far
+    window.new_document()
+    assert view.zoom() == 1.0 and not window.scene.far
+    name = window.add_node_at_centre("n8n-nodes-base.set")
+    assert name is not None
+    item = view.node_item(name)
+    assert item is not None and item.opacity() == 1.0
