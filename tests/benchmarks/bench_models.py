@@ -350,7 +350,7 @@ async def local_model_figures() -> dict[str, float] | None:
         ttfts.append(((first[0] if first else time.perf_counter()) - t0) * 1000.0)
     figures["ttft_ms"] = min(ttfts)
 
-    if not QUICK:  # bench_local_model measures tool decisions on 20 tasks (10 when quick)
+    if not QUICK:  # bench_local_model measures tool decisions on its 20 tasks, in quick mode too
         calc = ToolSpec(name="Calculator", description="Useful for getting the result of a math expression.",
                         parameters={"type": "object", "required": ["expression"],
                                     "properties": {"expression": {"type": "string", "description": "The expression, e.g. 17 * 25"}}})
