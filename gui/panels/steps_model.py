@@ -365,7 +365,11 @@ class StepsModel(ColumnsTableModel):
 
     # ----- sorting -------------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Order the rows by `column` (-1: the order they happened in), keeping selections."""
+        """Order the rows by `column` (-1: the order they happened in), keeping selections. In the
+        order asked already, nothing is done: rows keep their sorted places as they arrive and
+        change (QTableView.sortByColumn asks twice, through the header's indicator and itself)."""
+        if (column, order) == self._sort_spec and not self._resort_due:
+            return
         self._resort_due = False
         self._sort_spec = (column, order)
         arranged = self._arranged()

@@ -374,3 +374,22 @@ def test_rows_added_below_the_shown_ones_update_the_scroll_bar_without_repaintin
     view.model.append_rows([_row(i) for i in range(1000, 1003)])
     qtbot.waitUntil(lambda: paints.count > painted)
     assert table.model().index(0, 0).data() == _row(1002).iteration_text
+
+
+def test_the_views_sort_by_column_rearranges_the_rows_once(qapp) -> None:  # type: ignore[no-untyped-def]
+    """QTableView.sortByColumn asks the model to sort twice (the header's indicator, then itself):
+    the second asks for the order the rows are in already, and costs nothing."""
+    from gui.panels.steps_view import StepsView
+
+    view = StepsView()
+    view.model.append_rows([_row(i) for i in range(300)])
+    layouts: list[int] = []
+    view.model.layoutChanged.connect(lambda *_: layouts.append(1))
+    view.table.sortByColumn(7, Qt.SortOrder.DescendingOrder)
+    assert len(layouts) == 1
+    assert [view.proxy.row_at(r).tokens_in for r in range(3)] == [299, 298, 297]
+    view.model.append_rows([_row(300)])  # placed in order as it arrives: sorting again changes nothing
+    view.table.sortByColumn(7, Qt.SortOrder.DescendingOrder)
+    assert len(layouts) == 1 and view.proxy.row_at(0).tokens_in == 300
+    view.table.sortByColumn(7, Qt.SortOrder.AscendingOrder)
+    assert len(layouts) == 2 and view.proxy.row_at(0).tokens_in == 0
