@@ -99,9 +99,11 @@ def is_pg(target: str) -> bool:
 
 
 def sql(store: Any, query: str, *args: Any) -> list[tuple[Any, ...]]:
-    """Run `query` (with ? placeholders) on the store's own connection; the rows it returns."""
+    """Run `query` (with ? placeholders) on the store's own connection, after what the store
+    holds back (ends journaled) is in the database; the rows it returns."""
     from engine.store import ExecutionStore
 
+    store.flush()
     if isinstance(store, ExecutionStore):
         return store.connection.execute(query, args).fetchall()
     with store.lock:

@@ -103,12 +103,15 @@ async def run_job(engine: Engine, job: Job, signal: AbortSignal | None = None,
 
         execution.hooks.add(relay)
     if stop_requested is None:
-        return await execution.run()
-    watcher = asyncio.get_running_loop().create_task(_watch_stop(job.execution_id, signal, stop_requested))
-    try:
-        return await execution.run()
-    finally:
-        watcher.cancel()
+        state = await execution.run()
+    else:
+        watcher = asyncio.get_running_loop().create_task(_watch_stop(job.execution_id, signal, stop_requested))
+        try:
+            state = await execution.run()
+        finally:
+            watcher.cancel()
+    engine.store.flush()  # its end where other processes read it (the API's, behind a queue; the CLI's)
+    return state
 
 
 async def _watch_stop(execution_id: str, signal: AbortSignal, stop_requested: Callable[[str], bool]) -> None:

@@ -96,6 +96,10 @@ class ExecutionStoreBase(ABC):
     def release(self, state: ExecutionState) -> None:
         """Give up this process's lease on the execution (it ended, or is left paused)."""
 
+    def flush(self) -> None:
+        """Put everything this process has written where other processes read it (a back end
+        that writes everything at once has nothing to do)."""
+
     @abstractmethod
     def mark_crashed(self) -> list[str]:
         """Executions whose owner process is gone become "crashed"; returns their ids."""

@@ -19,6 +19,7 @@ from zlib_ng.zlib_ng import crc32
 from ..errors import MiniN8nError
 from ..shared_log import LogWindow
 from ..workflow import Workflow, workflow_json, workflow_to_data
+from .journal import RowStatus
 
 if TYPE_CHECKING:
     from ..run_data import ExecutionState
@@ -47,13 +48,18 @@ def pack(value: Any) -> tuple[bytes, int]:
     return data, crc32(data)
 
 
-def row_fields(state: ExecutionState) -> list[bytes | None]:
+def row_fields(state: ExecutionState) -> tuple[bytes | None, bytes | None, bytes | None]:
     """An execution row's error, result and pause blobs (None where it has none)."""
-    return [
+    return (
         pack(state.error.model_dump())[0] if state.error else None,
         pack(state.result)[0] if state.result is not None else None,
         pack(state.pause)[0] if state.pause else None,
-    ]
+    )
+
+
+def row_status(state: ExecutionState) -> RowStatus:
+    """The status fields of an execution's row as `state` has them now."""
+    return RowStatus(state.status, state.stopped_at, row_fields(state))
 
 
 def pack_workflow(workflow: Workflow) -> tuple[bytes, int]:

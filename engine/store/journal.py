@@ -8,12 +8,12 @@ the database in groups (one transaction for many boundaries) and empties the jou
 crash, whoever marks the execution crashed folds what the dead process left. Each record
 carries its length and a CRC-32, and is followed by an end mark (zero bytes, overwritten by the
 next record): reading stops at the end mark, so a torn record or what an emptied journal held
-before is never read. An ended execution's journal, emptied, is taken over by the process's next
-execution under the same name (engine.store.journal_folder): writing into pages the file already
-has costs a third of allocating new ones, and a rename is a transaction of the file system's own
-journal (tens of microseconds, twice a run when a journal was named for its execution). The
-record's crc starts from a CRC-32 of the execution id, so a record of the execution that used
-the file before never reads as one of the next. The file's blocks are allocated before it is
+before is never read. An ended execution's journal, emptied once its end is folded in, is taken
+over by one of the process's next executions under the same name (engine.store.journal_folder):
+writing into pages the file already has costs a third of allocating new ones, and a rename is a
+transaction of the file system's own journal (tens of microseconds, twice a run when a journal
+was named for its execution). The record's crc starts from a CRC-32 of the execution id, so a
+record of the execution that used the file before never reads as one of the next. The file's blocks are allocated before it is
 mapped (`reserve`): a full disk is then an error, where a write to a mapped page the disk has no
 room for would kill the process.
 
@@ -34,11 +34,20 @@ is of it (its owner's pid and start time say whether the process that writes it 
 Body: u32 meta length, meta (JSON: id, owner pid and start time, the row's fields, the
 workflow's hash and crc), the workflow's JSON; the record's crc covers the meta, the workflow
 crc its bytes.
+
+An execution that ended has an end record (b"ME") after its last record: how it ended, its
+row's fields as the store writes them. Ended executions are folded into the database together
+(one transaction for several runs' ends); until then the end record is what says it ended, and
+whoever recovers the journal of a process that died meanwhile stores the execution as it ended,
+not as crashed. Body: d stopped-at (NaN for none), u16 status length, status, then the error,
+result and pause blobs, each u32 length (0xFFFFFFFF for none) and its bytes; the crc (started
+from the execution's, as a boundary record's) covers the body.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import struct
@@ -52,6 +61,7 @@ from ..errors import MiniN8nError
 
 MAGIC = b"MS"
 START_MAGIC = b"MH"
+END_MAGIC = b"ME"
 UNSALTED_MAGIC = b"MC"  # the older layouts
 WHOLE_BODY_MAGIC = b"MB"
 _HEAD = struct.Struct("<2sII")
@@ -60,6 +70,9 @@ _BLOB = struct.Struct("<II")
 _BOUNDARY = struct.Struct("<qqqH")
 _COUNT = struct.Struct("<H")
 _META_LENGTH = struct.Struct("<I")
+_END = struct.Struct("<dH")
+_FIELD_LENGTH = struct.Struct("<I")
+NO_FIELD = 0xFFFFFFFF
 NO_NODE = 0xFFFF
 END = bytes(_HEAD.size)  # after the last record: a header no record has
 MAPPED_BYTES = 1 << 20  # the journal file's first size; it doubles when a record does not fit
@@ -128,19 +141,67 @@ def read_start(path: Path) -> Start | None:
     return found[0] if found is not None else None
 
 
+@dataclass(frozen=True)
+class RowStatus:
+    """An execution row's status, stop time and error, result and pause blobs (codec.row_fields):
+    what an end record holds."""
+
+    status: str
+    stopped_at: float | None
+    fields: tuple[bytes | None, bytes | None, bytes | None]
+
+
+def encode_end(end: RowStatus, seed: int) -> bytes:
+    """An end record; `seed` is salt(execution id)."""
+    status = end.status.encode("ascii")
+    parts = [_END.pack(math.nan if end.stopped_at is None else end.stopped_at, len(status)), status]
+    for blob in end.fields:
+        parts.append(_FIELD_LENGTH.pack(NO_FIELD if blob is None else len(blob)))
+        if blob is not None:
+            parts.append(blob)
+    body = b"".join(parts)
+    return b"".join((_HEAD.pack(END_MAGIC, len(body), crc32(body, seed)), body))
+
+
+def _read_end(body: bytes, crc: int, seed: int) -> RowStatus | None:
+    """The end record of `body`; None when it is damaged."""
+    if crc32(body, seed) != crc:
+        return None
+    try:
+        stopped, status_length = _END.unpack_from(body)
+        at = _END.size + status_length
+        status = body[_END.size:at].decode("ascii")
+        fields: list[bytes | None] = []
+        for _ in range(3):
+            (length,) = _FIELD_LENGTH.unpack_from(body, at)
+            at += _FIELD_LENGTH.size
+            if length == NO_FIELD:
+                fields.append(None)
+                continue
+            fields.append(body[at:at + length])
+            at += length
+    except (struct.error, UnicodeDecodeError):
+        return None
+    if at != len(body):
+        return None
+    return RowStatus(status, None if math.isnan(stopped) else stopped, (fields[0], fields[1], fields[2]))
+
+
 @dataclass
 class Pending:
-    """Journaled rows not yet in the database, in order."""
+    """Journaled rows not yet in the database, in order, and the execution's end when it has one."""
 
     runs: list[RunRow] = field(default_factory=list)
     boundaries: list[BoundaryRow] = field(default_factory=list)
+    end: RowStatus | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.runs or self.boundaries)
+        return bool(self.runs or self.boundaries or self.end)
 
     def clear(self) -> None:
         self.runs.clear()
         self.boundaries.clear()
+        self.end = None
 
 
 def salt(execution_id: str) -> int:
@@ -235,6 +296,13 @@ def decode_records(execution_id: str, raw: bytes) -> Pending:
             record = _read_body(execution_id, body, crc, seed)
         elif magic == UNSALTED_MAGIC:
             record = _read_body(execution_id, body, crc, 0)
+        elif magic == END_MAGIC:
+            end = _read_end(body, crc, seed)
+            if end is None:
+                break
+            out.end = end
+            pos += _HEAD.size + length
+            continue
         else:
             break
         if record is None:

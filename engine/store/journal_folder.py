@@ -1,5 +1,6 @@
-"""The journals beside a store file (FILE-boundaries/): one per execution being written, and each
-store's spare (an ended execution's journal, emptied, for the next execution).
+"""The journals beside a store file (FILE-boundaries/): one per execution being written (or ended,
+its end not yet folded in), and each store's spares (ended executions' journals, emptied, for the
+next executions).
 
 A journal file is named for the store object that made it (PID.START.STORE.N.journal), never for
 an execution: it keeps its name from one execution to the next. Which execution a journal holds
@@ -58,34 +59,38 @@ def _owner_named(name: str) -> tuple[int, int | None] | None:
 
 
 class JournalFolder:
-    """One store object's view of its file's journal folder, and its spare journal."""
+    """One store object's view of its file's journal folder, and its spare journals (at most
+    `spares`: as many as executions may wait with their ends journaled, and one)."""
 
-    def __init__(self, store_path: Path, pid: int, started: int | None) -> None:
+    def __init__(self, store_path: Path, pid: int, started: int | None, spares: int) -> None:
         self.path = Path(f"{store_path}-boundaries")
         parked = _parked.get(self.path)
-        self._spare: Journal | None = parked.pop() if parked else None
+        self._spares: list[Journal] = [parked.pop()] if parked else []
+        self._spares_kept = spares
         # one prefix per store object: two stores of one process on the same file keep theirs apart
         self._prefix = f"{pid}.{started}.{next(_stores)}"
         self._made = itertools.count()
 
     def new(self) -> Journal:
-        """A journal for an execution: the spare, else a new file named for this store."""
-        spare, self._spare = self._spare, None
-        return spare if spare is not None else Journal(self.path / f"{self._prefix}.{next(self._made)}.journal")
+        """A journal for an execution: a spare, else a new file named for this store."""
+        if self._spares:
+            return self._spares.pop()
+        return Journal(self.path / f"{self._prefix}.{next(self._made)}.journal")
 
     def retire(self, journal: Journal) -> None:
-        """A journal everything of which is in the database: kept emptied as the spare, or removed."""
-        if self._spare is None and journal.has_file:
+        """A journal everything of which is in the database: kept emptied as a spare, or removed."""
+        if len(self._spares) < self._spares_kept and journal.has_file:
             journal.empty()
-            self._spare = journal
+            self._spares.append(journal)
         else:
             journal.close(remove=True)
 
     def close(self) -> None:
-        """The spare goes to the next store of this process on this file."""
-        if self._spare is not None:
-            _park(self.path, self._spare)
-            self._spare = None
+        """A spare goes to the next store of this process on this file; the others are removed."""
+        if self._spares:
+            _park(self.path, self._spares.pop())
+        while self._spares:
+            self._spares.pop().close(remove=True)
 
     def _files(self) -> list[Path]:
         try:

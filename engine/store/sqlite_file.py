@@ -14,7 +14,7 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from zlib_ng.zlib_ng import crc32
 
@@ -289,7 +289,7 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
-def fields_crc(fields: list[bytes | None]) -> int:
+def fields_crc(fields: Sequence[bytes | None]) -> int:
     """One checksum over an execution row's error, result and pause blobs."""
     crc = 0
     for value in fields:

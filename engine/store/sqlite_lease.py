@@ -2,9 +2,10 @@
 
 An execution's row names the process that runs it (pid and start time: a recycled pid is not
 taken for the owner). A running execution whose owner is gone is "crashed": what its journal
-holds is folded in first, and anyone may resume it. An execution whose process died before its
-first fold is only a journal (its start record names it and its owner): it becomes a crashed
-execution too. Every method here but `running_of_dead` runs inside the caller's write transaction.
+holds is folded in first, and anyone may resume it; but one whose journal holds its end (it ended
+before its owner died, its end not yet folded in) is stored as it ended. An execution whose
+process died before its first fold is only a journal (its start record names it and its owner):
+it becomes a crashed execution too, or is stored as it ended. Every method here but `running_of_dead` runs inside the caller's write transaction.
 """
 
 from __future__ import annotations
@@ -53,13 +54,17 @@ class SqliteLeases:
                 raise ExecutionBusy(execution_id, start.owner_pid)
         return bool(starts) and self._insert_crashed(starts[0])
 
-    def recover(self, execution_id: str, starts: list[tuple[Path, Start]] | None = None) -> list[Path]:
+    def recover(self, execution_id: str, starts: list[tuple[Path, Start]] | None = None) -> tuple[list[Path], bool]:
         """With the execution claimed: fold what a dead owner left in its journal; returns the
-        journals to remove once committed. `starts`: the journal folder's, read already."""
+        journals to remove once committed, and whether one held the execution's end (its row
+        says how it ended now). `starts`: the journal folder's, read already."""
         paths = [path for path, _start in self._journals.of(execution_id, starts)]
+        ended = False
         for path in paths:
-            apply_rows(self._db, execution_id, read_journal(path, execution_id))
-        return paths
+            pending = read_journal(path, execution_id)
+            apply_rows(self._db, execution_id, pending)
+            ended = ended or pending.end is not None
+        return paths, ended
 
     def running_of_dead(self) -> list[tuple[str, int | None]]:
         """The executions whose row says running (or new) and whose owner is gone, with that owner."""
@@ -72,25 +77,29 @@ class SqliteLeases:
         those executions and the journals to remove once committed."""
         crashed: list[str] = []
         done: set[Path] = set()
+
+        def recovered(eid: str) -> None:
+            paths, ended = self.recover(eid, starts)
+            done.update(paths)
+            if not ended:
+                crashed.append(eid)
+
         for eid, pid in gone:  # only if no other process took it over meanwhile
             if self._crash(eid, pid):
-                crashed.append(eid)
-                done.update(self.recover(eid, starts))
+                recovered(eid)
         for path, start in starts:
             if path in done or same_process_alive(start.owner_pid, start.owner_start):
                 continue
             eid = start.execution_id
             if self._insert_crashed(start):  # it died before its first fold
-                crashed.append(eid)
-                done.update(self.recover(eid, starts))
+                recovered(eid)
                 continue
             row = self._db.execute("SELECT status, owner_pid, owner_start FROM executions WHERE id=?", (eid,)).fetchone()
             status, pid, started = row if row is not None else (None, None, None)
             if pid is not None and same_process_alive(pid, started):
                 continue  # a live process took it over (and folds or removes this journal)
             if status in ("running", "new") and self._crash(eid, pid):  # its owner died after the rows were read
-                crashed.append(eid)
-                done.update(self.recover(eid, starts))
+                recovered(eid)
             done.add(path)  # else everything in it before its end reached the database with a fold
         return crashed, done
 

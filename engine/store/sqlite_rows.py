@@ -12,8 +12,9 @@ from typing import Any, Callable
 from ..run_data import ExecutionState
 from .base import FINISHED, Retention
 from .codec import StoreDamaged
-from .journal import Journal, Pending, RunRow, Start, decode_records, encode_record, salt
+from .journal import Journal, Pending, RowStatus, RunRow, Start, decode_records, encode_record, salt
 from .run_records import RunRecords
+from .sqlite_file import fields_crc
 
 
 @dataclass
@@ -22,6 +23,7 @@ class WriterState(RunRecords):
     not yet in the database, and the JSON the next deltas are made from (shared with live run data)."""
 
     journal: Journal
+    execution_id: str = ""
     boundary_seq: int = 0
     stack: Any = None  # the last boundary journaled (JSON: its stack, or its stack and state: boundary_state)
     seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
@@ -41,6 +43,7 @@ class WriterState(RunRecords):
     referenced: set[int] = field(default_factory=set)  # seqs of runs a boundary written may refer to (deltas.answer_json)
     checked_answers: dict[int, Any] = field(default_factory=dict)  # CHECK_STACKS: run seq -> the JSON an answer refers to
     salt: int = 0  # where its journal records' crcs start (engine.store.journal.salt)
+    ended: RowStatus | None = None  # its end, journaled: folded into the database with other executions' ends
 
     def stop_listening(self) -> None:
         """Its execution tells it no more runs. The callback is dropped: it holds the writer (a
@@ -61,7 +64,8 @@ RUN_BATCH_MAX = 4096  # runs in one batch row, at most (a journal record holds u
 
 
 def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, first: bool = False) -> None:
-    """Write journaled rows (idempotent: a journal folded twice leaves the same rows). The runs of a
+    """Write journaled rows (idempotent: a journal folded twice leaves the same rows), and the row's
+    status fields when they hold the execution's end (recovery of a journal). The runs of a
     fold go in as one batch row (run_batches: the runs as a journal record holds them, each with its
     own checksum): one insert instead of one per run, which was most of a fold. `first`: the
     execution has no rows in the database yet (its first fold): none to delete."""
@@ -85,6 +89,15 @@ def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, f
             db.executemany(INSERT_RUNS, runs)
     if boundaries:
         db.executemany(INSERT_BOUNDARIES, boundaries)
+    if pending.end is not None:  # a journal's end record (recovered): the row as the execution ended
+        write_status(db, execution_id, pending.end, release=True)
+
+
+def write_status(db: sqlite3.Connection, execution_id: str, row: RowStatus, *, release: bool) -> None:
+    """An execution row's status fields as `row` says (`release`: owned by no process now)."""
+    owner = ", owner_pid=NULL, owner_start=NULL" if release else ""
+    db.execute(f"UPDATE executions SET status=?, stopped_at=?, error=?, result=?, pause=?, crc=?, updated_at=?{owner} WHERE id=?",
+               (row.status, row.stopped_at, *row.fields, fields_crc(row.fields), time.time(), execution_id))
 
 
 def stored_runs(db: sqlite3.Connection, execution_id: str, upto: int | None = None, where: str = "") -> list[tuple[Any, ...]]:

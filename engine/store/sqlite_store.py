@@ -6,8 +6,13 @@ its first fold), and at each node boundary one record in its journal (the node
 runs finished since the last boundary and the resumable stack, as a delta from the previous
 one). Journaled records are folded into the database in groups (engine.store.journal), each
 group's runs and its last boundary (engine.store.boundary_rows): a SIGKILL loses at most
-the node that was running. Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a
-busy timeout for other processes. A running execution is leased to its process (pid and start
+the node that was running. An execution's end is journaled too (an end record) and folded in
+together with the ends of the executions that end after it within FOLD_AFTER_S: one
+transaction for up to ENDS_FOLDED_TOGETHER runs, where each run's own transaction at its end
+was most of what the store cost a short run. Reads in this process fold first; other processes
+see an end within FOLD_AFTER_S while an event loop runs, else after this process's next write,
+read, `flush` or `close` (or its death: recovery stores the end it journaled). Writers take the
+lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A running execution is leased to its process (pid and start
 time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it
 (engine.store.sqlite_lease).
 """
@@ -33,15 +38,16 @@ from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
-from .codec import StoreDamaged, pack, pack_workflow, row_fields
+from .ends_waiting import EndsWaiting
+from .codec import StoreDamaged, pack, pack_workflow, row_status
 from .deltas import ANSWERED_BY, resolve_answers
-from .journal import Pending, Start, encode_record, encode_start, salt
+from .journal import Pending, RowStatus, Start, encode_end, encode_record, encode_start, salt
 from .journal_folder import JournalFolder
 from .sqlite_lease import SqliteLeases
 from .sqlite_file import BUSY_TIMEOUT_S, check_readonly, fields_crc, is_damage, open_store_file, workflow_hash
 from .sql_reads import SqlReads
 from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_after, last_run_seq, prune_executions, rewrite_run,
-                          stored_runs)
+                          stored_runs, write_status)
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
@@ -49,6 +55,7 @@ FOLD_EVERY = 512  # journaled boundaries folded into the database in one transac
 # ... or once the oldest of them is this old: other processes see progress, and a fold (on the
 # thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
 FOLD_AFTER_S = 0.1
+ENDS_FOLDED_TOGETHER = 8  # ended executions whose ends wait in their journals, at most
 PRUNE_INTERVAL_S = 60.0
 T = TypeVar("T")
 
@@ -74,10 +81,11 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._checkpointer = WalCheckpointer(self.path, BUSY_TIMEOUT_S)  # commits never wait for a checkpoint
         self._pid = os.getpid()
         self._started = start_time(self._pid)
-        self._journals = JournalFolder(self.path, self._pid, self._started)
+        self._journals = JournalFolder(self.path, self._pid, self._started, spares=ENDS_FOLDED_TOGETHER + 1)
         self._leases = SqliteLeases(self._db, self._journals, self._pid, self._started,
                                     lambda start: self._insert_row(start, None, release=True, crashed=True))
         self._writers: dict[str, WriterState] = {}
+        self._ends = EndsWaiting(self._fold_ends, after_s=FOLD_AFTER_S, most=ENDS_FOLDED_TOGETHER)
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self._last_workflow: tuple[bytes, str] = (b"", "")  # the last workflow attached, packed, and its hash
@@ -90,6 +98,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         return self._db
 
     def close(self) -> None:
+        self._ends.fold()
         for execution_id in list(self._writers):
             self._fold(self._writers[execution_id])
         if self._housekeeper is not None:
@@ -133,7 +142,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _make_readable(self, execution_id: str | None) -> None:
         """A new execution of this process still only in its journal goes into the database (one
-        fold) before it is read: this process reads what it has written."""
+        fold) before it is read, and so do the ends journaled: this process reads what it has written."""
+        self._ends.fold()
         writers = self._writers.values() if execution_id is None else [self._writers.get(execution_id)]
         for writer in [w for w in writers if w is not None and w.start is not None]:
             self._fold(writer)
@@ -165,6 +175,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         one (a new id, Engine.create) starts in its journal: its row reaches the database with
         its first fold, in that fold's transaction."""
         state: ExecutionState = execution.state
+        if self._ends.overdue():
+            self._ends.fold()
         workflow, workflow_crc = pack_workflow(state.workflow)
         if self._last_workflow[0] == workflow:  # run again unchanged: its hash is known
             digest = self._last_workflow[1]
@@ -188,7 +200,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _start_in_journal(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """A new execution's writer: its start record and first boundary journaled (no transaction)."""
-        writer = WriterState(journal=self._journals.new(), run_seq=0, boundary_seq=0, fresh=True, salt=salt(state.id))
+        writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=0, boundary_seq=0, fresh=True,
+                             salt=salt(state.id))
         writer.start = self._start_record(state, workflow, workflow_crc, digest)
         first = boundary_row(state, writer)
         head = encode_start(writer.start)
@@ -200,6 +213,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """An execution's writer, its row claimed (or inserted) and its first boundary written in one transaction."""
+        self._ends.fold()  # its row may be among them (resumed or run again in this process)
 
         def claim_and_write() -> tuple[WriterState, list[Path]]:
             db = self._db
@@ -216,10 +230,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 runs = boundary = 0
             else:
                 self._leases.claim(state.id)
-                recovered = self._leases.recover(state.id)
+                recovered = self._leases.recover(state.id)[0]
                 runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = WriterState(journal=self._journals.new(), run_seq=int(runs), boundary_seq=int(boundary),
+            writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=int(runs), boundary_seq=int(boundary),
                                  fresh=not recovered and runs == 0 and boundary == 0, salt=salt(state.id))
             first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
@@ -251,6 +265,13 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             self._update_run(execution_id, self._writers.get(execution_id), event)
         elif isinstance(event, WorkflowAfter):
             ended = self._writers.pop(execution_id, None)
+            if ended is not None and ended.ended is not None:  # its end journaled: folded in with others
+                ended.stop_listening()
+                if ended.timer is not None:
+                    ended.timer.cancel()
+                    ended.timer = None
+                self._ends.add(ended)  # pruned after, once they are in the database
+                return
             if ended is not None:
                 self._fold(ended)
                 self._retire(ended)
@@ -291,8 +312,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Journal the runs finished since the last call and, at a boundary, the resumable stack
         (one write). A change of status, pause or error goes to the database at once, with
-        everything journaled before it; a new result (the last main node's output) and a new
-        execution's start go with the next fold."""
+        everything journaled before it, but for the end, which is journaled and folded in with
+        other executions' ends (engine.store.ends_waiting); a new result (the last main node's output)
+        and a new execution's start go with the next fold."""
         fields = state.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
         writer = self._writers.get(fields["id"])
         if writer is None:
@@ -316,6 +338,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if row_changed:
             started = writer.fresh and writer.row is None and row[1:] == (None, None, None) and row[0] == "running"
             writer.row = row
+            if row[0] in ENDED:  # its end: journaled (an end record), folded in with other executions' ends
+                ended = row_status(state)
+                record = encode_end(ended, writer.salt)
+                writer.journal.append(encode_record(runs, boundary, writer.salt) + record if runs or boundary else record)
+                writer.ended, writer.row_due = ended, None  # the end record holds the row as it is now
+                return
             if not started:
                 self._fold(writer, state, release=state.status in ENDED)
                 return
@@ -340,58 +368,89 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     def _fold(self, writer: WriterState, state: ExecutionState | None = None, *, release: bool = False) -> None:
         """Write the journaled rows (and `state`'s row, if given) in one transaction, then empty the journal."""
+        prepared = self._fold_rows(writer, None if state is None else row_status(state), release=release)
+        if prepared is not None:
+            execution_id, write, rows = prepared
+            self._transaction(f"storing execution {execution_id}", write)
+            self._folded(writer, rows)
+
+    def _fold_rows(self, writer: WriterState, row: RowStatus | None, *, release: bool
+                   ) -> tuple[str, Callable[[], None], Pending] | None:
+        """What a fold of `writer` writes (its execution, the writing, the rows), None when nothing."""
         if writer.timer is not None:
             writer.timer.cancel()
             writer.timer = None
         pending, start = writer.unfolded, writer.start
-        if state is None:
-            state = writer.row_due
+        due = writer.row_due
         writer.row_due = None
-        if not pending and state is None and start is None:
-            return
-        execution_id = state.id if state is not None else start.execution_id if start is not None else (pending.boundaries or pending.runs)[0][0]
+        if row is None and writer.ended is not None:  # its end, journaled
+            row, release = writer.ended, True
+        elif row is None and due is not None:
+            row = row_status(due)
+        if not pending and row is None and start is None:
+            return None
+        execution_id = writer.execution_id
         rows = pending
         if pending.boundaries:
             rows = Pending(runs=pending.runs, boundaries=[folded_boundary(writer, pending.boundaries)])
 
         def write() -> None:
             if start is not None:
-                self._insert_row(start, state, release=release)
-            elif state is not None:
-                self._write_row(state, release=release)
+                self._insert_row(start, row, release=release)
+            elif row is not None:
+                write_status(self._db, execution_id, row, release=release)
             apply_rows(self._db, execution_id, rows, first=start is not None)
 
-        self._transaction(f"storing execution {execution_id}", write)
-        writer.start = None
+        return execution_id, write, rows
+
+    def _folded(self, writer: WriterState, rows: Pending) -> None:
+        """After the transaction of a fold: what the next deltas start from, the journal emptied."""
+        writer.start = writer.ended = None
         if rows.boundaries:
             folded = rows.boundaries[0]
             writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
             writer.folded_stack, writer.folded_seq = writer.stack, folded[1]
-        pending.clear()
+        writer.unfolded.clear()
         writer.journal.empty(writer.head)
 
-    def _write_row(self, state: ExecutionState, *, release: bool) -> None:
-        fields = row_fields(state)
-        owner = "" if not release else ", owner_pid=NULL, owner_start=NULL"
-        self._db.execute(
-            f"UPDATE executions SET status=?, stopped_at=?, error=?, result=?, pause=?, crc=?, updated_at=?{owner} WHERE id=?",
-            (state.status, state.stopped_at, *fields, fields_crc(fields), time.time(), state.id),
-        )
+    def _fold_ends(self, ended: list[WriterState]) -> None:
+        """The ends journaled and what their journals hold, in one transaction (engine.store.ends_waiting);
+        their journals become spares."""
+        folds = [(writer, self._fold_rows(writer, writer.ended, release=True)) for writer in ended]
 
-    def _insert_row(self, start: Start, state: ExecutionState | None, *, release: bool, crashed: bool = False) -> bool:
-        """A new execution's row (as `state` says now, else as it started) and its workflow. The id
+        def write() -> None:
+            for _writer, prepared in folds:
+                if prepared is not None:
+                    prepared[1]()
+
+        self._transaction(f"storing the end of execution{'s' if len(ended) > 1 else ''} "
+                          f"{', '.join(writer.execution_id for writer in ended)}", write)
+        for writer, prepared in folds:
+            if prepared is not None:
+                self._folded(writer, prepared[2])
+            self._retire(writer)
+        if self.retention.active:  # with these ends among the finished executions it counts
+            self._prune_in_background()
+
+    def flush(self) -> None:
+        """Put what this process journaled where other processes read it (the ends waiting to be
+        folded in, new executions only in their journals)."""
+        self._make_readable(None)
+
+    def _insert_row(self, start: Start, row: RowStatus | None, *, release: bool, crashed: bool = False) -> bool:
+        """A new execution's row (as `row` says now, else as it started) and its workflow. The id
         is new (Engine.create): one already stored is an error, not a row overwritten. `crashed`:
         its process is gone (recovery), stored as crashed and unowned unless another process took
         it in meanwhile (False then)."""
-        row = start.row
-        fields = row_fields(state) if state is not None else [None, None, None]
-        status, stopped = (state.status, state.stopped_at) if state is not None else ("crashed" if crashed else row["status"], None)
+        started = start.row
+        fields = row.fields if row is not None else (None, None, None)
+        status, stopped = (row.status, row.stopped_at) if row is not None else ("crashed" if crashed else started["status"], None)
         owner = (None, None) if release or crashed else (start.owner_pid, start.owner_start)
         if not self._db.execute(
             f"INSERT{' OR IGNORE' if crashed else ''} INTO executions (id, workflow_name, workflow_hash, mode, status, started_at,"
             " start_node, stopped_at, error, result, pause, crc, owner_pid, owner_start, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (start.execution_id, row["workflow_name"], start.workflow_hash, row["mode"], status, row["started_at"], row["start_node"],
-             stopped, *fields, fields_crc(fields), *owner, time.time())).rowcount:
+            (start.execution_id, started["workflow_name"], start.workflow_hash, started["mode"], status, started["started_at"],
+             started["start_node"], stopped, *fields, fields_crc(fields), *owner, time.time())).rowcount:
             return False
         # bound as a bytearray: without an adapter lookup, as apply_rows
         self._db.execute("INSERT OR IGNORE INTO workflows (hash, data, crc) VALUES (?,?,?)",
@@ -440,7 +499,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         boundary are dropped (the node that made them runs again)."""
         self._make_readable(execution_id)
 
-        def claim() -> list[Path]:
+        def claim() -> tuple[list[Path], str | None]:
             status = self._leases.claim(execution_id)
             if status is None and self._leases.adopt_dead(execution_id):  # its process died before its first fold
                 status = self._leases.claim(execution_id)
@@ -451,14 +510,19 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._db.execute("UPDATE executions SET status='crashed' WHERE id=?", (execution_id,))
             if status not in ("paused", "crashed"):
                 raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
-            journals = self._leases.recover(execution_id)
+            journals, ended = self._leases.recover(execution_id)
+            if ended:  # its end was journaled before its process died: its row says how it ended now
+                return journals, self._db.execute("SELECT status FROM executions WHERE id=?", (execution_id,)).fetchone()[0]
             at_boundary = self._db.execute(
                 "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
             drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0, f" in {self.path}")
-            return journals
+            return journals, None
 
-        for path in self._transaction(f"claiming execution {execution_id}", claim):
+        journals, ended = self._transaction(f"claiming execution {execution_id}", claim)
+        for path in journals:
             path.unlink(missing_ok=True)
+        if ended is not None:
+            raise MiniN8nError(f'execution "{execution_id}" is {ended}; only paused or crashed executions resume')
         return self.load(execution_id, for_resume=True)
 
     def delete(self, execution_id: str) -> bool:

@@ -84,6 +84,7 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
     edits = iter([{"observation": "forty-two"}] + [None] * 20)
     state, _points = await drive(execution, lambda p: ("continue", next(edits)))
     assert state.status == "success"
+    store.flush()  # its end, journaled, into the database read below
     for runs_of_node in state.run_data.values():
         for task in runs_of_node:
             assert task.to_json() == task_reference(task)
@@ -117,6 +118,7 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
     store = ExecutionStore(tmp_path / "x.sqlite")
     state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
     assert state.status == "success"
+    store.flush()  # its end, journaled, into the database read below
     answered = []
     for *_head, base, data, crc in rows:
         value = unpack(data, crc, "boundary")

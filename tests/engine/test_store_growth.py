@@ -40,6 +40,7 @@ async def test_a_run_writes_its_workflow_once_and_its_row_only_on_status_changes
     store.connection.set_trace_callback(statements.append)
     state = await Engine(builtin_registry(), store=store).run(big_agent(), items=[chat_item("go", "s")])
     assert state.status == "success"
+    store.flush()  # its end, journaled, folded in
     store.connection.set_trace_callback(None)
     row_writes = [s for s in statements if s.lstrip().upper().startswith(("UPDATE EXECUTIONS", "INSERT INTO EXECUTIONS"))]
     # inserted with the first fold (running, or success when that is the end), then success
@@ -103,6 +104,7 @@ async def test_the_wal_is_folded_into_the_file_by_the_stores_thread(tmp_path: Pa
     before = path.stat().st_size
     state = await Engine(builtin_registry(), store=store).run(big_agent(3), items=[chat_item("go", "s")])
     assert state.status == "success"
+    store.flush()  # its end, journaled, folded in
     assert os.path.getsize(f"{path}-wal") > 1024 * 1024  # the 1 MB workflow went into the WAL
     deadline = time.monotonic() + 30
     while path.stat().st_size < before + 1024 * 1024:  # copied into the file: checkpointed
@@ -230,14 +232,16 @@ async def test_the_process_keeps_its_sqlite_locks_through_checkpoints_checks_and
 
 
 async def test_one_journal_file_serves_the_executions_of_a_process(tmp_path: Path) -> None:
-    """An ended execution's journal is kept, emptied, for the next one under the same name (its
-    pages are allocated already, and nothing is renamed), also by the next store of the process on
-    the same file; the process's exit removes it, and a store opened later removes a dead process's."""
+    """An ended execution's journal, once its end is folded in, is kept emptied for the next one
+    under the same name (its pages are allocated already, and nothing is renamed), also by the next
+    store of the process on the same file; the process's exit removes it, and a store opened later
+    removes a dead process's."""
     path = tmp_path / "x.sqlite"
     store = ExecutionStore(path, retention=Retention())
     journals = Path(f"{path}-boundaries")
     engine = Engine(builtin_registry(), store=store)
     first = await engine.run(big_agent(3), items=[chat_item("go", "s")])
+    store.flush()  # its end folded in (else it waits in the journal for the ends after it)
     spares = list(journals.iterdir())
     assert len(spares) == 1 and spares[0].name.startswith(f"{os.getpid()}.{store._started}.")
     name, inode = spares[0].name, spares[0].stat().st_ino
@@ -291,6 +295,7 @@ async def test_two_stores_of_one_process_on_one_file_keep_their_journals_apart(t
         hooks.add(watch, kinds=(NodeAfter,))
         state = await Engine(builtin_registry(), store=store).create(big_agent(3), items=[chat_item("go", "s")], hooks=hooks).run()
         assert state.status == "success"
+        store.flush()  # its end folded in: its journal is the store's spare
         assert journaled[-1][2] > 0  # the boundaries before the last node's end are in the execution's own file
     files = [{path for who, path, _count in journaled if who == owner} for owner in range(len(stores))]
     assert [len(paths) for paths in files] == [1, 1] and files[0] != files[1]  # each store: one file of its own

@@ -18,7 +18,8 @@ import pytest
 
 import engine.store.journal as journal_module
 from engine.errors import MiniN8nError
-from engine.store.journal import END, MAPPED_BYTES, Journal, Start, encode_record, encode_start, read_journal, read_start, salt
+from engine.store.journal import (END, MAPPED_BYTES, Journal, RowStatus, Start, encode_end, encode_record, encode_start, read_journal,
+                                  read_start, salt)
 from engine.workflow import save_workflow
 from tests.builders import agent_workflow, tool_call
 
@@ -153,6 +154,44 @@ def test_a_record_of_another_execution_does_not_read(tmp_path: Path) -> None:
     journal.close(remove=False)
     assert not read_journal(journal.path, "e2")
     assert [b[1] for b in read_journal(journal.path, "e1").boundaries] == [1]
+
+
+def test_an_end_record_reads_back_after_the_records_before_it(tmp_path: Path) -> None:
+    ended = RowStatus("success", 1700000000123.5, (None, b'[{"json":{"output":"\xc3\xa9"}}]', None))
+    journal = Journal(tmp_path / "e1.journal")
+    journal.append(encode_record([], boundary(1), E1))
+    journal.append(encode_record([], boundary(2), E1) + encode_end(ended, E1))
+    journal.close(remove=False)
+    read = read_journal(journal.path, "e1")
+    assert [b[1] for b in read.boundaries] == [1, 2] and read.end == ended
+    unstopped = RowStatus("error", None, (b'{"message":"m"}', None, b"{}"))
+    journal = Journal(tmp_path / "e1-b.journal")
+    journal.append(encode_end(unstopped, E1))
+    journal.close(remove=False)
+    assert read_journal(journal.path, "e1").end == unstopped
+
+
+def test_a_damaged_or_torn_end_record_is_not_read_and_nor_is_another_executions(tmp_path: Path) -> None:
+    """Without its end record the execution reads as it stood at its last boundary (it is then
+    taken in as crashed): never as an end it did not have."""
+    ended = RowStatus("success", 5.0, (None, b"[1]", None))
+    record = encode_end(ended, E1)
+
+    def flipped(raw: bytearray) -> None:
+        raw[-2] ^= 0xFF  # a byte of its result
+
+    def torn(raw: bytearray) -> None:
+        del raw[-3:]
+
+    for damage in (flipped, torn):
+        raw = bytearray(encode_record([], boundary(1), E1) + record)
+        damage(raw)
+        path = tmp_path / "e1.journal"
+        path.write_bytes(bytes(raw) + END)
+        read = read_journal(path, "e1")
+        assert [b[1] for b in read.boundaries] == [1] and read.end is None
+    path.write_bytes(record + END)
+    assert read_journal(path, "e2").end is None  # its crc starts from another execution's
 
 
 def test_checksums_are_zlibs_crc32_values() -> None:

@@ -63,6 +63,7 @@ async def test_a_dead_process_journal_of_a_running_execution_is_folded_and_the_e
     path = tmp_path / "x.sqlite"
     store = ExecutionStore(path, retention=Retention())
     state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    store.flush()  # its end, journaled, folded in
     last = max(seq for seq, *_rest in store._run_rows(state.id, None))
     store.connection.execute("UPDATE executions SET status='running', owner_pid=? WHERE id=?", (GONE, state.id))
     store.close()

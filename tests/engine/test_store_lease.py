@@ -112,6 +112,7 @@ async def test_sqlite_a_lease_of_a_dead_or_recycled_process_is_taken_over(tmp_pa
     store.connection.execute("UPDATE executions SET owner_pid=?, owner_start=1 WHERE id=?", (os.getpid(), state.id))
     resumed = await Engine(builtin_registry(), store=other).resume(state.id).run()
     assert resumed.status == "success" and resumed.result == [{"json": {"output": "ok"}, "pairedItem": {"item": 0}}]
+    other.flush()  # its end, journaled, folded in
     row = other.connection.execute("SELECT owner_pid FROM executions WHERE id=?", (state.id,)).fetchone()
     assert row == (None,)  # an ended execution has no owner
 

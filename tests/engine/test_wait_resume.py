@@ -51,6 +51,7 @@ async def test_the_execution_is_stored_waiting_and_resumes_with_the_request_item
     resumed = runs.resume(runs.open_engine(), state.id, items=[request])
     final = await resumed.run()
     assert final.status == "success"
+    resumed.engine.store.flush()  # its end where another store object reads it at once
     assert [[item["json"] for item in run.data["main"][0]] for run in final.run_data["Wait"]] == [[request["json"]]]
     assert final.result[0]["json"] == {"got": "yes"}
     assert runs.open_engine().store.load(state.id).status == "success"

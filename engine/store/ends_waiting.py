@@ -1,0 +1,63 @@
+"""Executions that ended, their ends journaled (end records, engine.store.journal), waiting to be
+folded into the database together: one transaction for the ends that come within `after_s` of
+the first, up to `most` of them. A timer folds them while an event loop runs; without one, the
+store folds them at its next write or read."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Callable
+
+from ..errors import MiniN8nError
+from .sqlite_rows import WriterState
+
+log = logging.getLogger(__name__)
+
+
+class EndsWaiting:
+    """The ended executions' writers, oldest first, and when to fold them (`fold_writers` does)."""
+
+    def __init__(self, fold_writers: Callable[[list[WriterState]], None], *, after_s: float, most: int) -> None:
+        self._fold_writers = fold_writers
+        self._after_s = after_s
+        self._most = most
+        self._writers: list[WriterState] = []
+        self._since = 0.0  # when the oldest of them ended
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, writer: WriterState) -> None:
+        now = time.monotonic()
+        if not self._writers:
+            self._since = now
+        self._writers.append(writer)
+        if len(self._writers) >= self._most or now - self._since > self._after_s:
+            self.fold()
+        elif self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.fold()
+                return
+            self._timer = loop.call_later(self._after_s, self._fold_when_due)
+
+    def overdue(self) -> bool:
+        """Some have waited longer than `after_s` (no event loop ran the timer)."""
+        return bool(self._writers) and time.monotonic() - self._since > self._after_s
+
+    def fold(self) -> None:
+        """Fold them all now; when that fails they wait on (the next fold tries again)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._writers:
+            self._fold_writers(self._writers)
+            self._writers = []
+
+    def _fold_when_due(self) -> None:
+        self._timer = None
+        try:
+            self.fold()
+        except MiniN8nError as exc:  # their journals keep them: the store's next write, read or close tries again
+            log.warning("%s", exc)
