@@ -26,6 +26,7 @@ class EndsWaiting:
         self._writers: list[WriterState] = []
         self._since = 0.0  # when the oldest of them ended
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None  # the loop it is on (one that has ended never runs it)
 
     def add(self, writer: WriterState) -> None:
         now = time.monotonic()
@@ -34,13 +35,16 @@ class EndsWaiting:
         self._writers.append(writer)
         if len(self._writers) >= self._most or now - self._since > self._after_s:
             self.fold()
-        elif self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.fold()
-                return
-            self._timer = loop.call_later(self._after_s, self._fold_when_due)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.fold()
+            return
+        if self._timer is None or self._timer_loop is not loop:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer, self._timer_loop = loop.call_later(self._after_s, self._fold_when_due), loop
 
     def overdue(self) -> bool:
         """Some have waited longer than `after_s` (no event loop ran the timer)."""

@@ -75,6 +75,27 @@ async def test_an_end_reaches_other_processes_within_fold_after_s_while_the_loop
     store.close()
 
 
+def test_ends_left_by_a_loop_that_ended_are_folded_by_the_next_loops_timer(tmp_path: Path) -> None:
+    """Each `asyncio.run` is a loop of its own: a timer set on one that has ended never fires, so
+    the next loop sets its own."""
+    path = tmp_path / "x.sqlite"
+    store = ExecutionStore(path, retention=Retention())
+    engine = Engine(builtin_registry(), store=store)
+    first = asyncio.run(run_one(engine))
+
+    async def second_then_wait() -> str:
+        execution_id = await run_one(engine)
+        started = time.monotonic()
+        while status_in_the_file(path, execution_id) != "success":
+            assert time.monotonic() - started < 10, "the ends were not folded in"
+            await asyncio.sleep(0.01)
+        return execution_id
+
+    second = asyncio.run(second_then_wait())
+    assert status_in_the_file(path, first) == status_in_the_file(path, second) == "success"
+    store.close()
+
+
 async def test_flush_puts_the_ends_where_other_processes_read_them(tmp_path: Path) -> None:
     path = tmp_path / "x.sqlite"
     store = ExecutionStore(path, retention=Retention())
