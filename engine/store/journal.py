@@ -13,9 +13,9 @@ over by one of the process's next executions under the same name (engine.store.j
 writing into pages the file already has costs a third of allocating new ones, and a rename is a
 transaction of the file system's own journal (tens of microseconds, twice a run when a journal
 was named for its execution). The record's crc starts from a CRC-32 of the execution id, so a
-record of the execution that used the file before never reads as one of the next. The file's blocks are allocated before it is
-mapped (`reserve`): a full disk is then an error, where a write to a mapped page the disk has no
-room for would kill the process.
+record of the execution that used the file before never reads as one of the next. The file's
+blocks are allocated before it is mapped (`reserve`): a full disk is then an error, where a write
+to a mapped page the disk has no room for would kill the process.
 
 Record: b"MS" u32 body-length u32 crc, then body: u16 run count, each run
 (q seq, q run index, q base or -1, u16 node length, node, u32 data length, u32 data crc, data),

@@ -5,7 +5,8 @@ taken for the owner). A running execution whose owner is gone is "crashed": what
 holds is folded in first, and anyone may resume it; but one whose journal holds its end (it ended
 before its owner died, its end not yet folded in) is stored as it ended. An execution whose
 process died before its first fold is only a journal (its start record names it and its owner):
-it becomes a crashed execution too, or is stored as it ended. Every method here but `running_of_dead` runs inside the caller's write transaction.
+it becomes a crashed execution too, or is stored as it ended. Every method here but
+`running_of_dead` runs inside the caller's write transaction.
 """
 
 from __future__ import annotations

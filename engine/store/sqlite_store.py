@@ -12,9 +12,9 @@ transaction for up to ENDS_FOLDED_TOGETHER runs, where each run's own transactio
 was most of what the store cost a short run. Reads in this process fold first; other processes
 see an end within FOLD_AFTER_S while an event loop runs, else after this process's next write,
 read, `flush` or `close` (or its death: recovery stores the end it journaled). Writers take the
-lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A running execution is leased to its process (pid and start
-time); a dead owner's execution is "crashed", its journal folded in, and anyone may resume it
-(engine.store.sqlite_lease).
+lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A running
+execution is leased to its process (pid and start time); a dead owner's execution is "crashed",
+its journal folded in, and anyone may resume it (engine.store.sqlite_lease).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from .base import ExecutionBusy, ExecutionStoreBase, Retention
 from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
-from .ends_waiting import EndsWaiting
 from .codec import StoreDamaged, pack, pack_workflow, row_status
 from .deltas import ANSWERED_BY, resolve_answers
+from .ends_waiting import EndsWaiting
 from .journal import Pending, RowStatus, Start, encode_end, encode_record, encode_start, salt
 from .journal_folder import JournalFolder
 from .sqlite_lease import SqliteLeases
@@ -267,9 +267,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             ended = self._writers.pop(execution_id, None)
             if ended is not None and ended.ended is not None:  # its end journaled: folded in with others
                 ended.stop_listening()
-                if ended.timer is not None:
-                    ended.timer.cancel()
-                    ended.timer = None
                 self._ends.add(ended)  # pruned after, once they are in the database
                 return
             if ended is not None:
@@ -313,8 +310,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """Journal the runs finished since the last call and, at a boundary, the resumable stack
         (one write). A change of status, pause or error goes to the database at once, with
         everything journaled before it, but for the end, which is journaled and folded in with
-        other executions' ends (engine.store.ends_waiting); a new result (the last main node's output)
-        and a new execution's start go with the next fold."""
+        other executions' ends (engine.store.ends_waiting); a new result (the last main node's
+        output) and a new execution's start go with the next fold."""
         fields = state.__dict__  # read directly: each attribute of a model goes through its __getattr__ hook
         writer = self._writers.get(fields["id"])
         if writer is None:
