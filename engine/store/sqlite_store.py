@@ -233,8 +233,9 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 recovered = self._leases.recover(state.id)[0]
                 runs = last_run_seq(db, state.id)
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=?", (state.id,)).fetchone()[0]
-            writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=int(runs), boundary_seq=int(boundary),
-                                 fresh=not recovered and runs == 0 and boundary == 0, salt=salt(state.id))
+            writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=int(runs),
+                                 boundary_seq=int(boundary), fresh=not recovered and runs == 0 and boundary == 0,
+                                 salt=salt(state.id))
             first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
                 db.execute(INSERT_BOUNDARIES, first)
@@ -367,13 +368,12 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         """Write the journaled rows (and `state`'s row, if given) in one transaction, then empty the journal."""
         prepared = self._fold_rows(writer, None if state is None else row_status(state), release=release)
         if prepared is not None:
-            execution_id, write, rows = prepared
-            self._transaction(f"storing execution {execution_id}", write)
+            write, rows = prepared
+            self._transaction(f"storing execution {writer.execution_id}", write)
             self._folded(writer, rows)
 
-    def _fold_rows(self, writer: WriterState, row: RowStatus | None, *, release: bool
-                   ) -> tuple[str, Callable[[], None], Pending] | None:
-        """What a fold of `writer` writes (its execution, the writing, the rows), None when nothing."""
+    def _fold_rows(self, writer: WriterState, row: RowStatus | None, *, release: bool) -> tuple[Callable[[], None], Pending] | None:
+        """What a fold of `writer` writes (the writing, and the rows), None when nothing (never for a row given)."""
         if writer.timer is not None:
             writer.timer.cancel()
             writer.timer = None
@@ -398,7 +398,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 write_status(self._db, execution_id, row, release=release)
             apply_rows(self._db, execution_id, rows, first=start is not None)
 
-        return execution_id, write, rows
+        return write, rows
 
     def _folded(self, writer: WriterState, rows: Pending) -> None:
         """After the transaction of a fold: what the next deltas start from, the journal emptied."""
@@ -413,18 +413,20 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _fold_ends(self, ended: list[WriterState]) -> None:
         """The ends journaled and what their journals hold, in one transaction (engine.store.ends_waiting);
         their journals become spares."""
-        folds = [(writer, self._fold_rows(writer, writer.ended, release=True)) for writer in ended]
+        folds = []
+        for writer in ended:
+            prepared = self._fold_rows(writer, writer.ended, release=True)
+            assert prepared is not None  # an end is always a row to write
+            folds.append((writer, *prepared))
 
         def write() -> None:
-            for _writer, prepared in folds:
-                if prepared is not None:
-                    prepared[1]()
+            for _writer, write_rows, _rows in folds:
+                write_rows()
 
         self._transaction(f"storing the end of execution{'s' if len(ended) > 1 else ''} "
                           f"{', '.join(writer.execution_id for writer in ended)}", write)
-        for writer, prepared in folds:
-            if prepared is not None:
-                self._folded(writer, prepared[2])
+        for writer, _write, rows in folds:
+            self._folded(writer, rows)
             self._retire(writer)
         if self.retention.active:  # with these ends among the finished executions it counts
             self._prune_in_background()
