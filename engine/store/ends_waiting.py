@@ -1,19 +1,34 @@
 """Executions that ended, their ends journaled (end records, engine.store.journal), waiting to be
 folded into the database together: one transaction for the ends that come within `after_s` of
 the first, up to `most` of them. A timer folds them while an event loop runs; without one, the
-store folds them at its next write or read."""
+store folds them at its next write or read, and at the latest when the process exits: a script
+that ran with `asyncio.run` and ends without closing its store leaves its runs in the database,
+not for the next process to recover from its journals."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
+import os
 import time
+import weakref
 from typing import Callable
 
 from ..errors import MiniN8nError
 from .sqlite_rows import WriterState
 
 log = logging.getLogger(__name__)
+
+_holding: weakref.WeakSet[EndsWaiting] = weakref.WeakSet()  # this process's, while ends wait in them
+os.register_at_fork(after_in_child=_holding.clear)  # a forked child must not write through its parent's connection
+
+
+@atexit.register
+def fold_at_exit() -> None:
+    """The ends still waiting when the process exits go into the database."""
+    for ends in list(_holding):
+        ends.fold_logged()
 
 
 class EndsWaiting:
@@ -32,6 +47,7 @@ class EndsWaiting:
         now = time.monotonic()
         if not self._writers:
             self._since = now
+            _holding.add(self)
         self._writers.append(writer)
         if len(self._writers) >= self._most or now - self._since > self._after_s:
             self.fold()
@@ -58,10 +74,16 @@ class EndsWaiting:
         if self._writers:
             self._fold_writers(self._writers)
             self._writers = []
+            _holding.discard(self)
+
+    def fold_logged(self) -> None:
+        """`fold`, a failure logged: their journals keep them, and the store's next write, read or
+        close tries again (after the process, the next store to open the file recovers them)."""
+        try:
+            self.fold()
+        except MiniN8nError as exc:
+            log.warning("%s", exc)
 
     def _fold_when_due(self) -> None:
         self._timer = None
-        try:
-            self.fold()
-        except MiniN8nError as exc:  # their journals keep them: the store's next write, read or close tries again
-            log.warning("%s", exc)
+        self.fold_logged()

@@ -11,10 +11,11 @@ together with the ends of the executions that end after it within FOLD_AFTER_S: 
 transaction for up to ENDS_FOLDED_TOGETHER runs, where each run's own transaction at its end
 was most of what the store cost a short run. Reads in this process fold first; other processes
 see an end within FOLD_AFTER_S while an event loop runs, else after this process's next write,
-read, `flush` or `close` (or its death: recovery stores the end it journaled). Writers take the
-lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other processes. A running
-execution is leased to its process (pid and start time); a dead owner's execution is "crashed",
-its journal folded in, and anyone may resume it (engine.store.sqlite_lease).
+read, `flush` or `close`, or when it exits (or dies: recovery stores the end it journaled).
+Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other
+processes. A running execution is leased to its process (pid and start time); a dead owner's
+execution is "crashed", its journal folded in, and anyone may resume it
+(engine.store.sqlite_lease).
 """
 
 from __future__ import annotations

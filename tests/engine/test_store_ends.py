@@ -1,7 +1,7 @@
 """An execution's end is journaled and folded into the database with the ends after it: one
 transaction for several runs. This process reads its ends at once; another process within
-FOLD_AFTER_S while an event loop runs, at once after `flush`; a process killed before the fold
-leaves the execution as it ended, not crashed."""
+FOLD_AFTER_S while an event loop runs, at once after `flush`, and when this process exits; a
+process killed before the fold leaves the execution as it ended, not crashed."""
 
 from __future__ import annotations
 
@@ -184,3 +184,33 @@ def test_a_process_killed_before_its_end_was_folded_leaves_the_execution_ended_n
     with pytest.raises(MiniN8nError, match="is success; only paused or crashed executions resume"):
         store.prepare_resume(execution_id)
     store.close()
+
+
+EXITS = """
+import asyncio, sys
+from engine.executor import Engine
+from engine.registry import builtin_registry
+from engine.store import ExecutionStore
+from nodes.triggers.chat_trigger import chat_item
+from tests.builders import agent_workflow, tool_call
+
+async def main():
+    store = ExecutionStore(sys.argv[1])  # never closed
+    replies = [{"toolCalls": [tool_call("Calculator", {"input": "2 * 3"})]}, {"text": "six"}]
+    state = await Engine(builtin_registry(), store=store).run(agent_workflow(replies), items=[chat_item("go", "x")])
+    print(state.id, state.status, flush=True)
+
+asyncio.run(main())  # its loop ends before the fold's timer is due
+"""
+
+
+def test_ends_still_waiting_when_the_process_exits_go_into_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "x.sqlite"
+    child = subprocess.run([sys.executable, "-c", EXITS, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr
+    execution_id, status = child.stdout.split()
+    assert status == "success"
+    with sqlite3.connect(path) as db:  # as another process reads the file, before any store recovers journals
+        assert db.execute("SELECT status, owner_pid FROM executions WHERE id=?", (execution_id,)).fetchall() == [("success", None)]
+        assert db.execute("SELECT COUNT(*) FROM runs WHERE execution_id=?", (execution_id,)).fetchone()[0] + \
+            db.execute("SELECT COUNT(*) FROM run_batches WHERE execution_id=?", (execution_id,)).fetchone()[0] > 0
