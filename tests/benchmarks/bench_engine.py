@@ -10,8 +10,10 @@ users run it, their samples taking turns.
 1. Cost per iteration in a 100-iteration run: ours, ours with the execution store (opened once,
    as the editor and a server keep theirs), LangGraph, LangGraph with its SQLite checkpointer
    (langgraph-checkpoint-sqlite, the peer of a durable run; a new database per run, as before).
-   Ours runs five times per round, the two settings taking turns, each peer once; with the store
-   / without is printed by medians and as the median of the turns' back-to-back pairs.
+   Ours gives five samples per round, the two settings taking turns, each peer once; with the
+   store / without is printed by medians and as the median of the turns' back-to-back pairs. A
+   sample of ours is a batch of as many runs as the store folds ends together, so that each
+   holds one fold (single runs would leave the fold out of every median).
 2. No growth: ours at 100 and 5,000 iterations in one run (target: at most 1.3 times); the same
    with the execution store for an Agent with 20 items (5 and 250 rounds each: its model is
    called for each item in turn, so each model run is written as a delta from its own item's
@@ -41,6 +43,7 @@ from typing import Any, Callable
 from engine.executor import Engine
 from engine.registry import Registry, builtin_registry
 from engine.store import ExecutionStore, Retention
+from engine.store.sqlite_store import ENDS_FOLDED_TOGETHER
 from engine.workflow import Workflow
 from nodes.triggers.chat_trigger import chat_item
 from tests.benchmarks.peer_process import PeerProcess
@@ -52,7 +55,8 @@ GROWTH_TARGET = 1.3  # cost per iteration at LONG over that at SHORT
 MEMORY_TARGET_KB = 20.0  # retained per iteration
 SPEED_TARGET = 0.1  # ours at most a tenth of LangGraph's cost per iteration
 STORE_TARGET = 1.5  # ours with the execution store at most 1.5 times ours without
-OURS_PER_ROUND = 5  # runs of each of ours per interleaved round of the cost figures
+OURS_PER_ROUND = 5  # samples of each of ours per interleaved round of the cost figures
+RUNS_PER_SAMPLE = ENDS_FOLDED_TOGETHER  # runs in a sample of the cost figures: one fold of the ends in each
 
 
 @dataclass(frozen=True)
@@ -112,17 +116,20 @@ def run_ours(registry: Registry, workflow: Workflow, rounds: int, store: Executi
 OPEN_STORES: list[ExecutionStore] = []  # closed by main() before their folder goes
 
 
-def ours(rounds: int, folder: Path | None = None) -> Runner:
+def ours(rounds: int, folder: Path | None = None, runs: int = 1) -> Runner:
     """A runner of our agent; with `folder`, every run is written to an execution store there,
     opened once and kept open, as the editor and a server keep theirs (opening one is measured
-    by bench_store and, for `mini-n8n run`, by bench_startup)."""
+    by bench_store and, for `mini-n8n run`, by bench_startup). A sample times `runs` runs."""
     registry, workflow = builtin_registry(), scripted_workflow(rounds)
     store = ExecutionStore(folder / "executions.sqlite", retention=Retention()) if folder is not None else None
     if store is not None:
         OPEN_STORES.append(store)
 
     def sample() -> Sample:
-        return measure(lambda: run_ours(registry, workflow, rounds, store), rounds + 1)
+        def batch() -> None:
+            for _ in range(runs):
+                run_ours(registry, workflow, rounds, store)
+        return measure(batch, runs * (rounds + 1))
 
     return sample
 
@@ -275,7 +282,8 @@ def retained_kb(run: Callable[[], Any]) -> float:
 # ----- the three parts ----------------------------------------------------------------------------
 def cost(settings: Settings, folder: Path) -> None:
     print(f"1. Cost per iteration, {SHORT}-iteration runs, {settings.repeats} interleaved rounds ({load()})")
-    runners: dict[str, Runner] = {"mini-n8n": ours(SHORT), "mini-n8n, execution store": ours(SHORT, folder / "ours")}
+    runners: dict[str, Runner] = {"mini-n8n": ours(SHORT, runs=RUNS_PER_SAMPLE),
+                                  "mini-n8n, execution store": ours(SHORT, folder / "ours", runs=RUNS_PER_SAMPLE)}
     peers = {"LangGraph ReAct": PeerProcess(SHORT), "LangGraph ReAct, SqliteSaver": PeerProcess(SHORT, folder)}
     try:
         for name, peer in peers.items():

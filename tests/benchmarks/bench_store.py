@@ -3,7 +3,11 @@
 1. Per agent iteration (scripted model answering at once, one Calculator run, the Agent's
    resume) without the store and with it, interleaved in the same process; target: with the
    store at most 1.5x without, printed by minimums, by medians, and as the median of the ratios
-   of runs made back to back (the VM's speed drifts between seconds; a pair shares it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
+   of samples made back to back (the VM's speed drifts between seconds; a pair shares it). A
+   sample is a batch of RUNS_PER_SAMPLE runs, as many as the store folds ends into the database
+   together: each batch holds one fold and carries its share. Single runs would leave it out of
+   every statistic but the maximum (one run in eight carries the fold, and a median never
+   reads it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
    with its SQLite checkpointer (langgraph-checkpoint-sqlite), in a process of its own
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it.
@@ -29,12 +33,14 @@ from typing import Callable
 from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention
+from engine.store.sqlite_store import ENDS_FOLDED_TOGETHER
 from nodes.triggers.chat_trigger import chat_item
 from tests.benchmarks.peer_process import PeerProcess
 from tests.builders import agent_workflow, tool_call
 
 ROUNDS = 50
-PAIRS = 4  # pairs of our runs (without the store, with it) per peer run
+PAIRS = 4  # pairs of our samples (without the store, with it) per peer run
+RUNS_PER_SAMPLE = ENDS_FOLDED_TOGETHER  # each sample of ours holds one fold of the ends
 STORE_TARGET = 1.5  # with the store / without
 PEER_TARGET = 0.1  # ours with the store / LangGraph with its SQLite checkpointer
 STORED = 100_000
@@ -88,10 +94,13 @@ def per_iteration(folder: Path) -> None:
 
     def timed(name: str) -> tuple[float, float]:
         gc.collect()
+        run = sides[name]
         started, started_cpu = time.perf_counter(), time.process_time()
-        sides[name]()
-        wall = (time.perf_counter() - started) * 1000.0 / (ROUNDS + 1)
-        used = (time.process_time() - started_cpu) * 1000.0 / (ROUNDS + 1)
+        for _ in range(RUNS_PER_SAMPLE):
+            run()
+        calls = RUNS_PER_SAMPLE * (ROUNDS + 1)
+        wall = (time.perf_counter() - started) * 1000.0 / calls
+        used = (time.process_time() - started_cpu) * 1000.0 / calls
         times[name].append(wall)
         cpu[name].append(used)
         return wall, used
@@ -103,7 +112,8 @@ def per_iteration(folder: Path) -> None:
         cpu["LangGraph + SqliteSaver"].append(measured.cpu_ms)
 
     for run in sides.values():
-        run()  # warm up (the peer warmed up in its process)
+        for _ in range(RUNS_PER_SAMPLE):
+            run()  # warm up (the peer warmed up in its process)
     for _ in range(repeats):  # interleaved: each repeat runs the peer once and ours in PAIRS pairs
         for pair in range(PAIRS):
             # each pair back to back, in turns which goes first: the VM's speed drifts over seconds
@@ -114,7 +124,7 @@ def per_iteration(folder: Path) -> None:
         if peer is not None:
             timed_peer()
     print(f"ms per agent iteration, {ROUNDS} tool rounds, {repeats} interleaved repeats of {PAIRS} pairs of ours"
-          f" and one peer run ({load_average()}):")
+          f" (each side a batch of {RUNS_PER_SAMPLE} runs) and one peer run ({load_average()}):")
     for name, values in times.items():
         print(f"  {name:<24} wall {spread(values)}   cpu {spread(cpu[name])}")
     for clock, table in (("wall", times), ("cpu", cpu)):
