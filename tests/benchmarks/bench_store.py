@@ -6,8 +6,8 @@
    of samples made back to back (the VM's speed drifts between seconds; a pair shares it). A
    sample is a batch of RUNS_PER_SAMPLE runs, as many as the store folds ends into the database
    together: each batch holds one fold and carries its share. Single runs would leave it out of
-   every statistic but the maximum (one run in eight carries the fold, and a median never
-   reads it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
+   every statistic but the maximum (one run of each such group carries the fold, and a median
+   never reads it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
    with its SQLite checkpointer (langgraph-checkpoint-sqlite), in a process of its own
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it.
