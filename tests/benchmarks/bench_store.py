@@ -80,7 +80,7 @@ def agent_runner(store: ExecutionStore | None) -> Callable[[], None]:
 
 
 def per_iteration(folder: Path) -> None:
-    repeats = 5 if quick() else 11
+    repeats = 4 if quick() else 11
     store = ExecutionStore(folder / "iterations.sqlite", retention=Retention())
     sides: dict[str, Callable[[], None]] = {"without store": agent_runner(None), "with store": agent_runner(store)}
     peer: PeerProcess | None = PeerProcess(ROUNDS, folder)  # in a process of its own, as its users run it
