@@ -16,6 +16,7 @@ from engine.connection_types import AI_LANGUAGE_MODEL, AI_MEMORY, AI_OUTPUT_PARS
 from engine.context import NodeContext
 from engine.errors import NodeOperationError
 from engine.node_type import NodeParams, NodeType
+from engine.observation import compact_json
 from engine.requests import Action, EngineRequest, EngineResponse
 from engine.run_data import Item
 from engine.tool_schema import schema_problems
@@ -102,12 +103,9 @@ def prompt_of(ctx: NodeContext, params: AgentParams, item: Item) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # made once, not per call
-
-
 def tool_call_log(name: str, args: Any, content: str) -> str:
     """The `log` of n8n's intermediate steps: `Invoking "tool" with {...}` and the model's text."""
-    rendered = args if isinstance(args, str) else _COMPACT.encode(args)
+    rendered = args if isinstance(args, str) else compact_json(args)
     return f'Invoking "{name}" with {rendered}\n{content}'
 
 
