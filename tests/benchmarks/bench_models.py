@@ -49,7 +49,7 @@ from tests.peers.openai_peer import OpenAIPeer
 ROOT = Path(__file__).parents[2]
 QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 REPEATS = 3 if QUICK else 7
-HTTP_REPEATS = 9 if QUICK else 15  # the HTTP layer is cheap (a few seconds): enough rounds for a steady median
+HTTP_REPEATS = 6 if QUICK else 15  # the HTTP layer is cheap (a few seconds): enough rounds for a steady median
 HTTP_CALLS = 100 if QUICK else 200  # a call is 0.1-1 ms: enough of them for a steady figure
 RUNS_PER_SAMPLE = 5  # our runs each time n8n runs once
 N8N_RUNS = 2 if QUICK else 3  # n8n executions (each starts n8n: seconds), interleaved with our runs
