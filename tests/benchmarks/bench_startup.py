@@ -4,7 +4,9 @@ Each figure is the wall time of a fresh process (the editor: from process start 
 window's first paint), repeated and interleaved with its peer (`python -c pass` for the CLI, a
 bare PySide6 window for the editor), with PYTHONDONTWRITEBYTECODE unset and set to 1 (Python
 then reads the bytecode already compiled, never writes new). Printed: min/median/max, the
-median's ratio to the target and to the peer, and the load average.
+median's ratio to the target and to the peer, and the load average. Beside each peer, the floor
+of the stack mini-n8n is built on, which no start of it can go below: the peer importing asyncio
+and pydantic and making one pydantic model (with pydantic's plugin search off, as mini-n8n has it).
 """
 
 from __future__ import annotations
@@ -29,11 +31,23 @@ BIN = Path(sys.executable).parent
 QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
 REPEATS = 2 if QUICK else 7  # quick: and the warm-up runs only before the first of the two settings
 
+STACK = """
+import os
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+import asyncio
+from pydantic import BaseModel
+class One(BaseModel):
+    x: int = 0
+One(x=1)
+"""
+
 FIRST_FRAME = """
 import os, sys, time
-if sys.argv[1] != "bare":
+if sys.argv[1] == "editor":
     from gui.launch import import_editor  # before Qt, as `mini-n8n` imports the editor
     editor_main = import_editor()
+elif sys.argv[1] == "stack":
+    exec(sys.argv[2])
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(["mini-n8n"])
@@ -58,7 +72,7 @@ def watched_show(widget):
         widget.installEventFilter(watcher)
     show(widget)
 QWidget.show = watched_show
-if sys.argv[1] == "bare":
+if sys.argv[1] != "editor":
     window = QWidget()
     window.resize(1200, 800)
     window.show()
@@ -137,10 +151,14 @@ def main() -> None:
         # (name, target seconds, peer name, measure(env))
         cases: list[tuple[str, float | None, str | None, Callable[[dict[str, str]], float]]] = [
             ("python -c pass", None, None, lambda env: timed_process([sys.executable, "-c", "pass"], env)),
+            ("floor: asyncio, pydantic, one model", None, "python -c pass",
+             lambda env: timed_process([sys.executable, "-c", STACK], env)),
             ("mini-n8n --help", 0.1, "python -c pass", lambda env: timed_process([cli, "--help"], env)),
             ("mini-n8n run (scripted, 1 round)", 0.25, "python -c pass",
              lambda env: timed_process([cli, "run", "-q", str(one_round), "--message", "hi"], env)),
             ("bare PySide6 window, first frame", None, None, lambda env: first_frame("bare", env=env)),
+            ("floor: the same, bare PySide6 window", None, "bare PySide6 window, first frame",
+             lambda env: first_frame("stack", STACK, env=env)),
             ("editor first frame, empty", 0.5, "bare PySide6 window, first frame",
              lambda env: first_frame("editor", env=env)),
             ("editor first frame, 1,000 nodes", 0.8, "bare PySide6 window, first frame",
