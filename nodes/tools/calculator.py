@@ -41,6 +41,7 @@ class Calculator(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = CalculatorParams
+    supplies_once = True
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
         params: CalculatorParams = ctx.params()

@@ -213,6 +213,7 @@ class CodeTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = CodeToolParams
+    supplies_once = True
     implemented_parameters = frozenset({"name", "description", "language", "pythonCode", "specifyInputSchema", "schemaType",
                                         "jsonSchemaExample", "inputSchema"})
     unsupported_parameters = {

@@ -40,6 +40,7 @@ class ThinkTool(NodeType):
     inputs = ()
     outputs = (PortSpec(AI_TOOL, "Tool"),)
     Params = ThinkParams
+    supplies_once = True
     implemented_parameters = frozenset({"description"})
 
     async def supply_data(self, ctx: SupplyContext) -> ToolSpec:
