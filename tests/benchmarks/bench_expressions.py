@@ -4,7 +4,8 @@ whose parameters hold a few expressions next to the same agent without any.
 Target: the `$json` reads workflows had before JavaScript expressions (`{{ $json.chatInput }}`)
 cost at most 20 % more per agent iteration than no expressions; the figure for JavaScript
 expressions (string methods, `$now.toFormat`) is printed beside it. Variants are interleaved
-and repeated; min/median/max and the load average are printed.
+and repeated (`--quick` or BENCH_QUICK=1: three times instead of five); min/median/max and the
+load average are printed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import gc
 import os
 import statistics
+import sys
 import time
 from typing import Any, Callable
 
@@ -23,7 +25,7 @@ from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 
 EVALUATIONS = 10_000
-REPEATS = 5
+REPEATS = 3 if "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1" else 5
 ROUNDS = 30
 TARGET_OVERHEAD = 1.20
 

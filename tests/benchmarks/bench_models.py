@@ -1,5 +1,5 @@
 """Real model nodes: HTTP cost per call, agent iteration cost over loopback HTTP against n8n, the
-embedded model's latency, Stop. `--quick` (or $BENCH_QUICK=1) runs fewer repeats, n8n twice, the
+embedded model's latency, Stop. `--quick` (or $BENCH_QUICK=1) runs fewer repeats, n8n once, the
 agent at 21 tool rounds only, one first-token try and leaves the tool decision to bench_local_model (it
 says so).
 
@@ -52,7 +52,7 @@ REPEATS = 3 if QUICK else 7
 HTTP_REPEATS = 6 if QUICK else 15  # the HTTP layer is cheap (a few seconds): enough rounds for a steady median
 HTTP_CALLS = 100 if QUICK else 200  # a call is 0.1-1 ms: enough of them for a steady figure
 RUNS_PER_SAMPLE = 5  # our runs each time n8n runs once
-N8N_RUNS = 2 if QUICK else 3  # n8n executions (each starts n8n: seconds), interleaved with our runs
+N8N_RUNS = 1 if QUICK else 3  # n8n executions (each starts n8n: seconds), interleaved with our runs
 N8N_ROUNDS = 21
 TARGET_FRACTION = 0.1
 FLOOR_TARGET = 1.5
