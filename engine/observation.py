@@ -52,10 +52,10 @@ def js_json(value: Any) -> str:
 
 def compact_json(value: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`, written by orjson when
-    `value` is plain JSON without floats (the same text, a tenth of the cost: a tool call's log and
-    observation are written every agent iteration). A float's exponent is the one place orjson's
-    text differs; anything else it refuses (an integer beyond 64 bits, a lone surrogate) goes to
-    the standard library too."""
+    `value` is plain JSON without floats (the same text at a third of the cost: a tool call's log
+    and observation are written every agent iteration). orjson writes floats otherwise (exponents,
+    NaN, infinities); they, and what it refuses (an integer beyond 64 bits, a lone surrogate), go
+    to the standard library."""
     if _plain(value):
         try:
             return orjson.dumps(value).decode()
