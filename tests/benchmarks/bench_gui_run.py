@@ -261,6 +261,9 @@ def fill_big_table() -> None:
 
 def one_run(token_delay_ms: float) -> None:
     """The child of `run_in_fresh_process`: open the editor, run once, print what was seen."""
+    from gui.launch import import_editor
+
+    import_editor()  # the editor's modules imported and kept out of the collector's walks, as `mini-n8n` starts
     app = QApplication.instance() or QApplication([])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
