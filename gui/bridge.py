@@ -384,6 +384,10 @@ class RunBridge(QObject):
     async def _drive(self, execution: Execution, message: str | None) -> RunOutcome:
         execution.yield_interval_s = SLICE_MS / 1000.0
         try:
+            # the window's turn between showing the run (done when it started) and the run's first
+            # slice, which holds its nodes' first-time work (parameters validated, sub-nodes set up):
+            # together they were the longest the window ever waited during a run
+            await asyncio.sleep(0)
             with full_collections_held:
                 state = await execution.run()
             outcome = RunOutcome.of(state, message)
