@@ -316,23 +316,23 @@ def cost(settings: Settings, folder: Path) -> None:
 
 
 def growth(settings: Settings, folder: Path) -> None:
-    long = settings.long
-    print(f"2. No growth: {SHORT} and {long:,} iterations in one run, {settings.long_repeats} interleaved rounds ({load()})")
+    iterations = settings.long
+    print(f"2. No growth: {SHORT} and {iterations:,} iterations in one run, {settings.long_repeats} interleaved rounds ({load()})")
     # the short run is over in a moment: five of them per round against each long one
-    ours_results = interleave({"short": ours(SHORT), "long": ours(long)}, settings.long_repeats, warm=False, times={"short": 5})
+    ours_results = interleave({"short": ours(SHORT), "long": ours(iterations)}, settings.long_repeats, warm=False, times={"short": 5})
     print(describe(f"mini-n8n, {SHORT} iterations", ours_results["short"]))
-    print(describe(f"mini-n8n, {long:,} iterations", ours_results["long"]))
+    print(describe(f"mini-n8n, {iterations:,} iterations", ours_results["long"]))
     ratio = spread(ours_results["long"])[1] / spread(ours_results["short"])[1]
-    print(f"  mini-n8n {long:,} / {SHORT}: {ratio:.2f} by medians"
+    print(f"  mini-n8n {iterations:,} / {SHORT}: {ratio:.2f} by medians"
           f" (target <= {GROWTH_TARGET}; {verdict(ratio, GROWTH_TARGET)})")
-    short_rounds, long_rounds = SHORT // ITEMS, long // ITEMS
+    short_rounds, long_rounds = SHORT // ITEMS, iterations // ITEMS
     stored = interleave({"short": ours_items(ITEMS, short_rounds, folder),
                          "long": ours_items(ITEMS, long_rounds, folder)},
                         settings.long_repeats, times={"short": 5})
     print(describe(f"{ITEMS} items x {short_rounds} rounds, store", stored["short"]))
     print(describe(f"{ITEMS} items x {long_rounds} rounds, store", stored["long"]))
     ratio = spread(stored["long"])[1] / spread(stored["short"])[1]
-    print(f"  mini-n8n with store, an Agent with {ITEMS} items, {long:,} / {SHORT} iterations: {ratio:.2f} by medians"
+    print(f"  mini-n8n with store, an Agent with {ITEMS} items, {iterations:,} / {SHORT} iterations: {ratio:.2f} by medians"
           f" (target <= {GROWTH_TARGET}; {verdict(ratio, GROWTH_TARGET)})")
     peers: list[tuple[str, int, Path | None]] = []
     if settings.peer_long:
