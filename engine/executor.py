@@ -21,7 +21,6 @@ from .context import NodeContext, SupplyContext, check_supplied
 from .errors import (
     ExecutionCancelled, MiniN8nError, NodeApiError, NodeOperationError, PutToWait, StoreFailed, SubNodeError, store_failed,
 )
-from .expressions import has_expressions
 from .hooks import (
     ChunkSent, ExecutionPaused, ExecutionResumed, Hooks, NodeAfter, NodeBefore, RunUpdated, StoredEvent, WorkflowAfter,
     WorkflowBefore,
@@ -815,8 +814,8 @@ class Execution:
         found: list[Any] = []
         for sub in self._sub_nodes(ctx.node.name, conn_type, input_index):
             sub_type = self.node_type(sub)
-            kept = self._tools_kept(sub, sub_type) if conn_type == AI_TOOL else None
-            if kept is not None and "tools" in kept:
+            kept = self.memo.get(("supplied-once", sub.name)) if conn_type == AI_TOOL else None
+            if kept is not None:
                 found.extend(kept["tools"])
                 continue
             sub_ctx = SupplyContext(self, sub, ctx, item_index)
@@ -847,25 +846,14 @@ class Execution:
                             tool.source_node_name = sub.name
                         if model_filled and not tool.is_from_toolkit:
                             tool.parameters = from_ai.with_fields(tool.parameters, model_filled)
-                if kept is not None:
-                    kept["tools"] = tools
+                if sub_type.supplies_once and sub.name in self.params_cache:  # no expression among its parameters
+                    self.memo[("supplied-once", sub.name)] = {"tools": tools}  # the same tools at every later round
                 found.extend(tools)
                 continue
             found.append(data)
         if conn_type == AI_TOOL:
             return found
         return found[0] if found else None
-
-    def _tools_kept(self, sub: Node, sub_type: NodeType) -> dict[str, Any] | None:
-        """Where the tools `sub` supplies are kept for the rest of the execution; None when it is
-        asked anew each time (its type's supply is not NodeType.supplies_once, or an expression
-        among its parameters may read something else at each round)."""
-        if not sub_type.supplies_once:
-            return None
-        kept = self.memo.setdefault(("supplied-once", sub.name), {})
-        if "static" not in kept:
-            kept["static"] = not has_expressions(sub.parameters)
-        return kept if kept["static"] else None
 
     def _note_sub_node_version(self, node: Node) -> None:
         """A sub-node's typeVersion its type does not map: noted once, on its next recorded run."""

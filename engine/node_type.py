@@ -53,9 +53,10 @@ class NodeType:
     starts_with_request: ClassVar[bool] = False
     runnable: ClassVar[bool] = True  # False for notes: never executed
     supported: ClassVar[bool] = True
-    # a tool whose supply_data is a function of its node (name, version) and parameters alone:
-    # with no expression among them, an execution supplies it once and hands the same tools to
-    # every later round (an Agent asks for its tools at each of its rounds, as n8n's does)
+    # a tool whose supply_data is a function of its node (name, version) and parameters alone,
+    # read with ctx.params(): with no expression among them (its parameters then validated once
+    # per execution, Execution.params_cache), an execution supplies it once and hands the same
+    # tools to every later round (an Agent asks for its tools at each of its rounds, as n8n's does)
     supplies_once: ClassVar[bool] = False
 
     async def execute(self, ctx: "NodeContext", response: EngineResponse | None = None) -> list[list[Item]] | EngineRequest:
