@@ -10,7 +10,7 @@ from ..json_delta import SAME
 from ..run_data import ExecutionState
 from .boundary_state import decode_boundary, joined, split, state_delta, state_json
 from .codec import pack, unpack
-from .deltas import answer_json, answered_delta, entry_delta, resolve_answers, stack_delta
+from .deltas import answer_json, answered_delta, entry_delta, requested_entry, resolve_references, stack_delta
 from .journal import BoundaryRow
 from .sqlite_rows import WriterState
 
@@ -22,9 +22,10 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
     """StackEntry.to_json(for_store=True) of each entry, and the stack as a delta from the last
     boundary's (None the first time), made together: an entry at the same place, of the same
     revision and with the same pending request keeps its JSON (SAME in the delta), with the
-    answers added since appended (only those in the delta); only the other entries are made
-    again and compared. With the execution's waiting runs and node context when it has any
-    (engine.store.boundary_state)."""
+    answers added since appended (only those in the delta); a tool's entry as the engine pushed
+    it for a request is a reference to the request's action (deltas.requested_entry); only the
+    other entries are made again and compared. With the execution's waiting runs and node
+    context when it has any (engine.store.boundary_state)."""
     before, seen, answers = writer.stack, writer.seen, writer.answers
     if type(before) is dict:  # it held waiting runs or node context
         before, before_state = split(before)
@@ -34,6 +35,7 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
     marks: list[tuple[Any, int, Any, int]] = []
     stack: list[dict[str, Any]] = []
     delta: list[Any] | None = [] if before is not None else None
+    actions = None  # those of the request of the nearest entry so far that waits on one
     # the models' fields are read from __dict__: each attribute goes through pydantic's __getattr__ hook
     for i, entry in enumerate(state.__dict__["stack"]):
         fields = entry.__dict__
@@ -49,6 +51,8 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
                 if was[3] == answered:
                     stack.append(old)
                     delta.append(SAME)
+                    if pending is not None:
+                        actions = pending.__dict__["request"].__dict__["actions"]
                     continue
                 actions = pending.__dict__["request"].__dict__["actions"]
                 if answered == was[3] + 1:  # one answer since (a frame for a comprehension costs more)
@@ -61,14 +65,20 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
                 stack.append(new)
                 delta.append(answered_delta(was[3], added))
                 continue
-            new = entry.to_json(for_store=True)
+            new = requested_entry(entry, actions)
+            if new is None:
+                new = entry.to_json(for_store=True)
+                delta.append(entry_delta(new, old))
+            else:
+                delta.append(new)
             stack.append(new)
-            delta.append(entry_delta(new, old))
-            continue
-        new = entry.to_json(for_store=True)
-        stack.append(new)
-        if delta is not None:
-            delta.append(new)
+        else:
+            new = requested_entry(entry, actions) or entry.to_json(for_store=True)
+            stack.append(new)
+            if delta is not None:
+                delta.append(new)
+        if pending is not None:
+            actions = pending.__dict__["request"].__dict__["actions"]
     writer.seen = marks
     if answers:
         referenced = writer.referenced
@@ -98,7 +108,7 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
 def _resolved_for_check(boundary: Any, writer: WriterState) -> Any:
     """CHECK_STACKS: a boundary with the answers it refers to made whole (as load does)."""
     stack, kept = split(boundary)
-    return joined(resolve_answers(stack, writer.checked_answers.__getitem__), kept)
+    return joined(resolve_references(stack, writer.checked_answers.__getitem__), kept)
 
 
 def boundary_row(state: ExecutionState, writer: WriterState) -> BoundaryRow:

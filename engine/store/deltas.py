@@ -4,8 +4,9 @@ only where the shapes repeat what came before, so a boundary costs a few compari
 A stack entry repeats its items and its pending request's state (an agent's steps, a window that
 grows by a round at a time) and the runs answering it; a model or memory run repeats the
 conversation so far. The rest of an entry or a run is small and written as it is, but for an
-entry that only gained answers: its delta is the answers alone. Any value `decode` reads back
-is a valid output here: a delta that shortens less is still exact.
+entry that only gained answers: its delta is the answers alone, and for a tool's entry as the
+engine pushed it for a request: a reference to the request's action. Any value `decode` reads
+back is a valid output here: a delta that shortens less is still exact.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ if TYPE_CHECKING:
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`new` (StackEntry.to_json(for_store=True) of each entry) as a delta from the stack `old`;
-    an entry's JSON kept from `old` (the entry did not change) is written as SAME."""
-    return [(SAME if entry is old[i] else entry_delta(entry, old[i])) if i < len(old) else entry for i, entry in enumerate(new)]
+    """`new` (StackEntry.to_json(for_store=True) of each entry, or the reference standing for it:
+    requested_entry) as a delta from the stack `old`; an entry's JSON kept from `old` (the entry
+    did not change) is written as SAME, a reference as it is."""
+    return [(SAME if entry is old[i] else entry if MARK in entry else entry_delta(entry, old[i])) if i < len(old) else entry
+            for i, entry in enumerate(new)]
 
 
 def entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +52,7 @@ def answered_delta(answered: int, added: list[dict[str, Any]]) -> dict[str, Any]
     return changed_keys({"pending": {"request": SAME, "responses": {MARK: answered, "then": added}}})
 
 
+REQUESTED = "requested"  # {MARK: REQUESTED, "at": k}: the entry the engine pushes for the k-th action of a request
 ANSWERED_BY = "run"  # {MARK: ANSWERED_BY, "seq": s}: an answer's data is the JSON of run s, the tool run that gave it
 ACTION_AT = "action"  # {MARK: ACTION_AT, "at": k}: an answer's action is the k-th of the request it answers
 
@@ -58,7 +62,7 @@ def answer_json(response: ActionResponse, actions: list[Action], answers: list[t
     very JSON of a run recorded since the last boundary (`answers`: each such JSON and its run's
     seq, from RunRecords), as that run's seq, and its action, when it is one of the request's own
     `actions`, as its place there. A tool's answer is then a few bytes instead of its run again
-    and its action again; resolve_answers reads them back."""
+    and its action again; resolve_references reads them back."""
     fields = response.__dict__
     action, data = fields["action"], fields["data"]
     action_json: dict[str, Any] | None = None
@@ -73,18 +77,57 @@ def answer_json(response: ActionResponse, actions: list[Action], answers: list[t
     return {"action": action.to_json(shared=True) if action_json is None else action_json, "data": data}
 
 
-def resolve_answers(entries: list[dict[str, Any]], run_json: Callable[[int], Any]) -> list[dict[str, Any]]:
-    """Stack entries (JSON) with every answer written by answer_json made whole again: its action
-    from the request, its data from `run_json(seq)`. Entries without such answers are returned
-    themselves; the others are copies (decoded values may share their containers)."""
+def requested_entry(entry: Any, actions: list[Any] | None) -> dict[str, Any] | None:
+    """The reference that stands for `entry` (a StackEntry), None when it is not one: the entry
+    of a tool the engine pushed for an action of the request `actions` (the nearest entry below
+    it that waits on one: Execution._push_request puts them right above it), unchanged since
+    (revision 0; any change moves it). Its JSON is then the action's and the requester's fields,
+    as `_requested_json` makes it again."""
+    fields = entry.__dict__
+    if actions is None or fields["revision"] != 0 or fields["mode"] != "tool":
+        return None
+    action = fields["action"]
+    for at, candidate in enumerate(actions):
+        if candidate is action:
+            return {MARK: REQUESTED, "at": at}
+    return None
+
+
+def _requested_json(reference: dict[str, Any], requester: dict[str, Any]) -> dict[str, Any]:
+    """StackEntry.to_json(for_store=True) of the tool entry `reference` stands for, made as
+    Execution._push_request made the entry from its `requester`'s fields and action."""
+    action = requester["pending"]["request"]["actions"][reference["at"]]
+    metadata = action["metadata"]
+    parent = {"node": requester["node"], "runIndex": requester.get("runIndex"), "iteration": requester["round"],
+              "itemIndex": metadata.get("itemIndex", 0), "toolCallId": action["id"],
+              "toolName": metadata.get("toolName", action["nodeName"])}
+    if requester.get("parent") is not None:
+        parent["parent"] = requester["parent"]
+    return {"node": action["nodeName"], "source": [], "mode": "tool", "action": action, "parent": parent, "round": 0,
+            "modelUsage": {}, "edits": [], "replayed": False, "pinned": False, "input": [{"json": action["input"]}]}
+
+
+def resolve_references(entries: list[dict[str, Any]], run_json: Callable[[int], Any]) -> list[dict[str, Any]]:
+    """Stack entries (JSON) with every reference a boundary wrote made whole again: a tool's
+    entry written as its request's action (requested_entry), and an answer written by
+    answer_json (its action from the request, its data from `run_json(seq)`). Entries without
+    references are returned themselves; the others are new (decoded values may share their
+    containers)."""
     out = []
+    requester = None  # the nearest entry so far that waits on a request
     for entry in entries:
+        if type(entry) is dict and entry.get(MARK) == REQUESTED:
+            if requester is None:
+                raise KeyError("a tool's entry refers to a request below it, and none is there")
+            entry = _requested_json(entry, requester)
         pending = entry.get("pending") if type(entry) is dict else None
         responses = pending.get("responses") if type(pending) is dict else None
         if responses and any(_written_by_reference(r) for r in responses):
             actions = pending["request"]["actions"]
             whole = [_resolved(r, actions, run_json) for r in responses]
             entry = {**entry, "pending": {**pending, "responses": whole}}
+        if pending is not None:
+            requester = entry
         out.append(entry)
     return out
 

@@ -13,7 +13,7 @@ from ..workflow import parse_workflow
 from .base import ExecutionSummary
 from .boundary_state import decode_boundary, split
 from .codec import StoreDamaged, unpack
-from .deltas import resolve_answers
+from .deltas import resolve_references
 from .sqlite_file import fields_crc
 
 T = TypeVar("T")
@@ -116,7 +116,7 @@ class SqlReads:
         boundary, at_boundary, last_node = self._last_boundary(execution_id)
         runs = list(self._run_values(execution_id, at_boundary if for_resume else None))
         stack, kept = split(boundary)
-        stack = self._answers_resolved(execution_id, stack, runs)
+        stack = self._references_resolved(execution_id, stack, runs)
         kept = kept or {}
         state = ExecutionState(
             id=execution_id,
@@ -133,9 +133,9 @@ class SqlReads:
             state.run_data.setdefault(node, []).append(TaskData.model_validate(value))
         return state
 
-    def _answers_resolved(self, execution_id: str, stack: list[Any], runs: list[tuple[int, str, int, Any]]) -> list[Any]:
-        """The stack with each answer a boundary wrote as a reference (deltas.answer_json) read
-        from the run and the request it refers to."""
+    def _references_resolved(self, execution_id: str, stack: list[Any], runs: list[tuple[int, str, int, Any]]) -> list[Any]:
+        """The stack with each reference a boundary wrote made whole (deltas.resolve_references):
+        an answer read from the run and the request it refers to, a tool's entry from its request."""
         by_seq = {seq: value for seq, _node, _index, value in runs}
 
         def run_json(seq: int) -> Any:
@@ -145,7 +145,7 @@ class SqlReads:
             return by_seq[seq]
 
         try:
-            return resolve_answers(stack, run_json)
+            return resolve_references(stack, run_json)
         except (KeyError, IndexError, TypeError) as exc:
-            raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} holds an answer that"
+            raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} holds a reference that"
                                f" cannot be read ({exc!r}): {self.damage}") from None

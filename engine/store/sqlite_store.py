@@ -40,7 +40,7 @@ from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
 from .codec import StoreDamaged, pack, pack_workflow, row_status
-from .deltas import ANSWERED_BY, resolve_answers
+from .deltas import ANSWERED_BY, resolve_references
 from .ends_waiting import EndsWaiting
 from .journal import Pending, RowStatus, Start, encode_end, encode_record, encode_start, salt
 from .journal_folder import JournalFolder
@@ -304,7 +304,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         if original is None or last is None:
             return
         stack, kept = split(writer.stack)
-        writer.stack = joined(resolve_answers(stack, lambda wanted: original if wanted == seq else {MARK: ANSWERED_BY, "seq": wanted}), kept)
+        writer.stack = joined(resolve_references(stack, lambda wanted: original if wanted == seq else {MARK: ANSWERED_BY, "seq": wanted}), kept)
         apply_rows(db, execution_id, Pending(boundaries=[(execution_id, last[0], last[1], last[2], None, *pack(writer.stack))]))
         writer.folded_stack, writer.folded_seq, writer.deltas_folded = writer.stack, last[0], 0
 

@@ -21,7 +21,7 @@ import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore
 from engine.store.boundary_rows import boundary_row
 from engine.store.codec import StoreDamaged, unpack
-from engine.store.deltas import resolve_answers
+from engine.store.deltas import resolve_references
 from engine.store.sqlite_rows import stored_runs
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
@@ -101,7 +101,7 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
         value = unpack(data, crc, "boundary")
         stack = value if base is None else decode(value, stack)
         # answers written as references to their runs, as those runs were then (seq n is the n-th run)
-        read_stacks.append(resolve_answers(stack, lambda seq: runs[seq - 1]))
+        read_stacks.append(resolve_references(stack, lambda seq: runs[seq - 1]))
     assert read_stacks == stacks
     edited = [as_json(t.to_json()) for t in state.run_data["Calculator"] if "edits" in t.metadata]
     assert len(edited) == 1 and edited[0] in read_runs  # rewritten with its edit
@@ -136,6 +136,25 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
     assert [answer["data"] for answer in answers] == [{MARK: "run", "seq": seq} for seq in calculator_runs]
     places = [at for reply in REPLIES for at, _call in enumerate(reply.get("toolCalls", []))]
     assert [answer["action"] for answer in answers] == [{MARK: "action", "at": at} for at in places]
+    store.close()
+
+
+async def test_a_tool_entry_as_pushed_is_written_as_its_request_action(tmp_path: Path, monkeypatch) -> None:
+    """The entries the engine pushes for a request's tool calls are written as the place of their
+    action in the request (deltas.requested_entry), not as the action, its input and the agent's
+    fields again; they read back whole (the first test reads every boundary back)."""
+    rows: list[Any] = []
+    original = sqlite_store.boundary_row
+    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    written = [unpack(data, crc, "boundary") for *_head, _base, data, crc in rows]
+    references = [entry for value in written for entry in value if type(entry) is dict and entry.get(MARK) == "requested"]
+    # each tool call once, where it was pushed (the first call on top: last); later boundaries keep it as it was (SAME)
+    pushed = [at for reply in REPLIES for at in reversed(range(len(reply.get("toolCalls", []))))]
+    assert [entry["at"] for entry in references] == pushed and len(pushed) > 1
+    assert not [entry for value in written for entry in value if type(entry) is dict and entry.get("mode") == "tool"]
     store.close()
 
 
@@ -301,7 +320,8 @@ async def test_an_answer_edited_after_its_boundary_resumes_as_it_was_given(tmp_p
 
 def test_an_answer_referring_to_a_run_not_stored_reads_as_damage(tmp_path: Path) -> None:
     """Answers written as references read back from the run and the action they name; one that
-    names a run or an action that is not there is reported as damage, naming the execution."""
+    names a run or an action that is not there, or a tool's entry whose request is not there, is
+    reported as damage, naming the execution."""
     store = ExecutionStore(tmp_path / "x.sqlite")
 
     def waiting(at: int, seq: int) -> dict[str, Any]:
@@ -309,10 +329,12 @@ def test_an_answer_referring_to_a_run_not_stored_reads_as_damage(tmp_path: Path)
                                                 "responses": [{"action": {MARK: "action", "at": at}, "data": {MARK: "run", "seq": seq}}]}}
 
     run = {"data": {"ai_tool": [[{"json": {"response": "42"}}]]}}
-    read = store._answers_resolved("e1", [waiting(0, 9)], [(9, "Calculator", 0, run)])
+    read = store._references_resolved("e1", [waiting(0, 9)], [(9, "Calculator", 0, run)])
     assert read[0]["pending"]["responses"] == [{"action": {"id": "c1"}, "data": run}]
-    for entry, says in ((waiting(0, 8), "refers to run 8, which is not stored"), (waiting(3, 9), "holds an answer that cannot be read")):
+    lone_tool = {MARK: "requested", "at": 0}  # a tool's entry whose request is not below it
+    for entries, says in (([waiting(0, 8)], "refers to run 8, which is not stored"), ([waiting(3, 9)], "holds a reference that cannot be read"),
+                          ([lone_tool], "holds a reference that cannot be read"), ([waiting(0, 9), {MARK: "requested", "at": 2}], "cannot be read")):
         with pytest.raises(StoreDamaged, match=says) as raised:
-            store._answers_resolved("e1", [entry], [(9, "Calculator", 0, run)])
+            store._references_resolved("e1", entries, [(9, "Calculator", 0, run)])
         assert "execution e1" in str(raised.value)
     store.close()
