@@ -203,15 +203,20 @@ class StackEntry(BaseModel):
             out["inputs"] = list(inputs)
         pending = fields["pending"]
         if pending is not None:
-            waiting = pending.__dict__
-            request = waiting["request"].__dict__
-            metadata = request["metadata"]
-            out["pending"] = {
-                "request": {"actions": [a.to_json(shared=for_store) for a in request["actions"]],
-                            "metadata": metadata if for_store else plain(metadata)},
-                "responses": [response_json(r, for_store) for r in waiting["responses"]],
-            }
+            out["pending"] = pending_json(pending, for_store)
         return out
+
+
+def pending_json(pending: PendingRequest, for_store: bool = False) -> dict[str, Any]:
+    """A pending request as StackEntry.to_json writes it."""
+    waiting = pending.__dict__
+    request = waiting["request"].__dict__
+    metadata = request["metadata"]
+    return {
+        "request": {"actions": [a.to_json(shared=for_store) for a in request["actions"]],
+                    "metadata": metadata if for_store else plain(metadata)},
+        "responses": [response_json(r, for_store) for r in waiting["responses"]],
+    }
 
 
 def response_json(response: ActionResponse, for_store: bool = False) -> dict[str, Any]:

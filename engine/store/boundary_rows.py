@@ -11,6 +11,7 @@ from ..run_data import ExecutionState
 from .boundary_state import decode_boundary, joined, split, state_delta, state_json
 from .codec import pack, unpack
 from .deltas import answer_json, answered_delta, entry_delta, requested_entry, resolve_references, stack_delta
+from .entry_changes import changed_entry, kept_fields
 from .journal import BoundaryRow
 from .sqlite_rows import WriterState
 
@@ -23,8 +24,10 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
     boundary's (None the first time), made together: an entry at the same place, of the same
     revision and with the same pending request keeps its JSON (SAME in the delta), with the
     answers added since appended (only those in the delta); a tool's entry as the engine pushed
-    it for a request is a reference to the request's action (deltas.requested_entry); only the
-    other entries are made again and compared. With the execution's waiting runs and node
+    it for a request is a reference to the request's action (deltas.requested_entry); one back
+    at its place after another run of its node is made from its JSON before with what such a
+    run changes (engine.store.entry_changes); only the other entries are made again and
+    compared. With the execution's waiting runs and node
     context when it has any (engine.store.boundary_state)."""
     before, seen, answers = writer.stack, writer.seen, writer.answers
     if type(before) is dict:  # it held waiting runs or node context
@@ -32,7 +35,7 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
     else:
         before_state = None
     known = min(len(before), len(seen)) if before is not None else 0
-    marks: list[tuple[Any, int, Any, int]] = []
+    marks: list[tuple[Any, int, Any, int, Any]] = []
     stack: list[dict[str, Any]] = []
     delta: list[Any] | None = [] if before is not None else None
     actions = None  # those of the request of the nearest entry so far that waits on one
@@ -43,11 +46,11 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
         responses = pending.__dict__["responses"] if pending is not None else ()
         answered = len(responses)
         revision = fields["revision"]
-        marks.append((entry, revision, pending, answered))
         if i < known:
             assert before is not None and delta is not None
             was, old = seen[i], before[i]
             if was[0] is entry and was[1] == revision and was[2] is pending and was[3] <= answered:
+                marks.append((entry, revision, pending, answered, was[4]))
                 if was[3] == answered:
                     stack.append(old)
                     delta.append(SAME)
@@ -65,15 +68,23 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
                 stack.append(new)
                 delta.append(answered_delta(was[3], added))
                 continue
-            new = requested_entry(entry, actions)
-            if new is None:
-                new = entry.to_json(for_store=True)
-                delta.append(entry_delta(new, old))
+            changed = changed_entry(entry, old, was[4]) if was[0] is entry else None
+            if changed is not None:  # back after another run of its node (an Agent's next round)
+                new, change = changed
+                marks.append((entry, revision, pending, answered, was[4]))
+                delta.append(change)
             else:
-                delta.append(new)
+                new = requested_entry(entry, actions)
+                if new is None:
+                    new = entry.to_json(for_store=True)
+                    delta.append(entry_delta(new, old))
+                else:
+                    delta.append(new)
+                marks.append((entry, revision, pending, answered, kept_fields(entry)))
             stack.append(new)
         else:
             new = requested_entry(entry, actions) or entry.to_json(for_store=True)
+            marks.append((entry, revision, pending, answered, kept_fields(entry)))
             stack.append(new)
             if delta is not None:
                 delta.append(new)

@@ -34,14 +34,20 @@ def entry_delta(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     out["input"] = encode(new["input"], old.get("input"))
     pending, before = new.get("pending"), old.get("pending")
     if pending is not None and before is not None:
-        request, was = pending["request"], before["request"]
-        responses, answered = pending["responses"], before["responses"]
-        out["pending"] = {
-            "request": SAME if request is was else
-            {"actions": request["actions"], "metadata": encode(request["metadata"], was["metadata"])},
-            "responses": [_response_delta(r, answered[i]) if i < len(answered) else r for i, r in enumerate(responses)],
-        }
+        out["pending"] = pending_delta(pending, before)
     return out
+
+
+def pending_delta(pending: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """An entry's pending request (JSON) as a delta from the one its entry had before: its steps
+    (the request's metadata) and answers as far as they repeat those."""
+    request, was = pending["request"], before["request"]
+    responses, answered = pending["responses"], before["responses"]
+    return {
+        "request": SAME if request is was else
+        {"actions": request["actions"], "metadata": encode(request["metadata"], was["metadata"])},
+        "responses": [_response_delta(r, answered[i]) if i < len(answered) else r for i, r in enumerate(responses)],
+    }
 
 
 def answered_delta(answered: int, added: list[dict[str, Any]]) -> dict[str, Any]:

@@ -26,7 +26,8 @@ class WriterState(RunRecords):
     execution_id: str = ""
     boundary_seq: int = 0
     stack: Any = None  # the last boundary journaled (JSON: its stack, or its stack and state: boundary_state)
-    seen: list[tuple[Any, int, Any, int]] = field(default_factory=list)  # per entry then: (entry, revision, pending, answers)
+    # per entry then: (entry, revision, pending, answers, entry_changes.kept_fields when its JSON was made)
+    seen: list[tuple[Any, int, Any, int, Any]] = field(default_factory=list)
     folded_stack: Any = None  # the last boundary row in the database, as `stack`
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one

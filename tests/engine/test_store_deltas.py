@@ -123,7 +123,8 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
     for *_head, base, data, crc in rows:
         value = unpack(data, crc, "boundary")
         if base is not None:
-            answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS]
+            answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS
+                         and entry["pending"]["request"] == {MARK: "same"}]  # (a new request: the next test)
     calls = sum(len(reply.get("toolCalls", [])) for reply in REPLIES)
     assert len(answered) == calls and calls > 1
     calculator_runs = [row[0] for row in stored_runs(store.connection, state.id) if row[1] == "Calculator"]
@@ -136,6 +137,30 @@ async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path
     assert [answer["data"] for answer in answers] == [{MARK: "run", "seq": seq} for seq in calculator_runs]
     places = [at for reply in REPLIES for at, _call in enumerate(reply.get("toolCalls", []))]
     assert [answer["action"] for answer in answers] == [{MARK: "action", "at": at} for at in places]
+    store.close()
+
+
+async def test_an_agent_back_for_its_next_round_is_written_as_what_the_round_changed(tmp_path: Path, monkeypatch) -> None:
+    """An Agent's entry back on the stack with its next request: its delta is the round, its model
+    usage and the new request (json_delta.changed_keys, engine.store.entry_changes), not its
+    node, sources, items and flags again; the first test reads every boundary back whole."""
+    rows: list[Any] = []
+    original = sqlite_store.boundary_row
+    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
+    store = ExecutionStore(tmp_path / "x.sqlite")
+    state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
+    assert state.status == "success"
+    rounds = []
+    for *_head, base, data, crc in rows:
+        value = unpack(data, crc, "boundary")
+        if base is not None:
+            rounds += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS
+                       and entry["pending"]["request"] != {MARK: "same"}]
+    # every request after the first (made with the entry whole) comes as the round's changes
+    assert len(rounds) == len([reply for reply in REPLIES if reply.get("toolCalls")]) - 1 > 1
+    for entry in rounds:
+        assert set(entry) == {MARK, "round", "modelUsage", "pending"} and set(entry["pending"]) == {"request", "responses"}
+        assert entry["pending"]["responses"] == []
     store.close()
 
 
