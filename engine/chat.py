@@ -93,7 +93,7 @@ class ChatMessage(_CamelModel):
         """The message as JSON, made once per message: run data records every message of every
         model call, so the runs of one execution share these dicts (treat them as read-only)."""
         try:
-            return self._json_cache
+            return _made_json(self)
         except AttributeError:  # not made yet
             pass
         made: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -105,6 +105,11 @@ class ChatMessage(_CamelModel):
             made["parts"] = self.parts
         object.__setattr__(self, "_json_cache", made)
         return made
+
+
+# the slot read through its descriptor: a missing attribute read the usual way goes on to
+# pydantic's __getattr__, which costs four times the rest of making the JSON
+_made_json = ChatMessage.__dict__["_json_cache"].__get__
 
 
 class ToolSpec(_CamelModel):

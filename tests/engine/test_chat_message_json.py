@@ -33,3 +33,19 @@ def test_a_changed_copy_makes_its_own_json() -> None:
     sent.to_json()
     assert sent.model_copy(update={"content": "other"}).to_json()["content"] == "other"
     assert ChatMessage(role="tool", content="2", toolCallId="c1").to_json() == {"role": "tool", "content": "2", "toolCallId": "c1"}
+
+
+def test_making_the_json_does_not_go_through_pydantics_getattr(monkeypatch) -> None:
+    """Reading the not yet made JSON the usual way fell through to BaseModel.__getattr__ (four
+    times the cost of making the JSON): the slot is read through its descriptor."""
+    asked: list[str] = []
+    pydantic_getattr = ChatMessage.__getattr__
+
+    def counting(self: ChatMessage, name: str) -> object:
+        asked.append(name)
+        return pydantic_getattr(self, name)
+
+    monkeypatch.setattr(ChatMessage, "__getattr__", counting)
+    sent = message()
+    assert sent.to_json()["content"] == "calling" and sent.to_json() is sent.to_json()
+    assert asked == []
