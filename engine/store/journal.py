@@ -53,11 +53,14 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zlib_ng.zlib_ng import crc32
 
 from ..errors import MiniN8nError
+
+if TYPE_CHECKING:
+    from .run_batch import RunBatch
 
 MAGIC = b"MS"
 START_MAGIC = b"MH"
@@ -242,10 +245,11 @@ HEADS_CACHED = 1024  # node names whose heads are kept (emptied when full)
 NO_BOUNDARY = b"\x00"
 
 
-def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -> bytes:
+def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int, batch: RunBatch | None = None) -> bytes:
     """One record; `seed` is salt(execution id). The crc runs over the heads (the same value as
     over the heads joined), each head one pack of a Struct kept per node name; a record of one
-    run, the usual one, packs the run count with the run's head."""
+    run, the usual one, packs the run count with the run's head. Each run's head and data also
+    go to `batch`, when given (the row the next fold writes for them: engine.store.run_batch)."""
     if boundary is None:
         tail, tail_data = NO_BOUNDARY, b""
     else:
@@ -256,6 +260,8 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
         _eid, seq, node, run_index, base, data, data_crc = runs[0]
         shape, name = _LONE_RUN_HEADS.get(node) or _named_head(_LONE_RUN_HEADS, node, LONE_RUN_LAYOUT)
         head = shape.pack(1, seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
+        if batch is not None:
+            batch.add(seq, head[_COUNT.size:], data)  # its head without the record's run count
         size = len(head) + len(data) + len(tail) + len(tail_data)
         return b"".join((_HEAD.pack(MAGIC, size, crc32(tail, crc32(head, seed))), head, data, tail, tail_data))
     head = _COUNT.pack(len(runs))
@@ -267,6 +273,8 @@ def encode_record(runs: list[RunRow], boundary: BoundaryRow | None, seed: int) -
         head = shape.pack(seq, run_index, -1 if base is None else base, len(name), name, len(data), data_crc)
         crc = crc32(head, crc)
         parts += (head, data)
+        if batch is not None:
+            batch.add(seq, head, data)
         size += len(head) + len(data)
     parts += (tail, tail_data)
     parts[0] = _HEAD.pack(MAGIC, size + len(tail) + len(tail_data), crc32(tail, crc))

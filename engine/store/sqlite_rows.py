@@ -13,6 +13,7 @@ from ..run_data import ExecutionState
 from .base import FINISHED, Retention
 from .codec import StoreDamaged
 from .journal import Journal, Pending, RowStatus, RunRow, Start, decode_records, encode_record, salt
+from .run_batch import RunBatch
 from .run_records import RunRecords
 from .sqlite_file import fields_crc
 
@@ -32,6 +33,7 @@ class WriterState(RunRecords):
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one
     unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
+    batch: RunBatch = field(default_factory=RunBatch)  # the runs of `unfolded`, gathered for the fold's batch row
     unfolded_since: float = 0.0
     timer: asyncio.TimerHandle | None = None
     row: tuple[Any, ...] | None = None  # the status fields last written to the execution row
@@ -64,12 +66,14 @@ INSERT_RUN_BATCH = "INSERT OR REPLACE INTO run_batches (execution_id, first_seq,
 RUN_BATCH_MAX = 4096  # runs in one batch row, at most (a journal record holds up to 65,535)
 
 
-def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, first: bool = False) -> None:
+def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, first: bool = False,
+               batch: RunBatch | None = None) -> None:
     """Write journaled rows (idempotent: a journal folded twice leaves the same rows), and the row's
     status fields when they hold the execution's end (recovery of a journal). The runs of a
     fold go in as one batch row (run_batches: the runs as a journal record holds them, each with its
-    own checksum): one insert instead of one per run, which was most of a fold. `first`: the
-    execution has no rows in the database yet (its first fold): none to delete."""
+    own checksum): one insert instead of one per run, which was most of a fold; made from `batch`
+    when it holds those very runs (gathered as they were journaled), else packed here. `first`:
+    the execution has no rows in the database yet (its first fold): none to delete."""
     boundaries = pending.boundaries
     wholes = [b[1] for b in boundaries if b[4] is None]
     if wholes:  # a whole stack: the boundaries before it are not needed any more
@@ -78,7 +82,9 @@ def apply_rows(db: sqlite3.Connection, execution_id: str, pending: Pending, *, f
             db.execute("DELETE FROM boundaries WHERE execution_id=? AND seq<?", (execution_id, newest))
         boundaries = [b for b in boundaries if b[1] >= newest]
     runs = pending.runs
-    if runs:
+    if runs and batch is not None and len(runs) <= RUN_BATCH_MAX and batch.holds(runs[0][1], runs[-1][1], len(runs)):
+        db.execute(INSERT_RUN_BATCH, (execution_id, runs[0][1], runs[-1][1], bytearray(batch.record(salt(execution_id)))))
+    elif runs:
         seqs = [run[1] for run in runs]
         if all(seqs[i] < seqs[i + 1] for i in range(len(seqs) - 1)):  # a fold's runs, each once, in order
             seed = salt(execution_id)

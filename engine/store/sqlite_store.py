@@ -340,7 +340,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             if row[0] in ENDED:  # its end: journaled (an end record), folded in with other executions' ends
                 ended = row_status(state)
                 record = encode_end(ended, writer.salt)
-                writer.journal.append(encode_record(runs, boundary, writer.salt) + record if runs or boundary else record)
+                writer.journal.append(encode_record(runs, boundary, writer.salt, writer.batch) + record if runs or boundary else record)
                 writer.ended, writer.row_due = ended, None  # the end record holds the row as it is now
                 return
             if not started:
@@ -349,7 +349,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             # a new execution started running: the row says so at the next fold (until then it
             # reads "new", which a dead owner turns into "crashed" just as it would "running")
             writer.row_due = state
-        writer.journal.append(encode_record(runs, boundary, writer.salt))
+        writer.journal.append(encode_record(runs, boundary, writer.salt, writer.batch))
         if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
             self._fold(writer)
         elif writer.timer is None:
@@ -397,7 +397,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 self._insert_row(start, row, release=release)
             elif row is not None:
                 write_status(self._db, execution_id, row, release=release)
-            apply_rows(self._db, execution_id, rows, first=start is not None)
+            apply_rows(self._db, execution_id, rows, first=start is not None, batch=writer.batch)
 
         return write, rows
 
@@ -409,6 +409,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
             writer.folded_stack, writer.folded_seq = writer.stack, folded[1]
         writer.unfolded.clear()
+        writer.batch.clear()
         writer.journal.empty(writer.head)
 
     def _fold_ends(self, ended: list[WriterState]) -> None:
