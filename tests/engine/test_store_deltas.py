@@ -109,19 +109,25 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
     store.close()
 
 
-async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path: Path, monkeypatch) -> None:
-    """After each answer the waiting agent's entry changed only by it: the boundary's delta of that
-    entry is the answer (json_delta.changed_keys), not the entry's fields again."""
+async def written_boundaries(tmp_path: Path, monkeypatch) -> tuple[ExecutionStore, ExecutionState, list[tuple[int | None, Any]]]:
+    """An agent run of REPLIES with a store: the store, the run, and each boundary row it made
+    (journaled, or folded at once with a status change) as its base and its value."""
     rows: list[Any] = []
     original = sqlite_store.boundary_row
     monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
     store = ExecutionStore(tmp_path / "x.sqlite")
     state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
     assert state.status == "success"
+    return store, state, [(base, unpack(data, crc, "boundary")) for *_head, base, data, crc in rows]
+
+
+async def test_the_boundary_after_a_tool_answers_holds_the_answer_alone(tmp_path: Path, monkeypatch) -> None:
+    """After each answer the waiting agent's entry changed only by it: the boundary's delta of that
+    entry is the answer (json_delta.changed_keys), not the entry's fields again."""
+    store, state, written = await written_boundaries(tmp_path, monkeypatch)
     store.flush()  # its end, journaled, into the database read below
     answered = []
-    for *_head, base, data, crc in rows:
-        value = unpack(data, crc, "boundary")
+    for base, value in written:
         if base is not None:
             answered += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS
                          and entry["pending"]["request"] == {MARK: "same"}]  # (a new request: the next test)
@@ -144,15 +150,9 @@ async def test_an_agent_back_for_its_next_round_is_written_as_what_the_round_cha
     """An Agent's entry back on the stack with its next request: its delta is the round, its model
     usage and the new request (json_delta.changed_keys, engine.store.entry_changes), not its
     node, sources, items and flags again; the first test reads every boundary back whole."""
-    rows: list[Any] = []
-    original = sqlite_store.boundary_row
-    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
-    store = ExecutionStore(tmp_path / "x.sqlite")
-    state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
-    assert state.status == "success"
+    store, _state, written = await written_boundaries(tmp_path, monkeypatch)
     rounds = []
-    for *_head, base, data, crc in rows:
-        value = unpack(data, crc, "boundary")
+    for base, value in written:
         if base is not None:
             rounds += [entry for entry in value if type(entry) is dict and entry.get(MARK) == KEYS
                        and entry["pending"]["request"] != {MARK: "same"}]
@@ -168,13 +168,8 @@ async def test_a_tool_entry_as_pushed_is_written_as_its_request_action(tmp_path:
     """The entries the engine pushes for a request's tool calls are written as the place of their
     action in the request (deltas.requested_entry), not as the action, its input and the agent's
     fields again; they read back whole (the first test reads every boundary back)."""
-    rows: list[Any] = []
-    original = sqlite_store.boundary_row
-    monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
-    store = ExecutionStore(tmp_path / "x.sqlite")
-    state = await Engine(builtin_registry(), store=store).run(agent_workflow(REPLIES), items=[chat_item("go", "s")])
-    assert state.status == "success"
-    written = [unpack(data, crc, "boundary") for *_head, _base, data, crc in rows]
+    store, _state, rows = await written_boundaries(tmp_path, monkeypatch)
+    written = [value for _base, value in rows]
     references = [entry for value in written for entry in value if type(entry) is dict and entry.get(MARK) == "requested"]
     # each tool call once, where it was pushed (the first call on top: last); later boundaries keep it as it was (SAME)
     pushed = [at for reply in REPLIES for at in reversed(range(len(reply.get("toolCalls", []))))]
