@@ -27,8 +27,8 @@ def stack_json(state: ExecutionState, writer: WriterState) -> tuple[Any, Any]:
     it for a request is a reference to the request's action (deltas.requested_entry); one back
     at its place after another run of its node is made from its JSON before with what such a
     run changes (engine.store.entry_changes); only the other entries are made again and
-    compared. With the execution's waiting runs and node
-    context when it has any (engine.store.boundary_state)."""
+    compared. With the execution's waiting runs and node context when it has any
+    (engine.store.boundary_state)."""
     before, seen, answers = writer.stack, writer.seen, writer.answers
     if type(before) is dict:  # it held waiting runs or node context
         before, before_state = split(before)

@@ -18,6 +18,7 @@ from ..json_delta import MARK, SAME, changed_keys, encode
 
 if TYPE_CHECKING:
     from ..requests import Action, ActionResponse
+    from ..run_data import StackEntry
 
 
 def stack_delta(new: list[dict[str, Any]], old: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -83,7 +84,7 @@ def answer_json(response: ActionResponse, actions: list[Action], answers: list[t
     return {"action": action.to_json(shared=True) if action_json is None else action_json, "data": data}
 
 
-def requested_entry(entry: Any, actions: list[Any] | None) -> dict[str, Any] | None:
+def requested_entry(entry: StackEntry, actions: list[Action] | None) -> dict[str, Any] | None:
     """The reference that stands for `entry` (a StackEntry), None when it is not one: the entry
     of a tool the engine pushed for an action of the request `actions` (the nearest entry below
     it that waits on one: Execution._push_request puts them right above it), unchanged since
