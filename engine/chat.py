@@ -108,7 +108,7 @@ class ChatMessage(_CamelModel):
 
 
 # the slot read through its descriptor: a missing attribute read the usual way goes on to
-# pydantic's __getattr__, which costs four times the rest of making the JSON
+# pydantic's __getattr__, which costs twice the rest of making the JSON
 _made_json = ChatMessage.__dict__["_json_cache"].__get__
 
 

@@ -36,8 +36,8 @@ def test_a_changed_copy_makes_its_own_json() -> None:
 
 
 def test_making_the_json_does_not_go_through_pydantics_getattr(monkeypatch) -> None:
-    """Reading the not yet made JSON the usual way fell through to BaseModel.__getattr__ (four
-    times the cost of making the JSON): the slot is read through its descriptor."""
+    """Reading the not yet made JSON the usual way fell through to BaseModel.__getattr__ (twice
+    the cost of making the JSON): the slot is read through its descriptor."""
     asked: list[str] = []
     pydantic_getattr = ChatMessage.__getattr__
 
