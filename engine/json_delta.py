@@ -90,27 +90,40 @@ def changed_keys(changes: dict[str, Any]) -> dict[str, Any]:
     return {MARK: KEYS, **changes}
 
 
-def decode(encoded: Any, old: Any) -> Any:
-    """The value `encode(value, old)` (or `changed_keys`) was made from."""
+class UnknownDelta(ValueError):
+    """A value marked as a delta of a kind this code does not write: a newer mini-n8n wrote it."""
+
+
+def decode(encoded: Any, old: Any, passed: frozenset[str] = frozenset()) -> Any:
+    """The value `encode(value, old)` (or `changed_keys`) was made from. Marked values of the kinds
+    in `passed` are left as they are (references a later step resolves); a marked value of any
+    other kind is an UnknownDelta, and one that does not fit its base (keys of a value that is not
+    a dict, a list extended that is not there) a ValueError: never read as data."""
     if isinstance(encoded, dict):
         if MARK in encoded:
-            if encoded[MARK] == KEYS:
+            kind = encoded[MARK]
+            if kind == KEYS:
                 if not isinstance(old, dict):
                     raise ValueError("a delta changes keys of a value its base does not have")
                 out = dict(old)
                 for key, value in encoded.items():
                     if key != MARK:
-                        out[key] = decode(value, old.get(key))
+                        out[key] = decode(value, old.get(key), passed)
                 return out
-            if len(encoded) == 2 and "then" in encoded and isinstance(old, list):
-                return old[: encoded[MARK]] + [decode(x, None) for x in encoded["then"]]
+            if type(kind) is int and len(encoded) == 2 and "then" in encoded:
+                if not isinstance(old, list) or not 0 <= kind <= len(old) or not isinstance(encoded["then"], list):
+                    raise ValueError("a delta extends a list its base does not have")
+                return old[:kind] + [decode(x, None, passed) for x in encoded["then"]]
             if encoded == SAME:
                 if old is None:
                     raise ValueError("a delta repeats a value its base does not have")
                 return old
+            if type(kind) is str and kind in passed:
+                return encoded
+            raise UnknownDelta(f"a delta of a kind this mini-n8n does not know ({kind!r})")
         base = old if isinstance(old, dict) else {}
-        return {k: decode(v, base.get(k)) for k, v in encoded.items()}
+        return {k: decode(v, base.get(k), passed) for k, v in encoded.items()}
     if isinstance(encoded, list):
         base = old if isinstance(old, list) else []
-        return [decode(x, base[i] if i < len(base) else None) for i, x in enumerate(encoded)]
+        return [decode(x, base[i] if i < len(base) else None, passed) for i, x in enumerate(encoded)]
     return encoded

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..json_delta import decode, encode
+from .deltas import REFERENCES
 
 STACK = "stack"
 STATE = "state"
@@ -54,7 +55,8 @@ def state_delta(state: dict[str, Any] | None, before: dict[str, Any] | None) -> 
 
 
 def decode_boundary(value: Any, before: Any) -> Any:
-    """The boundary a stored delta `value` was made from, given the boundary before it (decoded)."""
+    """The boundary a stored delta `value` was made from, given the boundary before it (decoded);
+    its references are left for deltas.resolve_references."""
     stack, state = split(value)
     before_stack, before_state = split(before)
-    return joined(decode(stack, before_stack), decode(state, before_state) if state is not None else None)
+    return joined(decode(stack, before_stack, REFERENCES), decode(state, before_state, REFERENCES) if state is not None else None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..connection_types import AI_LANGUAGE_MODEL
-from ..json_delta import MARK, SAME, changed_keys, encode
+from ..json_delta import MARK, SAME, UnknownDelta, changed_keys, encode
 
 if TYPE_CHECKING:
     from ..requests import Action, ActionResponse
@@ -62,6 +62,7 @@ def answered_delta(answered: int, added: list[dict[str, Any]]) -> dict[str, Any]
 REQUESTED = "requested"  # {MARK: REQUESTED, "at": k}: the entry the engine pushes for the k-th action of a request
 ANSWERED_BY = "run"  # {MARK: ANSWERED_BY, "seq": s}: an answer's data is the JSON of run s, the tool run that gave it
 ACTION_AT = "action"  # {MARK: ACTION_AT, "at": k}: an answer's action is the k-th of the request it answers
+REFERENCES = frozenset((REQUESTED, ANSWERED_BY, ACTION_AT))  # what json_delta.decode leaves for resolve_references
 
 
 def answer_json(response: ActionResponse, actions: list[Action], answers: list[tuple[dict[str, Any], int]]) -> dict[str, Any]:
@@ -119,11 +120,13 @@ def resolve_references(entries: list[dict[str, Any]], run_json: Callable[[int], 
     entry written as its request's action (requested_entry), and an answer written by
     answer_json (its action from the request, its data from `run_json(seq)`). Entries without
     references are returned themselves; the others are new (decoded values may share their
-    containers)."""
+    containers). A marked entry, action or answer of another kind is an UnknownDelta."""
     out = []
     requester = None  # the nearest entry so far that waits on a request
     for entry in entries:
-        if type(entry) is dict and entry.get(MARK) == REQUESTED:
+        if type(entry) is dict and MARK in entry:
+            if entry[MARK] != REQUESTED:
+                raise UnknownDelta(f"a stack entry of a kind this mini-n8n does not know ({entry[MARK]!r})")
             if requester is None:
                 raise KeyError("a tool's entry refers to a request below it, and none is there")
             entry = _requested_json(entry, requester)
@@ -139,20 +142,25 @@ def resolve_references(entries: list[dict[str, Any]], run_json: Callable[[int], 
     return out
 
 
+def _marked(value: Any) -> bool:
+    return type(value) is dict and MARK in value
+
+
 def _written_by_reference(response: Any) -> bool:
-    if type(response) is not dict:
-        return False
-    action, data = response.get("action"), response.get("data")
-    return (type(action) is dict and action.get(MARK) == ACTION_AT) or (type(data) is dict and data.get(MARK) == ANSWERED_BY)
+    return type(response) is dict and (_marked(response.get("action")) or _marked(response.get("data")))
 
 
 def _resolved(response: Any, actions: list[Any], run_json: Callable[[int], Any]) -> Any:
     if not _written_by_reference(response):
         return response
     action, data = response["action"], response["data"]
-    if type(action) is dict and action.get(MARK) == ACTION_AT:
+    if _marked(action):
+        if action[MARK] != ACTION_AT:
+            raise UnknownDelta(f"an answer's action of a kind this mini-n8n does not know ({action[MARK]!r})")
         action = actions[action["at"]]
-    if type(data) is dict and data.get(MARK) == ANSWERED_BY:
+    if _marked(data):
+        if data[MARK] != ANSWERED_BY:
+            raise UnknownDelta(f"an answer of a kind this mini-n8n does not know ({data[MARK]!r})")
         data = run_json(data["seq"])
     return {**response, "action": action, "data": data}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import MiniN8nError
-from ..json_delta import decode
+from ..json_delta import UnknownDelta, decode
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow
 from .base import ExecutionSummary
@@ -80,9 +80,10 @@ class SqlReads:
         """(seq, node, run index, the run's JSON) of each stored run, in the order they finished."""
         decoded: dict[int, Any] = {}
         for seq, node, run_index, base, task, crc in self._run_rows(execution_id, upto):
-            value = unpack(task, crc, f"run {seq} ({node}) of execution {execution_id} in {self.path}")
+            where = f"run {seq} ({node}) of execution {execution_id} in {self.path}"
+            value = unpack(task, crc, where)
             if base is not None:
-                value = decode(value, decoded.get(base))
+                value = self._decoded(where, lambda: decode(value, decoded.get(base)))
             decoded[seq] = value
             yield seq, node, run_index, value
 
@@ -95,9 +96,19 @@ class SqlReads:
         stack: Any = None
         runs, last_node = 0, None
         for seq, runs, last_node, base, data, crc in rows:
-            value = unpack(data, crc, f"boundary {seq} of execution {execution_id} in {self.path}")
-            stack = value if base is None else decode_boundary(value, stack)
+            where = f"boundary {seq} of execution {execution_id} in {self.path}"
+            value = unpack(data, crc, where)
+            stack = value if base is None else self._decoded(where, lambda: decode_boundary(value, stack))
         return stack or [], runs, last_node
+
+    def _decoded(self, where: str, decoding: Callable[[], T]) -> T:
+        """A stored delta decoded; `where` names the row in the error when it cannot be."""
+        try:
+            return decoding()
+        except UnknownDelta as exc:
+            raise MiniN8nError(f"{where} holds {exc}: a newer mini-n8n wrote it, and this one cannot read it") from None
+        except ValueError as exc:
+            raise StoreDamaged(f"{where} does not follow from the row it extends ({exc}): {self.damage}") from None
 
     def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState:
         """The stored execution; `for_resume` keeps run data only up to its last boundary."""
@@ -146,6 +157,9 @@ class SqlReads:
 
         try:
             return resolve_references(stack, run_json)
+        except UnknownDelta as exc:
+            raise MiniN8nError(f"the last boundary of execution {execution_id} in {self.path} holds {exc}: a newer"
+                               " mini-n8n wrote it, and this one cannot read it") from None
         except (KeyError, IndexError, TypeError) as exc:
             raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} holds a reference that"
                                f" cannot be read ({exc!r}): {self.damage}") from None

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import pytest
 
-from engine.json_delta import MARK, SAME, changed_keys, decode, encode
+from engine.json_delta import KEYS, MARK, SAME, UnknownDelta, changed_keys, decode, encode
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -63,3 +63,19 @@ def test_a_delta_of_changed_keys_keeps_the_other_keys_and_reads_each_change_agai
     assert decode([encoded], [old])[0]["node"] == "Agent"  # as an entry of a stack
     with pytest.raises(ValueError, match="base does not have"):
         decode(encoded, None)
+
+
+def test_a_delta_of_an_unknown_kind_or_that_does_not_fit_its_base_is_never_read_as_data() -> None:
+    """A marked value of a kind this code does not write (a newer mini-n8n's) is an UnknownDelta,
+    but for the kinds the caller resolves itself; one that does not fit its base is a ValueError."""
+    with pytest.raises(UnknownDelta, match="'later'"):
+        decode({"a": {MARK: "later", "x": 1}}, {"a": {}})
+    reference = [{MARK: "run", "seq": 3}]
+    assert decode(reference, [], frozenset({"run"})) == reference
+    with pytest.raises(UnknownDelta, match="'run'"):
+        decode(reference, [])
+    for encoded, old in (({MARK: 2, "then": [1]}, {"a": 1}), ({MARK: 5, "then": []}, [1, 2]),
+                         ({MARK: KEYS, "a": 1}, [1]), (SAME, None)):
+        with pytest.raises(ValueError) as raised:
+            decode(encoded, old)
+        assert type(raised.value) is ValueError, encoded

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from engine.errors import MiniN8nError
 from engine.executor import Engine
+from engine.json_delta import MARK
 from engine.registry import builtin_registry
-from engine.store import ExecutionStore, StoreDamaged
+from engine.store import ExecutionStore, StoreDamaged, sqlite_rows
+from engine.store.codec import pack
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
 
@@ -88,3 +93,53 @@ async def test_a_flipped_byte_in_a_stored_run_is_reported_not_decoded(tmp_path: 
     path.write_bytes(garbled)
     with pytest.raises(StoreDamaged, match="fail their checksum"):
         ExecutionStore(path).load(ids[0])
+
+
+async def test_rows_a_newer_mini_n8n_wrote_are_named_not_read_as_data(tmp_path: Path) -> None:
+    """A run or boundary holding a delta or reference of a kind this code does not write is
+    refused with an error that names the row and says a newer mini-n8n wrote it; a delta that
+    does not fit the row it extends is damage. Neither is read as data."""
+    path = Path(os.environ["MINI_N8N_DB"])
+    (eid,) = await stored_runs(path, count=1)
+    db = sqlite3.connect(path)
+    model_run = next(row for row in sqlite_rows.stored_runs(db, eid) if row[1] == "Model" and row[3] is not None)
+    seq, base = model_run[0], model_run[3]
+    boundary_seq = db.execute("SELECT MAX(seq) FROM boundaries WHERE execution_id=?", (eid,)).fetchone()[0]
+    db.close()
+
+    def stored(statement: str, *row: Any) -> None:
+        with sqlite3.connect(path) as db:
+            db.execute(statement, row)
+        db.close()
+
+    def run_delta(value: Any) -> None:
+        stored(sqlite_rows.INSERT_RUNS, eid, seq, "Model", model_run[2], base, *pack(value))
+
+    def boundary(value: Any, seq: int, base: int | None) -> None:
+        stored(sqlite_rows.INSERT_BOUNDARIES, eid, seq, 0, "AI Agent", base, *pack(value))
+
+    newer = "a newer mini-n8n wrote it, and this one cannot read it"
+    run_delta({"input": {MARK: "later", "x": 1}})
+    with pytest.raises(MiniN8nError, match=f"run {seq} \\(Model\\) of execution {eid} in .* holds a delta of a kind"
+                                           f" this mini-n8n does not know \\('later'\\): {newer}") as raised:
+        ExecutionStore(path).load(eid)
+    assert not isinstance(raised.value, StoreDamaged)
+    shown = mini_n8n("executions", "show", eid)
+    assert shown.returncode == 2 and "Traceback" not in shown.stderr and newer in shown.stderr
+    run_delta({"input": {MARK: 3, "then": []}})  # extends a list where the run it extends has a dict
+    with pytest.raises(StoreDamaged, match=f"run {seq} \\(Model\\) of execution {eid} .* does not follow from the row it extends"):
+        ExecutionStore(path).load(eid)
+    stored("DELETE FROM runs WHERE execution_id=?", eid)
+
+    boundary([{MARK: "later"}], boundary_seq + 1, boundary_seq)
+    with pytest.raises(MiniN8nError, match=f"boundary {boundary_seq + 1} of execution {eid} .*\\('later'\\): {newer}"):
+        ExecutionStore(path).load(eid)
+    boundary([{MARK: "later"}], boundary_seq + 1, None)  # whole: read by the references' resolving
+    with pytest.raises(MiniN8nError, match=f"the last boundary of execution {eid} .* holds a stack entry of a kind"
+                                           f" this mini-n8n does not know \\('later'\\): {newer}"):
+        ExecutionStore(path).load(eid)
+    answer = {"action": {MARK: "action", "at": 0}, "data": {MARK: "later"}}
+    boundary([{"node": "AI Agent", "pending": {"request": {"actions": [{}], "metadata": {}}, "responses": [answer]}}],
+             boundary_seq + 1, None)
+    with pytest.raises(MiniN8nError, match=f"holds an answer of a kind this mini-n8n does not know \\('later'\\): {newer}"):
+        ExecutionStore(path).load(eid)

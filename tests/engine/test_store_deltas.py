@@ -20,6 +20,7 @@ from engine.shared_log import plain
 import engine.store.sqlite_store as sqlite_store
 from engine.store import ExecutionStore
 from engine.store.boundary_rows import boundary_row
+from engine.store.boundary_state import decode_boundary
 from engine.store.codec import StoreDamaged, unpack
 from engine.store.deltas import resolve_references
 from engine.store.sqlite_rows import stored_runs
@@ -99,7 +100,7 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
     read_stacks = []
     for _eid, _seq, _runs, _last, base, data, crc in rows:
         value = unpack(data, crc, "boundary")
-        stack = value if base is None else decode(value, stack)
+        stack = value if base is None else decode_boundary(value, stack)
         # answers written as references to their runs, as those runs were then (seq n is the n-th run)
         read_stacks.append(resolve_references(stack, lambda seq: runs[seq - 1]))
     assert read_stacks == stacks
@@ -242,7 +243,7 @@ def test_a_stack_entry_changed_without_touch_is_caught(tmp_path: Path) -> None:
     state.stack[1].round = 3
     state.stack[1].touch()
     row = boundary_row(state, writer)
-    assert decode(unpack(row[5], row[6], "boundary"), as_json(writer.stack))[1]["round"] == 3
+    assert decode_boundary(unpack(row[5], row[6], "boundary"), as_json(writer.stack))[1]["round"] == 3
     state.stack[0].round = 5  # no touch()
     try:
         boundary_row(state, writer)
