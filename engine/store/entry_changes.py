@@ -11,6 +11,7 @@ one by one, and the edits by their count (only ever appended to).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from ..json_delta import changed_keys
@@ -25,9 +26,10 @@ def kept_fields(entry: StackEntry) -> tuple[Any, ...] | None:
     fields = entry.__dict__
     if fields["pending"] is None or fields["inputs"] is not None:
         return None
-    return (fields["node"], tuple(fields["source"]), fields["mode"], fields["action"], fields["parent"],
-            fields["start_time"], fields["run_index"], len(fields["edits"]), fields["replayed"], fields["pinned"],
-            fields["input"], len(fields["input"]))
+    return (*_KEPT(fields), tuple(fields["source"]), len(fields["edits"]), len(fields["input"]))
+
+
+_KEPT = itemgetter("node", "mode", "action", "parent", "start_time", "run_index", "replayed", "pinned", "input")
 
 
 def changed_entry(entry: StackEntry, old: dict[str, Any], kept: tuple[Any, ...] | None) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -46,7 +48,7 @@ def changed_entry(entry: StackEntry, old: dict[str, Any], kept: tuple[Any, ...] 
     if round_ != old["round"]:
         new["round"] = changes["round"] = round_
     usage = fields["model_usage"]
-    usage_json = {k: float(v) for k, v in usage.items()} if usage else {}
+    usage_json = dict(zip(usage, map(float, usage.values())))
     if usage_json != old["modelUsage"]:
         new["modelUsage"] = changes["modelUsage"] = usage_json
     made = new["pending"] = pending_json(pending, True)
