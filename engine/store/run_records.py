@@ -14,12 +14,6 @@ from .deltas import model_item, run_delta
 from .journal import RunRow
 
 
-def carries_conversation(task: dict[str, Any]) -> bool:
-    """Model and memory runs repeat the conversation so far: only they are worth a delta."""
-    inputs = task.get("input") or {}
-    return AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs
-
-
 def conversation_of(node: str, item: dict[str, Any] | None) -> tuple[Any, ...]:
     """Which conversation a model run serves: its node's, with the lineage of the message log its
     messages are a window on (engine.shared_log). An Agent with several items holds their
@@ -52,38 +46,40 @@ class RunRecords:
     answers: list[tuple[dict[str, Any], int]] = field(default_factory=list)
 
     def add_run(self, execution_id: str, event: NodeAfter) -> None:
-        """A finished run as a row: a model or memory run as a delta from the run before it in its
-        conversation (conversation_of), else from its node's latest."""
-        self.run_seq += 1
-        seq = self.run_seq
+        """A finished run as a row: a model or memory run (they repeat the conversation so far:
+        only they are worth a delta) as a delta from the run before it in its conversation
+        (conversation_of), else from its node's latest."""
+        seq = self.run_seq = self.run_seq + 1
         task = event.answer
-        if task is None:
-            task = event.task.to_json(for_store=True)
-        else:  # the JSON handed to the request it answers: written once, the answer refers to it
+        base = None
+        if task is not None:  # a tool's run (input ai_tool): the JSON handed to the request it answers, written once
             self.answers.append((task, seq))
-        if carries_conversation(task):
-            node = event.node
-            item = model_item(task["input"])
-            conversation = conversation_of(node, item)
-            # the conversation's run before, else the node's latest (an Agent's next run, another item's first call)
-            before = self.conversations.get(conversation) or self.conversations.get(self.last_conversation.get(node, ()))
-            if before is None:
-                base = None
-                data, crc = pack(task)
-            else:
-                base = before[0]
-                data, crc = pack(run_delta(task, before[1], item, before[2]))
-            conversations = self.conversations
-            conversations.pop(conversation, None)  # kept in the order last written to
-            conversations[conversation] = (seq, task, item)
-            if len(conversations) > CONVERSATIONS_KEPT:
-                del conversations[next(iter(conversations))]
-            self.last_conversation[node] = conversation
-        else:
-            base = None
             data, crc = pack(task)
+        else:
+            task = event.task.to_json(for_store=True)
+            inputs = task["input"]
+            if AI_LANGUAGE_MODEL in inputs or AI_MEMORY in inputs:
+                base, data, crc = self._in_conversation(event.node, seq, task, inputs)
+            else:
+                data, crc = pack(task)
         self.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
         self.seq_of[(event.node, event.run_index)] = seq
+
+    def _in_conversation(self, node: str, seq: int, task: dict[str, Any], inputs: Any) -> tuple[int | None, bytes, int]:
+        """The base, data and crc of model or memory run `seq` (`task`, its input `inputs`), now
+        the latest of its conversation."""
+        item = model_item(inputs)
+        conversation = conversation_of(node, item)
+        conversations = self.conversations
+        # the conversation's run before, else the node's latest (an Agent's next run, another item's first call)
+        before = conversations.pop(conversation, None) or conversations.get(self.last_conversation.get(node, ()))
+        conversations[conversation] = (seq, task, item)  # kept in the order last written to
+        if len(conversations) > CONVERSATIONS_KEPT:
+            del conversations[next(iter(conversations))]
+        self.last_conversation[node] = conversation
+        if before is None:
+            return None, *pack(task)
+        return before[0], *pack(run_delta(task, before[1], item, before[2]))
 
     def edit_run(self, event: RunUpdated) -> tuple[bytes, int]:
         """A run edited while paused, written whole (later deltas build on the edit): its row
