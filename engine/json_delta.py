@@ -58,7 +58,7 @@ def encode(new: Any, old: Any) -> Any:
         if type(old) is LogWindow:
             n = new.shared_with(old)
             if n >= MIN_SHARED:
-                return {MARK: n, "then": new[n:]}
+                return {MARK: n, "then": new.tail(n)}
             old = old.to_list()
         new, kind = new.to_list(), list
     if kind is list:

@@ -127,6 +127,13 @@ class LogWindow(Sequence[Any]):
             raise IndexError("log window index out of range")
         return self.log.entry(index)
 
+    def tail(self, start: int) -> list[Any]:
+        """The entries from `start` on, as a list (`window[start:]` without a slice object)."""
+        log = self.log
+        if log.base is None:
+            return log.items[start:self.length]
+        return list(self._from(start))
+
     def segments(self) -> list[tuple[SharedLog, int, int]]:
         """The entries as runs of logs' own entries, first to last: (log, first, end) for each,
         in positions of the window."""
