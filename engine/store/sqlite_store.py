@@ -27,6 +27,7 @@ import threading
 import time
 from contextlib import closing
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -58,6 +59,7 @@ FOLD_EVERY = 512  # journaled boundaries folded into the database in one transac
 FOLD_AFTER_S = 0.1
 ENDS_FOLDED_TOGETHER = 8  # ended executions whose ends wait in their journals, at most
 PRUNE_INTERVAL_S = 60.0
+_ROW_FIELDS = itemgetter("status", "stopped_at", "error", "pause")  # an ExecutionState's row status fields, from its __dict__
 T = TypeVar("T")
 
 
@@ -318,7 +320,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer = self._writers.get(fields["id"])
         if writer is None:
             return
-        row = (fields["status"], fields["stopped_at"], fields["error"], fields["pause"])
+        row = _ROW_FIELDS(fields)
         runs, writer.new_runs = writer.new_runs, []
         boundary = boundary_row(state, writer) if at_boundary else None
         result = fields["result"]
