@@ -78,6 +78,7 @@ _FIELD_LENGTH = struct.Struct("<I")
 NO_FIELD = 0xFFFFFFFF
 NO_NODE = 0xFFFF
 END = bytes(_HEAD.size)  # after the last record: a header no record has
+END_SIZE = len(END)
 MAPPED_BYTES = 1 << 20  # the journal file's first size; it doubles when a record does not fit
 
 RunRow = tuple[str, int, str, int, "int | None", bytes, int]  # execution, seq, node, run index, base, task, crc
@@ -396,6 +397,7 @@ class Journal:
         self._fd: int | None = None
         self._map: mmap.mmap | None = None
         self._end = 0  # where the next record goes (the end mark is there)
+        self._last_end = -1  # where a record may end at most, its end mark after it (-1: nothing mapped)
 
     @property
     def has_file(self) -> bool:
@@ -418,17 +420,19 @@ class Journal:
         if self._map is not None:
             self._map.close()
         self._map = mmap.mmap(self._fd, size)
+        self._last_end = size - END_SIZE
 
     def append(self, record: bytes) -> None:
-        end = self._end + len(record)
-        if self._map is None or end + len(END) > len(self._map):
-            self._open(max(MAPPED_BYTES, 2 * (end + len(END))))
+        start = self._end
+        end = start + len(record)
+        if end > self._last_end:
+            self._open(max(MAPPED_BYTES, 2 * (end + END_SIZE)))
         mapped = self._map
         assert mapped is not None
         # the end mark after the record first, then the record over the current end mark: a
         # process killed in between leaves that end mark or a record that fails its checksum
-        mapped[end:end + len(END)] = END
-        mapped[self._end:end] = record
+        mapped[end:end + END_SIZE] = END
+        mapped[start:end] = record
         self._end = end
 
     def empty(self, keep: int = 0) -> None:
@@ -441,6 +445,7 @@ class Journal:
         if self._map is not None:
             self._map.close()
             self._map = None
+            self._last_end = -1
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
