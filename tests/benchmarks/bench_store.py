@@ -10,7 +10,9 @@
    never reads it). Beside it the durable peer: LangGraph's prebuilt ReAct agent
    with its SQLite checkpointer (langgraph-checkpoint-sqlite), in a process of its own
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
-   most a tenth of it.
+   most a tenth of it. Printed beside them, the Python bytecodes one run executes per
+   iteration on each side: a count that does not drift with the machine's load, for judging
+   a change to the store's code where the times move by less than their noise.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
    (targets 20 ms and 10 ms).
 `--quick` (or BENCH_QUICK=1) repeats less.
@@ -28,7 +30,8 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 from engine.executor import Engine
 from engine.registry import builtin_registry
@@ -139,9 +142,36 @@ def per_iteration(folder: Path) -> None:
         ratio = min(times["with store"]) / min(lg)
         print(f"  ours with store / LangGraph with SqliteSaver (min) = {ratio:.3f} (target <= {PEER_TARGET}:"
               f" {'met' if ratio <= PEER_TARGET else 'NOT met'}; {ratio / PEER_TARGET:.2f} of target)")
+    counted = {name: bytecodes(run) / (ROUNDS + 1) for name, run in sides.items()}
+    print(f"  Python bytecodes per agent iteration, one run each: without store {counted['without store']:,.0f},"
+          f" with store {counted['with store']:,.0f} ({counted['with store'] / counted['without store']:.2f} of it;"
+          " counted, so it does not drift with the machine's load, but C work such as JSON encoding and SQLite"
+          " is not in it: a guide to what the store's code does, not the target)")
     if peer is not None:
         peer.close()
     store.close()
+
+
+def bytecodes(run: Callable[[], None]) -> int:
+    """The Python bytecodes one call of `run` executes (in this thread)."""
+    count = 0
+
+    def each(frame: FrameType, event: str, _arg: Any) -> Any:
+        nonlocal count
+        if event == "opcode":
+            count += 1
+        return each
+
+    def called(frame: FrameType, _event: str, _arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        return each
+
+    sys.settrace(called)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return count
 
 
 def fill(path: Path, count: int) -> None:
