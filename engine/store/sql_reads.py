@@ -17,6 +17,7 @@ from .deltas import resolve_references
 from .sqlite_file import fields_crc
 
 T = TypeVar("T")
+NEWER = "a newer mini-n8n wrote it, and this one cannot read it"  # of a row holding a json_delta.UnknownDelta
 
 
 class SqlReads:
@@ -106,7 +107,7 @@ class SqlReads:
         try:
             return decoding()
         except UnknownDelta as exc:
-            raise MiniN8nError(f"{where} holds {exc}: a newer mini-n8n wrote it, and this one cannot read it") from None
+            raise MiniN8nError(f"{where} holds {exc}: {NEWER}") from None
         except ValueError as exc:
             raise StoreDamaged(f"{where} does not follow from the row it extends ({exc}): {self.damage}") from None
 
@@ -158,8 +159,7 @@ class SqlReads:
         try:
             return resolve_references(stack, run_json)
         except UnknownDelta as exc:
-            raise MiniN8nError(f"the last boundary of execution {execution_id} in {self.path} holds {exc}: a newer"
-                               " mini-n8n wrote it, and this one cannot read it") from None
+            raise MiniN8nError(f"the last boundary of execution {execution_id} in {self.path} holds {exc}: {NEWER}") from None
         except (KeyError, IndexError, TypeError) as exc:
             raise StoreDamaged(f"the last boundary of execution {execution_id} in {self.path} holds a reference that"
                                f" cannot be read ({exc!r}): {self.damage}") from None
