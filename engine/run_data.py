@@ -191,8 +191,7 @@ class StackEntry(BaseModel):
         run_index = fields["run_index"]
         if run_index is not None:
             out["runIndex"] = run_index
-        usage = fields["model_usage"]
-        out["modelUsage"] = {k: float(v) for k, v in usage.items()} if usage else {}
+        out["modelUsage"] = usage_json(fields["model_usage"])
         edits = fields["edits"]
         out["edits"] = copied(edits) if edits else []
         out["replayed"] = fields["replayed"]
@@ -205,6 +204,11 @@ class StackEntry(BaseModel):
         if pending is not None:
             out["pending"] = pending_json(pending, for_store)
         return out
+
+
+def usage_json(usage: dict[str, float]) -> dict[str, float]:
+    """An entry's model usage as its JSON holds it: each count a float."""
+    return dict(zip(usage, map(float, usage.values())))
 
 
 def pending_json(pending: PendingRequest, for_store: bool = False) -> dict[str, Any]:

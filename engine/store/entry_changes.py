@@ -15,7 +15,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..json_delta import changed_keys
-from ..run_data import StackEntry, pending_json
+from ..run_data import StackEntry, pending_json, usage_json
 from .deltas import pending_delta
 
 
@@ -47,10 +47,9 @@ def changed_entry(entry: StackEntry, old: dict[str, Any], kept: tuple[Any, ...] 
     round_ = fields["round"]
     if round_ != old["round"]:
         new["round"] = changes["round"] = round_
-    usage = fields["model_usage"]
-    usage_json = dict(zip(usage, map(float, usage.values())))
-    if usage_json != old["modelUsage"]:
-        new["modelUsage"] = changes["modelUsage"] = usage_json
+    usage = usage_json(fields["model_usage"])
+    if usage != old["modelUsage"]:
+        new["modelUsage"] = changes["modelUsage"] = usage
     made = new["pending"] = pending_json(pending, True)
     changes["pending"] = pending_delta(made, old["pending"])
     return new, changed_keys(changes)
