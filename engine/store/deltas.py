@@ -186,11 +186,13 @@ def run_delta(new: dict[str, Any], old: dict[str, Any], item: dict[str, Any] | N
 
 
 def model_item(inputs: Any) -> dict[str, Any] | None:
-    """The one item of a model run's input ({"ai_languageModel": [[item]]}), else None."""
+    """The one item of a model run's input ({"ai_languageModel": [[item]]}), else None. Taken by
+    unpacking (one step where checking each level's type and length took five): any other shape
+    fails to unpack or yields no dict with a "json" dict, and run_delta writes the item back as lists."""
     if type(inputs) is not dict or len(inputs) != 1:
         return None
-    runs = inputs.get(AI_LANGUAGE_MODEL)
-    if type(runs) is not list or len(runs) != 1 or type(runs[0]) is not list or len(runs[0]) != 1:
+    try:
+        ((item,),) = inputs[AI_LANGUAGE_MODEL]
+    except (KeyError, TypeError, ValueError):
         return None
-    item = runs[0][0]
     return item if type(item) is dict and type(item.get("json")) is dict else None

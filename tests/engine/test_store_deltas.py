@@ -22,7 +22,7 @@ from engine.store import ExecutionStore
 from engine.store.boundary_rows import boundary_row
 from engine.store.boundary_state import decode_boundary
 from engine.store.codec import StoreDamaged, unpack
-from engine.store.deltas import resolve_references
+from engine.store.deltas import model_item, resolve_references
 from engine.store.sqlite_rows import stored_runs
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
@@ -359,3 +359,24 @@ def test_an_answer_referring_to_a_run_not_stored_reads_as_damage(tmp_path: Path)
             store._references_resolved("e1", entries, [(9, "Calculator", 0, run)])
         assert "execution e1" in str(raised.value)
     store.close()
+
+
+@pytest.mark.parametrize("inputs", [
+    {"ai_languageModel": [[{"json": {"messages": []}}]]},
+    {"ai_languageModel": [({"json": {}},)]},  # any sequence of one sequence of one item
+])
+def test_a_model_runs_one_item_is_found(inputs: Any) -> None:
+    item = model_item(inputs)
+    assert item is not None and item["json"] == inputs["ai_languageModel"][0][0]["json"]
+
+
+@pytest.mark.parametrize("inputs", [
+    None, [], {}, {"main": [[{"json": {}}]]},
+    {"ai_languageModel": [[{"json": {}}]], "main": [[{"json": {}}]]},  # another input beside it: walked whole
+    {"ai_languageModel": []}, {"ai_languageModel": [[]]}, {"ai_languageModel": [[{"json": {}}, {"json": {}}]]},
+    {"ai_languageModel": [[{"json": {}}], [{"json": {}}]]}, {"ai_languageModel": [{"json": {}}]},
+    {"ai_languageModel": "x"}, {"ai_languageModel": {"a": 1}}, {"ai_languageModel": 3}, {"ai_languageModel": b"ab"},
+    {"ai_languageModel": [[{"json": "text"}]]}, {"ai_languageModel": [[{"binary": {}}]]},
+])
+def test_any_other_input_is_no_model_item(inputs: Any) -> None:
+    assert model_item(inputs) is None
