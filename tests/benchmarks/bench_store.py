@@ -12,7 +12,9 @@
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it. Printed beside them, the Python bytecodes one run executes per
    iteration on each side: a count that does not drift with the machine's load, for judging
-   a change to the store's code where the times move by less than their noise.
+   a change to the store's code where the times move by less than their noise. Then, in samples
+   of their own, the store's calls timed: the time it adds split into what is spent inside them and
+   what the rest of the run takes longer beside them.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
    (targets 20 ms and 10 ms).
 `--quick` (or BENCH_QUICK=1) repeats less.
@@ -150,6 +152,75 @@ def per_iteration(folder: Path) -> None:
     if peer is not None:
         peer.close()
     store.close()
+    where_the_time_goes(folder, 4 if quick() else 8)
+
+
+class TimedStore(ExecutionStore):
+    """The store with the time spent inside its calls from the engine added up: attaching an
+    execution, a checkpoint, a run or end told to it, a release. The rest of a run is the engine's."""
+
+    spent = 0.0
+
+    def attach(self, execution: Any, *, fresh: bool = False) -> None:
+        started = time.perf_counter()
+        try:
+            super().attach(execution, fresh=fresh)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def checkpoint(self, state: Any, at_boundary: bool) -> None:
+        started = time.perf_counter()
+        try:
+            super().checkpoint(state, at_boundary)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def _on_record(self, execution_id: str, writer: Any, event: Any) -> None:
+        started = time.perf_counter()
+        try:
+            super()._on_record(execution_id, writer, event)
+        finally:
+            self.spent += time.perf_counter() - started
+
+    def release(self, state: Any) -> None:
+        started = time.perf_counter()
+        try:
+            super().release(state)
+        finally:
+            self.spent += time.perf_counter() - started
+
+
+def where_the_time_goes(folder: Path, pairs: int) -> None:
+    """Samples apart from the timed ones, the store's calls timed: how much of what the store adds is
+    spent inside its calls, and how much the rest of the run (the engine's code between them) takes
+    longer beside it than without it."""
+    store = TimedStore(folder / "timed.sqlite", retention=Retention())
+    plain, stored = agent_runner(None), agent_runner(store)
+    calls = RUNS_PER_SAMPLE * (ROUNDS + 1)
+    for _ in range(RUNS_PER_SAMPLE):
+        stored()
+    without, total, inside = [], [], []
+    for pair in range(pairs):
+        for run in ((plain, stored) if pair % 2 == 0 else (stored, plain)):
+            gc.collect()
+            store.spent = 0.0
+            started = time.perf_counter()
+            for _ in range(RUNS_PER_SAMPLE):
+                run()
+            micros = (time.perf_counter() - started) * 1e6 / calls
+            if run is plain:
+                without.append(micros)
+            else:
+                total.append(micros)
+                inside.append(store.spent * 1e6 / calls)
+    store.close()
+    plain_us, inside_us = statistics.median(without), statistics.median(inside)
+    engine_us = statistics.median(t - i for t, i in zip(total, inside))
+    added = statistics.median(total) - plain_us
+    print(f"  where the added time goes ({pairs} more pairs, the store's calls timed; us per iteration, medians):"
+          f" {added:.1f} added, {inside_us:.1f} inside the store's calls ({inside_us / added:.0%});"
+          f" the rest of the run (the engine, and the events it makes for the store) {engine_us:.1f} against"
+          f" {plain_us:.1f} without the store ({engine_us / plain_us - 1:+.0%})")
 
 
 def bytecodes(run: Callable[[], None]) -> int:
