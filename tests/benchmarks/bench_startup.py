@@ -29,7 +29,9 @@ from tests.builders import agent_workflow
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 QUICK = "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
-REPEATS = 2 if QUICK else 7  # quick: and the warm-up runs only before the first of the two settings
+# quick: three rounds (the median is then one run, not the mean of two that one slow moment of a
+# shared machine moves), and the warm-up runs only before the first of the two settings
+REPEATS = 3 if QUICK else 7
 
 STACK = """
 import os
