@@ -161,33 +161,24 @@ class TimedStore(ExecutionStore):
 
     spent = 0.0
 
-    def attach(self, execution: Any, *, fresh: bool = False) -> None:
+    def _timed(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         started = time.perf_counter()
         try:
-            super().attach(execution, fresh=fresh)
+            call(*args, **kwargs)
         finally:
             self.spent += time.perf_counter() - started
+
+    def attach(self, execution: Any, *, fresh: bool = False) -> None:
+        self._timed(super().attach, execution, fresh=fresh)
 
     def checkpoint(self, state: Any, at_boundary: bool) -> None:
-        started = time.perf_counter()
-        try:
-            super().checkpoint(state, at_boundary)
-        finally:
-            self.spent += time.perf_counter() - started
+        self._timed(super().checkpoint, state, at_boundary)
 
     def _on_record(self, execution_id: str, writer: Any, event: Any) -> None:
-        started = time.perf_counter()
-        try:
-            super()._on_record(execution_id, writer, event)
-        finally:
-            self.spent += time.perf_counter() - started
+        self._timed(super()._on_record, execution_id, writer, event)
 
     def release(self, state: Any) -> None:
-        started = time.perf_counter()
-        try:
-            super().release(state)
-        finally:
-            self.spent += time.perf_counter() - started
+        self._timed(super().release, state)
 
 
 def where_the_time_goes(folder: Path, pairs: int) -> None:
@@ -197,7 +188,8 @@ def where_the_time_goes(folder: Path, pairs: int) -> None:
     store = TimedStore(folder / "timed.sqlite", retention=Retention())
     plain, stored = agent_runner(None), agent_runner(store)
     calls = RUNS_PER_SAMPLE * (ROUNDS + 1)
-    for _ in range(RUNS_PER_SAMPLE):
+    for _ in range(RUNS_PER_SAMPLE):  # warm up
+        plain()
         stored()
     without, total, inside = [], [], []
     for pair in range(pairs):
