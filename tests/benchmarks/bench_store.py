@@ -12,7 +12,8 @@
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it. Printed beside them, the Python bytecodes one run executes per
    iteration on each side: a count that does not drift with the machine's load, for judging
-   a change to the store's code where the times move by less than their noise. Then, in samples
+   a change to the store's code where the times move by less than their noise, and, where valgrind
+   is installed, the machine instructions (C work included) counted the same way. Then, in samples
    of their own, the store's calls timed: the time it adds split into what is spent inside them and
    what the rest of the run takes longer beside them.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
@@ -37,9 +38,10 @@ from typing import Any, Callable
 
 from engine.executor import Engine
 from engine.registry import builtin_registry
-from engine.store import ExecutionStore, Retention
+from engine.store import ExecutionStore, Retention, sqlite_store
 from engine.store.sqlite_store import ENDS_FOLDED_TOGETHER
 from nodes.triggers.chat_trigger import chat_item
+from tests.benchmarks import instructions
 from tests.benchmarks.peer_process import PeerProcess
 from tests.builders import agent_workflow, tool_call
 
@@ -149,6 +151,7 @@ def per_iteration(folder: Path) -> None:
           f" with store {counted['with store']:,.0f} ({counted['with store'] / counted['without store']:.2f} of it;"
           " counted, so it does not drift with the machine's load, but C work such as JSON encoding and SQLite"
           " is not in it: a guide to what the store's code does, not the target)")
+    print_instructions()
     if peer is not None:
         peer.close()
     store.close()
@@ -237,6 +240,44 @@ def bytecodes(run: Callable[[], None]) -> int:
     return count
 
 
+COUNTED_RUNS = (2, 10)  # runs of the two child processes whose instruction counts are subtracted
+COUNT_CHILD = "--count-child"
+
+
+def print_instructions() -> None:
+    """The instructions one agent iteration executes on each side (tests.benchmarks.instructions)."""
+    why_not = instructions.unavailable()
+    if why_not is not None:
+        print(f"  {why_not}")
+        return
+    fewer, more = COUNTED_RUNS
+    try:
+        counted = {side: instructions.count_difference("tests.benchmarks.bench_store", [COUNT_CHILD, side], fewer, more)
+                   / ((more - fewer) * (ROUNDS + 1)) for side in ("without", "with")}
+    except RuntimeError as exc:  # a guide: its failure is said, and the benchmark goes on
+        print(f"  {exc}")
+        return
+    print(f"  machine instructions per agent iteration (valgrind's cachegrind, runs of {more} less runs of {fewer}):"
+          f" without store {counted['without']:,.0f}, with store {counted['with']:,.0f}"
+          f" ({counted['with'] / counted['without']:.2f} of it; C work included and steady whatever the machine's load:"
+          " a guide to what the store executes, not the target, as one instruction can cost more than another)")
+
+
+def count_child(side: str, runs: int) -> None:
+    """A child process counted under cachegrind: `runs` runs of one side."""
+    # Under valgrind a run takes about fifty times as long: the store would fold by age at
+    # boundaries a real run never folds at. By count alone (the ends of ENDS_FOLDED_TOGETHER runs)
+    # it folds where a real run does.
+    sqlite_store.FOLD_AFTER_S = 3600.0
+    with tempfile.TemporaryDirectory(prefix="mini-n8n-bench-store-") as folder:
+        store = ExecutionStore(Path(folder) / "counted.sqlite", retention=Retention()) if side == "with" else None
+        run = agent_runner(store)
+        for _ in range(runs):
+            run()
+        if store is not None:
+            store.close()
+
+
 def fill(path: Path, count: int) -> None:
     """`count` finished executions (one workflow, one run and one boundary each), written the way the
     store lays them out."""
@@ -286,6 +327,10 @@ def at_scale(folder: Path) -> None:
 
 
 def main() -> None:
+    if COUNT_CHILD in sys.argv:
+        at = sys.argv.index(COUNT_CHILD)
+        count_child(sys.argv[at + 1], int(sys.argv[at + 2]))
+        return
     with tempfile.TemporaryDirectory(prefix="mini-n8n-bench-store-") as folder:
         per_iteration(Path(folder))
         at_scale(Path(folder))
