@@ -12,8 +12,9 @@
    (tests.benchmarks.peer_process: its heap would slow ours); target: ours with the store at
    most a tenth of it. Printed beside them, the Python bytecodes one run executes per
    iteration on each side: a count that does not drift with the machine's load, for judging
-   a change to the store's code where the times move by less than their noise, and, where valgrind
-   is installed, the machine instructions (C work included) counted the same way. Then, in samples
+   a change to the store's code where the times move by less than their noise; and, where valgrind
+   is installed, the machine instructions, C work included, counted in child processes under
+   cachegrind (tests.benchmarks.instructions). Then, in samples
    of their own, the store's calls timed: the time it adds split into what is spent inside them and
    what the rest of the run takes longer beside them.
 2. A store of 100,000 executions: opening it, and `executions list` of the newest 200
