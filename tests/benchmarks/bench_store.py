@@ -40,7 +40,6 @@ from typing import Any, Callable
 from engine.executor import Engine
 from engine.registry import builtin_registry
 from engine.store import ExecutionStore, Retention, sqlite_store
-from engine.store.sqlite_store import ENDS_FOLDED_TOGETHER
 from nodes.triggers.chat_trigger import chat_item
 from tests.benchmarks import instructions
 from tests.benchmarks.peer_process import PeerProcess
@@ -48,7 +47,7 @@ from tests.builders import agent_workflow, tool_call
 
 ROUNDS = 50
 PAIRS = 4  # pairs of our samples (without the store, with it) per peer run
-RUNS_PER_SAMPLE = ENDS_FOLDED_TOGETHER  # each sample of ours holds one fold of the ends
+RUNS_PER_SAMPLE = sqlite_store.ENDS_FOLDED_TOGETHER  # each sample of ours holds one fold of the ends
 STORE_TARGET = 1.5  # with the store / without
 PEER_TARGET = 0.1  # ours with the store / LangGraph with its SQLite checkpointer
 STORED = 100_000

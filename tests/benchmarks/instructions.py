@@ -33,9 +33,9 @@ def count_difference(module: str, args: list[str], fewer: int, more: int) -> int
                                   sys.executable, "-m", module, *args, str(repeats)],
                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 for repeats in (fewer, more)]
+    errors = [child.communicate()[1] for child in children]  # both waited for, even when one failed
     totals = []
-    for child in children:
-        _out, err = child.communicate()
+    for child, err in zip(children, errors):
         found = _TOTAL.search(err)
         if child.returncode != 0 or found is None:
             raise RuntimeError(f"counting instructions of {module} {' '.join(args)} failed (exit {child.returncode}):"
