@@ -31,6 +31,7 @@ from .pin_data import pinned_items
 from .recording import RecordedChatModel, RecordedMemory, RecordedOutputParser, failed_supply
 from .registry import Registry
 from .requests import ActionResponse, EngineRequest, EngineResponse
+from .resume_runs import RecordedAhead
 from .rules import node_problems
 from .run_data import (
     ExecutionState, Item, PendingRequest, SourceRef, StackEntry, TaskData, TaskError, now_ms, with_paired_items,
@@ -90,8 +91,9 @@ class Engine:
         """A paused or crashed execution from the store, ready to continue from its last boundary."""
         if self.store is None:
             raise MiniN8nError("no execution store is open")
-        state = self.store.prepare_resume(execution_id)
-        return self._attached(Execution(self, state, hooks or Hooks(), signal))
+        state, recorded = self.store.prepare_resume(execution_id)
+        return self._attached(Execution(self, state, hooks or Hooks(), signal,
+                                        recorded_ahead=RecordedAhead(recorded) if recorded else None))
 
     def _attached(self, execution: "Execution", *, fresh: bool = False) -> "Execution":
         """`execution` stored from now on; `fresh`: its id is new (no stored execution has it)."""
@@ -115,7 +117,8 @@ def _what_is_stored(event: StoredEvent) -> str:
 class Execution:
     """One run of a workflow: its state, hooks and abort signal, and the loop that drives it."""
 
-    def __init__(self, engine: Engine, state: ExecutionState, hooks: Hooks, signal: AbortSignal | None) -> None:
+    def __init__(self, engine: Engine, state: ExecutionState, hooks: Hooks, signal: AbortSignal | None,
+                 *, recorded_ahead: RecordedAhead | None = None) -> None:
         self.engine = engine
         self.state = state
         self.hooks = hooks
@@ -128,6 +131,8 @@ class Execution:
         # are (`tell`): called directly, not as a listener, whose failure would only be logged
         self.on_record: Callable[[StoredEvent], None] | None = None
         self.replay: Any = None  # an engine.replay.ReplaySource while re-running recorded results
+        # resumed: the runs recorded after the boundary it resumes from, served again (engine.resume_runs)
+        self.recorded_ahead = recorded_ahead
         self.streaming = False  # answers a streaming Chat Trigger: nodes send chunks (engine/streaming.py)
         # give the event loop a turn at a boundary once this many seconds have passed (a UI's loop)
         self.yield_interval_s: float | None = None
@@ -201,13 +206,18 @@ class Execution:
     def tell(self, event: StoredEvent) -> None:
         """`event` to the store, then to the hooks. The store failing stops the execution
         (StoreFailed): a run left out of the stored execution would make it a different one."""
+        self.tell_store(event)
+        self.hooks.emit(event)
+
+    def tell_store(self, event: StoredEvent) -> None:
+        """`event` to the store alone: so is a run served again on resume (engine.resume_runs), whose
+        row the store keeps; the hooks read it from the store, as one made before the boundary."""
         record = self.on_record
         if record is not None:
             try:
                 record(event)
             except Exception as exc:
                 raise store_failed(exc, self.state.id, _what_is_stored(event)) from exc
-        self.hooks.emit(event)
 
     async def pause_at(self, point: PausePoint) -> dict[str, Any] | None:
         """Pause here if the debugger wants to; returns the user's edit of the payload, if any."""
@@ -343,13 +353,18 @@ class Execution:
             if self.signal.aborted:
                 raise ExecutionCancelled()
             entry = stack[-1]
-            if entry.round == 0 and entry.pending is None and self.may_pause:
+            if entry.round == 0 and entry.pending is None and self.may_pause and not self._served_next(entry):
                 await self._pause_before(entry)
             self._checkpoint(True)
             stack.pop()
             entry.touch()  # it changes while it runs: if it comes back to the stack, it is written again
             if not await self._run_entry(entry):
                 return
+
+    def _served_next(self, entry: StackEntry) -> bool:
+        """Whether `entry` is a tool run its resume serves from the runs recorded before (no pause then)."""
+        ahead = self.recorded_ahead
+        return ahead is not None and entry.mode == "tool" and ahead.next_is(entry.node)
 
     def _checkpoint(self, at_boundary: bool = True) -> None:
         if self.on_checkpoint is not None:
@@ -440,6 +455,12 @@ class Execution:
         if entry.round == 0:
             entry.start_time = now_ms()
             entry.run_index = len(state.run_data.get(node.name, ()))
+            if self.recorded_ahead and entry.mode == "tool":
+                recorded = self.recorded_ahead.take(node.name, entry.run_index, entry.parent)
+                if recorded is not None:
+                    entry.round = 1
+                    self._serve_recorded(entry, node, recorded)
+                    return True
             if self.hooks.wants(NodeBefore):
                 self.hooks.emit(NodeBefore(state.id, node.name, entry.run_index, entry.parent))
         entry.round += 1
@@ -481,6 +502,15 @@ class Execution:
             except NodeOperationError as diverged:  # a replay that diverged ends the run here
                 return self._stop_with(diverged)
         return True
+
+    def _serve_recorded(self, entry: StackEntry, node: Node, task: TaskData) -> None:
+        """A tool run its resume serves again: recorded as it was (its store has it already: told
+        it was served) and handed to the request waiting for it, the tool not run."""
+        self.record(node.name, task)
+        answer = self._answer(entry, task)
+        assert answer is not None  # a tool's run
+        self.tell_store(NodeAfter(self.state.id, node.name, entry.run_index or 0, task, entry.parent, answer.data, served=True))
+        self._deliver(entry, answer)
 
     @staticmethod
     def _node_error(node: Node, exc: Exception) -> NodeOperationError:

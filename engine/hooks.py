@@ -28,7 +28,9 @@ class NodeBefore(NamedTuple):
 
 class NodeAfter(NamedTuple):
     """A node run ended. `answer`: a tool run's TaskData as JSON, the very object handed to the
-    request it answers (a store may write that answer as a reference to this run)."""
+    request it answers (a store may write that answer as a reference to this run). `served`: a run
+    recorded after the boundary a resumed execution started from, served again instead of made again
+    (engine.resume_runs): told to the execution's store alone, which has it already."""
 
     execution_id: str
     node: str
@@ -36,6 +38,7 @@ class NodeAfter(NamedTuple):
     task: TaskData
     parent: dict[str, Any] | None = None
     answer: dict[str, Any] | None = None
+    served: bool = False
 
 
 class TokenEvent(NamedTuple):

@@ -67,6 +67,15 @@ class _Recorder:
         self.last_task, self.last_run_index = task, run_index
         return result
 
+    def _served(self, task: TaskData) -> None:
+        """A run its resume serves again (engine.resume_runs), recorded as it was (its store has it
+        already: told it was served)."""
+        ex = self._execution
+        run_index = len(ex.state.run_data.get(self._node, ()))
+        ex.record(self._node, task)
+        ex.tell_store(NodeAfter(ex.state.id, self._node, run_index, task, self._parent, served=True))
+        self.last_task, self.last_run_index = task, run_index
+
     def _finish(self, task: TaskData, t0: float, run_index: int, error: TaskError | None = None) -> None:
         ex = self._execution
         task.execution_time = (time.perf_counter() - t0) * 1000.0
@@ -139,6 +148,10 @@ class RecordedChatModel(_Recorder):
         if ex.yield_interval_s is not None:
             await ex.maybe_yield()
         parent = self._parent
+        if ex.recorded_ahead:  # resumed: a reply recorded before is served again, the model not asked
+            served = ex.recorded_ahead.take(self._node, len(ex.state.run_data.get(self._node, ())), parent)
+            if served is not None:
+                return self._serve_reply(served)
         input_json = {"messages": self._messages_json(messages), "tools": self._tool_names(tools)}
         if ex.may_pause:
             from .debugger import PausePoint  # imported by the runs that pause only
@@ -179,6 +192,13 @@ class RecordedChatModel(_Recorder):
                     task.data = {self._conn_type: [[{"json": edited.to_json()}]]}
                     ex.update_run(self._node, self.last_run_index, task)
                     reply = edited
+        return reply
+
+    def _serve_reply(self, task: TaskData) -> ModelReply:
+        """The reply of a model run served again on resume, its usage and latency counted as recorded."""
+        self._served(task)
+        reply = ModelReply.model_validate(task.data[AI_LANGUAGE_MODEL][0][0]["json"])
+        self._on_usage(reply, float(task.metadata.get("latencyMs", 0.0)))
         return reply
 
 

@@ -33,6 +33,14 @@ class ExecutionBusy(MiniN8nError):
         self.host = host
 
 
+class Resumption(NamedTuple):
+    """An execution claimed to resume, as of its last boundary, and the runs recorded after that
+    boundary which its resume serves again, in order (engine.resume_runs): (node, run index, task)."""
+
+    state: ExecutionState
+    recorded: list[tuple[str, int, TaskData]]
+
+
 class ExecutionSummary(NamedTuple):
     id: str
     workflow_name: str
@@ -120,8 +128,9 @@ class ExecutionStoreBase(ABC):
     def load(self, execution_id: str, *, for_resume: bool = False) -> ExecutionState: ...
 
     @abstractmethod
-    def prepare_resume(self, execution_id: str) -> ExecutionState:
-        """Claim a paused or crashed execution and load it as of its last boundary."""
+    def prepare_resume(self, execution_id: str) -> Resumption:
+        """Claim a paused or crashed execution and load it as of its last boundary, with the runs
+        after that boundary its resume serves again."""
 
     @abstractmethod
     def delete(self, execution_id: str) -> bool: ...

@@ -136,7 +136,8 @@ def boundary_row(state: ExecutionState, writer: WriterState) -> BoundaryRow:
         base = seq - 1
     writer.stack = stack
     fields = state.__dict__
-    return (fields["id"], seq, writer.run_seq, fields["last_node"], base, data, crc)
+    writer.boundary_written(fields["stack"])
+    return (fields["id"], seq, writer.run_seq - writer.ahead, fields["last_node"], base, data, crc)
 
 
 def folded_boundary(writer: WriterState, boundaries: list[BoundaryRow]) -> BoundaryRow:

@@ -28,7 +28,7 @@ from ..hooks import NodeAfter, RunUpdated, StoredEvent, WorkflowAfter
 from ..json_delta import encode
 from ..json_text import escape_surrogates
 from ..run_data import ENDED, ExecutionState
-from .base import ExecutionBusy, ExecutionStoreBase, Retention
+from .base import ExecutionBusy, ExecutionStoreBase, Resumption, Retention
 from .boundary_state import joined, state_json
 from .codec import pack, pack_workflow, row_fields
 from .postgres_lease import Leases
@@ -75,6 +75,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         self._token = uuid.uuid4().hex
         self._leases = Leases(self._db)
         self._writers: dict[str, _Writer] = {}
+        self._resumed_at: dict[str, int] = {}  # executions prepared to resume: the run count of their last boundary
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         try:
@@ -151,6 +152,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             raise
 
     def release(self, state: ExecutionState) -> None:
+        self._resumed_at.pop(state.id, None)
         self._writers.pop(state.id, None)
 
         def free() -> None:
@@ -187,6 +189,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         workflow, workflow_crc = pack_workflow(state.workflow)
         digest = workflow_hash(workflow)
         self._writers.pop(state.id, None)
+        resumed_at = self._resumed_at.pop(state.id, None)  # prepare_resume's: the run count of its last boundary
 
         def claim_and_write() -> _Writer:
             db = self._db
@@ -207,6 +210,8 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=%s",
                                       (state.id,)).fetchone()[0]
                 writer = _Writer(run_seq=int(runs), boundary_seq=int(boundary))
+                if resumed_at is not None:  # the runs kept after the boundary it resumes from are served again
+                    writer.ahead = writer.run_seq - resumed_at
             write_rows(db, state.id, [], self._boundary_row(state, writer))
             return writer
 
@@ -252,7 +257,8 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             base = seq - 1
             writer.since_full += 1
         writer.stack = stack
-        return (state.id, seq, writer.run_seq, state.last_node, base, data, crc)
+        writer.boundary_written(state.stack)
+        return (state.id, seq, writer.run_seq - writer.ahead, state.last_node, base, data, crc)
 
     def checkpoint(self, state: ExecutionState, at_boundary: bool) -> None:
         """Write the runs finished since the last call, at a boundary the resumable stack, and the
@@ -262,8 +268,11 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             return
         row = (state.status, state.stopped_at, state.error, state.pause)
         runs, writer.new_runs = writer.new_runs, []
-        boundary = self._boundary_row(state, writer) if at_boundary else None
         row_changed = row != writer.row or state.result is not writer.result
+        if at_boundary and (row_changed or not writer.may_leave_out_boundary(state.__dict__)):
+            boundary = self._boundary_row(state, writer)
+        else:  # none, or one inside an Agent's loop, which a resume goes over again (engine.store.loop_boundaries)
+            boundary = None
         if not runs and boundary is None and not row_changed:
             return
         ended = state.status in ENDED
@@ -343,11 +352,12 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             "SELECT stop_requested FROM executions WHERE id=%s", (execution_id,)).fetchone())
         return bool(row and row[0])
 
-    def prepare_resume(self, execution_id: str) -> ExecutionState:
-        """Claim a paused or crashed execution and load it to continue: runs after its last
-        boundary are dropped (the node that made them runs again)."""
+    def prepare_resume(self, execution_id: str) -> Resumption:
+        """Claim a paused or crashed execution and load it to continue: the runs after its last
+        boundary that its resume serves again are kept (engine.resume_runs), the others dropped
+        (the node that made them runs again)."""
 
-        def claim() -> None:
+        def claim() -> list[tuple[int, str, int, Any]]:
             status = self._claim(execution_id)
             if status is None:
                 raise MiniN8nError(f'no execution "{execution_id}" in {self.path}')
@@ -356,17 +366,19 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
                 self._db.execute("UPDATE executions SET status='crashed' WHERE id=%s", (execution_id,))
             if status not in ("paused", "crashed"):
                 raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
-            at_boundary = self._db.execute(
-                "SELECT runs FROM boundaries WHERE execution_id=%s ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
-            self._db.execute("DELETE FROM runs WHERE execution_id=%s AND seq>%s", (execution_id, at_boundary[0] if at_boundary else 0))
+            at_boundary, served = self._runs_to_serve(execution_id)
+            self._db.execute("DELETE FROM runs WHERE execution_id=%s AND seq>%s",
+                             (execution_id, served[-1][0] if served else at_boundary))
+            self._resumed_at[execution_id] = at_boundary
+            return served
 
         try:
-            self._claiming(execution_id, f"claiming execution {execution_id}", claim)
+            served = self._claiming(execution_id, f"claiming execution {execution_id}", claim)
         except MiniN8nError as exc:
             if not isinstance(exc, ExecutionBusy):  # refused (not paused or crashed): not ours after all
                 self._guard(f"releasing execution {execution_id}", lambda: self._leases.give_up(execution_id))
             raise
-        return self.load(execution_id, for_resume=True)
+        return self._resumption(execution_id, served)
 
     def delete(self, execution_id: str) -> bool:
         def remove() -> bool:

@@ -8,10 +8,13 @@ from typing import Any
 
 from ..connection_types import AI_LANGUAGE_MODEL, AI_MEMORY
 from ..hooks import NodeAfter, RunUpdated
+from ..resume_runs import servable
+from ..run_data import StackEntry
 from ..shared_log import LogWindow
 from .codec import pack
 from .deltas import model_item, run_delta
 from .journal import RunRow
+from .loop_boundaries import LoopAnchor, inside_loop, loop_anchor
 
 
 def conversation_of(node: str, item: dict[str, Any] | None) -> tuple[Any, ...]:
@@ -44,11 +47,34 @@ class RunRecords:
     seq_of: dict[tuple[str, int], int] = field(default_factory=dict)  # (node, run index) -> seq
     # tool runs since the last boundary whose JSON is a waiting request's answer: (that JSON, seq)
     answers: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    loop: LoopAnchor | None = None  # the Agent waiting on a request at the last boundary written (loop_boundaries)
+    loop_servable: bool = False  # every run since that boundary can be served again on resume
+    # resumed: runs kept after the boundary it resumed from, not served again yet (engine.resume_runs);
+    # the stack a boundary holds accounts for the runs up to run_seq - ahead
+    ahead: int = 0
+
+    def boundary_written(self, stack: list[StackEntry]) -> None:
+        """A boundary with `stack` was written: the loop it anchors, if any, starts from it."""
+        self.loop = loop = loop_anchor(stack)
+        self.loop_servable = loop is not None
+
+    def may_leave_out_boundary(self, fields: dict[str, Any]) -> bool:
+        """Whether a boundary of the execution (its state's __dict__) can be left out: still in the
+        loop of the last one written, every run since servable (engine.store.loop_boundaries)."""
+        loop = self.loop
+        return self.loop_servable and loop is not None and inside_loop(fields, loop)
 
     def add_run(self, execution_id: str, event: NodeAfter) -> None:
         """A finished run as a row: a model or memory run (they repeat the conversation so far:
         only they are worth a delta) as a delta from the run before it in its conversation
         (conversation_of), else from its node's latest."""
+        if event.served:  # its row is kept: the next of those after the boundary resumed from
+            seq = self.run_seq - self.ahead + 1
+            self.ahead -= 1
+            self.seq_of[(event.node, event.run_index)] = seq
+            if event.answer is not None:
+                self.answers.append((event.answer, seq))
+            return
         seq = self.run_seq = self.run_seq + 1
         task = event.answer
         base = None
@@ -64,6 +90,9 @@ class RunRecords:
                 data, crc = pack(task)
         self.new_runs.append((execution_id, seq, event.node, event.run_index, base, data, crc))
         self.seq_of[(event.node, event.run_index)] = seq
+        loop = self.loop
+        if self.loop_servable and loop is not None:
+            self.loop_servable = servable(task, loop.agent)
 
     def _in_conversation(self, node: str, seq: int, task: dict[str, Any], inputs: Any) -> tuple[int | None, bytes, int]:
         """The base, data and crc of model or memory run `seq` (`task`, its input `inputs`), now
@@ -84,6 +113,7 @@ class RunRecords:
     def edit_run(self, event: RunUpdated) -> tuple[bytes, int]:
         """A run edited while paused, written whole (later deltas build on the edit): its row
         data and crc, and the row still waiting to be written made so too."""
+        self.loop_servable = False  # the loop's runs are no longer as they were made: the next boundary is written
         task = event.task.to_json(for_store=True)
         data, crc = pack(task)
         seq = self.seq_of.get((event.node, event.run_index))

@@ -8,9 +8,10 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import MiniN8nError
 from ..json_delta import UnknownDelta, decode
+from ..resume_runs import servable_prefix, waiting_agent
 from ..run_data import ExecutionState, StackEntry, TaskData, TaskError
 from ..workflow import parse_workflow
-from .base import ExecutionSummary
+from .base import ExecutionSummary, Resumption
 from .boundary_state import decode_boundary, split
 from .codec import StoreDamaged, unpack
 from .deltas import resolve_references
@@ -101,6 +102,22 @@ class SqlReads:
             value = unpack(data, crc, where)
             stack = value if base is None else self._decoded(where, lambda: decode_boundary(value, stack))
         return stack or [], runs, last_node
+
+    def _runs_to_serve(self, execution_id: str) -> tuple[int, list[tuple[int, str, int, Any]]]:
+        """The run count of the last boundary, and the runs after it that a resume serves again
+        (engine.resume_runs): (seq, node, run index, JSON) of those of the loop of the Agent that
+        boundary holds waiting on a request, up to the first other run."""
+        boundary, at_boundary, _last_node = self._last_boundary(execution_id)
+        agent = waiting_agent(split(boundary)[0])
+        if agent is None:
+            return at_boundary, []
+        after = [run for run in self._run_values(execution_id, None) if run[0] > at_boundary]
+        return at_boundary, servable_prefix(after, agent)
+
+    def _resumption(self, execution_id: str, served: list[tuple[int, str, int, Any]]) -> Resumption:
+        """The execution claimed to resume, as of its last boundary, and the runs `served` as tasks."""
+        return Resumption(self.load(execution_id, for_resume=True),
+                          [(node, index, TaskData.model_validate(value)) for _seq, node, index, value in served])
 
     def _decoded(self, where: str, decoding: Callable[[], T]) -> T:
         """A stored delta decoded; `where` names the row in the error when it cannot be."""

@@ -33,6 +33,7 @@ class WriterState(RunRecords):
     folded_seq: int = 0
     deltas_folded: int = 0  # boundary rows in the database since the last whole one
     unfolded: Pending = field(default_factory=Pending)  # journaled, not yet in the database
+    records: int = 0  # records journaled since the last fold (a boundary's, or a loop's runs alone)
     batch: RunBatch = field(default_factory=RunBatch)  # the runs of `unfolded`, gathered for the fold's batch row
     unfolded_since: float = 0.0
     timer: asyncio.TimerHandle | None = None

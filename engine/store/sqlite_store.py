@@ -4,7 +4,8 @@ Writes per execution: its workflow once (shared by every execution of the same w
 row when its status changes (a new execution's row and workflow start its journal and go in with
 its first fold), and at each node boundary one record in its journal (the node
 runs finished since the last boundary and the resumable stack, as a delta from the previous
-one). Journaled records are folded into the database in groups (engine.store.journal), each
+one; the stack is left out inside an Agent's tool loop, which a resume goes over again from its
+runs: engine.store.loop_boundaries). Journaled records are folded into the database in groups (engine.store.journal), each
 group's runs and its last boundary (engine.store.boundary_rows): a SIGKILL loses at most
 the node that was running. An execution's end is journaled too (an end record) and folded in
 together with the ends of the executions that end after it within FOLD_AFTER_S: one
@@ -36,7 +37,7 @@ from ..hooks import NodeAfter, RunUpdated, StoredEvent, WorkflowAfter
 from ..json_text import escape_surrogates
 from ..processes import same_process_alive, start_time
 from ..run_data import ENDED, ExecutionState
-from .base import ExecutionBusy, ExecutionStoreBase, Retention
+from .base import ExecutionBusy, ExecutionStoreBase, Resumption, Retention
 from ..json_delta import MARK
 from .boundary_rows import boundary_row, folded_boundary
 from .boundary_state import joined, split
@@ -53,7 +54,7 @@ from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
-FOLD_EVERY = 512  # journaled boundaries folded into the database in one transaction
+FOLD_EVERY = 512  # journaled records (a node boundary's runs and stack) folded into the database in one transaction
 # ... or once the oldest of them is this old: other processes see progress, and a fold (on the
 # thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
 FOLD_AFTER_S = 0.1
@@ -92,6 +93,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self._last_workflow: tuple[bytes, str] = (b"", "")  # the last workflow attached, packed, and its hash
+        self._resumed_at: dict[str, int] = {}  # executions prepared to resume: the run count of their last boundary
         self.mark_crashed()
         self._journals.remove_dead_spares()
 
@@ -153,6 +155,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     # ----- the lease (engine.store.sqlite_lease) ----------------------------------------------
     def release(self, state: ExecutionState) -> None:
+        self._resumed_at.pop(state.id, None)
         writer = self._writers.pop(state.id, None)
         if writer is not None:
             self._fold(writer)
@@ -217,6 +220,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
         """An execution's writer, its row claimed (or inserted) and its first boundary written in one transaction."""
         self._ends.fold()  # its row may be among them (resumed or run again in this process)
+        resumed_at = self._resumed_at.pop(state.id, None)  # prepare_resume's: the run count of its last boundary
 
         def claim_and_write() -> tuple[WriterState, list[Path]]:
             db = self._db
@@ -239,6 +243,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=int(runs),
                                  boundary_seq=int(boundary), fresh=not recovered and runs == 0 and boundary == 0,
                                  salt=salt(state.id))
+            if resumed_at is not None:  # the runs kept after the boundary it resumes from are served again
+                writer.ahead = writer.run_seq - resumed_at
             first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
                 db.execute(INSERT_BOUNDARIES, first)
@@ -322,12 +328,15 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             return
         row = _ROW_FIELDS(fields)
         runs, writer.new_runs = writer.new_runs, []
-        boundary = boundary_row(state, writer) if at_boundary else None
+        row_changed = row != writer.row
+        if at_boundary and (row_changed or not writer.may_leave_out_boundary(fields)):
+            boundary = boundary_row(state, writer)
+        else:  # none, or one inside an Agent's loop, which a resume goes over again (engine.store.loop_boundaries)
+            boundary = None
         result = fields["result"]
         if result is not writer.result:  # the last main node's output: written with the next fold
             writer.result = result
             writer.row_due = state
-        row_changed = row != writer.row
         if not runs and boundary is None and not row_changed:
             return
         pending = writer.unfolded
@@ -352,7 +361,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             # reads "new", which a dead owner turns into "crashed" just as it would "running")
             writer.row_due = state
         writer.journal.append(encode_record(runs, boundary, writer.salt, writer.batch))
-        if len(pending.boundaries) >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
+        writer.records += 1
+        if writer.records >= FOLD_EVERY or time.monotonic() - writer.unfolded_since > FOLD_AFTER_S:
             self._fold(writer)
         elif writer.timer is None:
             try:
@@ -411,6 +421,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer.deltas_folded = 0 if folded[4] is None else writer.deltas_folded + 1
             writer.folded_stack, writer.folded_seq = writer.stack, folded[1]
         writer.unfolded.clear()
+        writer.records = 0
         writer.batch.clear()
         writer.journal.empty(writer.head)
 
@@ -497,12 +508,13 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
     def _run_rows(self, execution_id: str, upto: int | None) -> list[tuple[Any, ...]]:
         return self._guard(f"reading execution {execution_id}", lambda: stored_runs(self._db, execution_id, upto, f" in {self.path}"))
 
-    def prepare_resume(self, execution_id: str) -> ExecutionState:
-        """Claim a paused or crashed execution and load it to continue: runs after its last
-        boundary are dropped (the node that made them runs again)."""
+    def prepare_resume(self, execution_id: str) -> Resumption:
+        """Claim a paused or crashed execution and load it to continue: the runs after its last
+        boundary that its resume serves again are kept (engine.resume_runs), the others dropped
+        (the node that made them runs again)."""
         self._make_readable(execution_id)
 
-        def claim() -> tuple[list[Path], str | None]:
+        def claim() -> tuple[list[Path], str | None, list[tuple[int, str, int, Any]]]:
             status = self._leases.claim(execution_id)
             if status is None and self._leases.adopt_dead(execution_id):  # its process died before its first fold
                 status = self._leases.claim(execution_id)
@@ -515,18 +527,18 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 raise MiniN8nError(f'execution "{execution_id}" is {status}; only paused or crashed executions resume')
             journals, ended = self._leases.recover(execution_id)
             if ended:  # its end was journaled before its process died: its row says how it ended now
-                return journals, self._db.execute("SELECT status FROM executions WHERE id=?", (execution_id,)).fetchone()[0]
-            at_boundary = self._db.execute(
-                "SELECT runs FROM boundaries WHERE execution_id=? ORDER BY seq DESC LIMIT 1", (execution_id,)).fetchone()
-            drop_runs_after(self._db, execution_id, at_boundary[0] if at_boundary else 0, f" in {self.path}")
-            return journals, None
+                return journals, self._db.execute("SELECT status FROM executions WHERE id=?", (execution_id,)).fetchone()[0], []
+            at_boundary, served = self._runs_to_serve(execution_id)
+            drop_runs_after(self._db, execution_id, served[-1][0] if served else at_boundary, f" in {self.path}")
+            self._resumed_at[execution_id] = at_boundary
+            return journals, None, served
 
-        journals, ended = self._transaction(f"claiming execution {execution_id}", claim)
+        journals, ended, served = self._transaction(f"claiming execution {execution_id}", claim)
         for path in journals:
             path.unlink(missing_ok=True)
         if ended is not None:
             raise MiniN8nError(f'execution "{execution_id}" is {ended}; only paused or crashed executions resume')
-        return self.load(execution_id, for_resume=True)
+        return self._resumption(execution_id, served)
 
     def delete(self, execution_id: str) -> bool:
         self._make_readable(execution_id)

@@ -125,12 +125,19 @@ def test_a_process_killed_mid_run_leaves_a_crashed_execution_that_resumes(tmp_pa
     assert status == "crashed"
     shown = mini_n8n("executions", "show", execution_id)
     assert shown.stdout.count("] Calculator") == 2  # nothing that was written is lost
+    store = open_store(store_target)
+    made = {(node, index): task.start_time for node, index, task in store.runs(execution_id)}
+    store.close()
+    assert sorted(made) == [("Calculator", 0), ("Calculator", 1), ("Chat", 0), ("Model", 0), ("Model", 1)]
     resumed = mini_n8n("resume", execution_id, timeout=120)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert field(resumed.stdout, "answer") == slow[2]["text"]
+    assert "] Calculator" not in resumed.stdout  # the tools did not run again: their runs were served
     final = open_store(store_target).load(execution_id)
-    assert len(final.run_data["Calculator"]) == 2  # the tools did not run again
-    assert len(final.run_data["Model"]) == 3
+    assert len(final.run_data["Calculator"]) == 2 and len(final.run_data["Model"]) == 3
+    # every run made before the kill is the one made then (a run made again would start later),
+    # though no boundary was written inside the Agent's loop after its first request
+    assert {key: final.run_data[key[0]][key[1]].start_time for key in made} == made
 
 
 async def test_rerun_from_iteration_2_makes_no_model_call_for_iterations_1_and_2() -> None:
@@ -331,8 +338,9 @@ def test_an_execution_only_in_its_journal_belongs_to_its_live_process(tmp_path: 
         if child.poll() is None:
             child.kill()
     store = ExecutionStore()
-    state = store.prepare_resume(execution_id)  # taken in as crashed, then claimed
-    assert state.status == "crashed" and len(state.run_data["Calculator"]) == 2
+    state, served = store.prepare_resume(execution_id)  # taken in as crashed, then claimed
+    calculator_runs = len(state.run_data.get("Calculator", [])) + [node for node, _index, _task in served].count("Calculator")
+    assert state.status == "crashed" and calculator_runs == 2  # as of its last boundary, or served again
     store.release(state)
     store.close()
     done = mini_n8n("resume", execution_id, timeout=120)

@@ -23,6 +23,7 @@ from engine.store.boundary_rows import boundary_row
 from engine.store.boundary_state import decode_boundary
 from engine.store.codec import StoreDamaged, unpack
 from engine.store.deltas import model_item, resolve_references
+from engine.store.run_records import RunRecords
 from engine.store.sqlite_rows import stored_runs
 from nodes.triggers.chat_trigger import chat_item
 from tests.builders import agent_workflow, tool_call
@@ -110,9 +111,18 @@ async def test_every_journaled_boundary_reads_back_as_the_stack_was(tmp_path: Pa
     store.close()
 
 
+def write_every_boundary(monkeypatch) -> None:
+    """Boundaries inside an Agent's loop written too, as they are where the loop pauses or a run in
+    it cannot be served again on resume (engine.store.loop_boundaries): their deltas are tested on
+    every one."""
+    monkeypatch.setattr(RunRecords, "may_leave_out_boundary", lambda _records, _fields: False)
+
+
 async def written_boundaries(tmp_path: Path, monkeypatch) -> tuple[ExecutionStore, ExecutionState, list[tuple[int | None, Any]]]:
     """An agent run of REPLIES with a store: the store, the run, and each boundary row it made
-    (journaled, or folded at once with a status change) as its base and its value."""
+    (journaled, or folded at once with a status change) as its base and its value. Every boundary
+    is written, those inside the Agent's loop too (write_every_boundary)."""
+    write_every_boundary(monkeypatch)
     rows: list[Any] = []
     original = sqlite_store.boundary_row
     monkeypatch.setattr(sqlite_store, "boundary_row", lambda state, writer: rows.append(original(state, writer)) or rows[-1])
@@ -262,6 +272,7 @@ async def test_a_journal_left_by_a_killed_process_reads_back_as_the_stack_at_its
     import sqlite3
 
     monkeypatch.setattr("engine.store.sqlite_store.FOLD_AFTER_S", 1e9)  # nothing folded while it runs
+    write_every_boundary(monkeypatch)  # the agent's loop's too: the stack is read back at each
     store = ExecutionStore(tmp_path / "x.sqlite")
     execution = Engine(builtin_registry(), store=store).create(agent_workflow(REPLIES), items=[chat_item("go", "s")])
     forward = execution.on_checkpoint
