@@ -2,20 +2,20 @@
 
 Writes per execution: its workflow once (shared by every execution of the same workflow), its
 row when its status changes (a new execution's row and workflow start its journal and go in with
-its first fold), and at each node boundary one record in its journal (the node
-runs finished since the last boundary and the resumable stack, as a delta from the previous
-one; the stack is left out inside an Agent's tool loop, which a resume goes over again from its
-runs: engine.store.loop_boundaries). Journaled records are folded into the database in groups (engine.store.journal), each
-group's runs and its last boundary (engine.store.boundary_rows): a SIGKILL loses at most
-the node that was running. An execution's end is journaled too (an end record) and folded in
-together with the ends of the executions that end after it within FOLD_AFTER_S: one
-transaction for up to ENDS_FOLDED_TOGETHER runs, where each run's own transaction at its end
-was most of what the store cost a short run. Reads in this process fold first; other processes
-see an end within FOLD_AFTER_S while an event loop runs, else after this process's next write,
-read, `flush` or `close`, or when it exits (or dies: recovery stores the end it journaled).
-Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a busy timeout for other
-processes. A running execution is leased to its process (pid and start time); a dead owner's
-execution is "crashed", its journal folded in, and anyone may resume it
+its first fold), and at each node boundary one record in its journal (the node runs finished
+since the last boundary and the resumable stack, as a delta from the previous one; the stack is
+left out inside an Agent's tool loop, which a resume goes over again from its runs:
+engine.store.loop_boundaries). Journaled records are folded into the database in groups
+(engine.store.journal), each group's runs and its last boundary (engine.store.boundary_rows): a
+SIGKILL loses at most the node that was running. An execution's end is journaled too (an end
+record) and folded in together with the ends of the executions that end after it within
+FOLD_AFTER_S: one transaction for up to ENDS_FOLDED_TOGETHER runs, where each run's own
+transaction at its end was most of what the store cost a short run. Reads in this process fold
+first; other processes see an end within FOLD_AFTER_S while an event loop runs, else after this
+process's next write, read, `flush` or `close`, or when it exits (or dies: recovery stores the
+end it journaled). Writers take the lock up front (BEGIN IMMEDIATE) and wait up to a busy
+timeout for other processes. A running execution is leased to its process (pid and start time);
+a dead owner's execution is "crashed", its journal folded in, and anyone may resume it
 (engine.store.sqlite_lease).
 """
 
@@ -54,7 +54,7 @@ from .sqlite_rows import (INSERT_BOUNDARIES, WriterState, apply_rows, drop_runs_
 from .wal_checkpointer import WalCheckpointer
 
 ENV_DB = "MINI_N8N_DB"
-FOLD_EVERY = 512  # journaled records (a node boundary's runs and stack) folded into the database in one transaction
+FOLD_EVERY = 512  # journaled records (one per node boundary: its runs, its stack where written) folded in one transaction
 # ... or once the oldest of them is this old: other processes see progress, and a fold (on the
 # thread that runs the engine, an editor's) writes a tenth of a second's boundaries, a few ms
 FOLD_AFTER_S = 0.1
