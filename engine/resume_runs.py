@@ -64,8 +64,9 @@ class RecordedAhead:
     def __init__(self, runs: list[tuple[str, int, TaskData]]) -> None:
         self._runs = deque(runs)
 
-    def __bool__(self) -> bool:
-        return bool(self._runs)
+    def __len__(self) -> int:
+        """How many are still to serve."""
+        return len(self._runs)
 
     def next_is(self, node: str) -> bool:
         """Whether the next run to serve is one of `node`."""

@@ -75,7 +75,6 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         self._token = uuid.uuid4().hex
         self._leases = Leases(self._db)
         self._writers: dict[str, _Writer] = {}
-        self._resumed_at: dict[str, int] = {}  # executions prepared to resume: the run count of their last boundary
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         try:
@@ -152,7 +151,6 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             raise
 
     def release(self, state: ExecutionState) -> None:
-        self._resumed_at.pop(state.id, None)
         self._writers.pop(state.id, None)
 
         def free() -> None:
@@ -189,7 +187,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
         workflow, workflow_crc = pack_workflow(state.workflow)
         digest = workflow_hash(workflow)
         self._writers.pop(state.id, None)
-        resumed_at = self._resumed_at.pop(state.id, None)  # prepare_resume's: the run count of its last boundary
+        ahead = len(execution.recorded_ahead or ())  # a resumed one serves again the runs stored after its boundary
 
         def claim_and_write() -> _Writer:
             db = self._db
@@ -209,9 +207,7 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
                 runs = db.execute("SELECT COALESCE(MAX(seq), 0) FROM runs WHERE execution_id=%s", (state.id,)).fetchone()[0]
                 boundary = db.execute("SELECT COALESCE(MAX(seq), 0) FROM boundaries WHERE execution_id=%s",
                                       (state.id,)).fetchone()[0]
-                writer = _Writer(run_seq=int(runs), boundary_seq=int(boundary))
-                if resumed_at is not None:  # the runs kept after the boundary it resumes from are served again
-                    writer.ahead = writer.run_seq - resumed_at
+                writer = _Writer(run_seq=int(runs), boundary_seq=int(boundary), ahead=ahead)
             write_rows(db, state.id, [], self._boundary_row(state, writer))
             return writer
 
@@ -369,7 +365,6 @@ class PostgresExecutionStore(SqlReads, ExecutionStoreBase):
             at_boundary, served = self._runs_to_serve(execution_id)
             self._db.execute("DELETE FROM runs WHERE execution_id=%s AND seq>%s",
                              (execution_id, served[-1][0] if served else at_boundary))
-            self._resumed_at[execution_id] = at_boundary
             return served
 
         try:

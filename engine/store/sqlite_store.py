@@ -93,7 +93,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         self._housekeeper: threading.Thread | None = None
         self._last_prune: float | None = None
         self._last_workflow: tuple[bytes, str] = (b"", "")  # the last workflow attached, packed, and its hash
-        self._resumed_at: dict[str, int] = {}  # executions prepared to resume: the run count of their last boundary
         self.mark_crashed()
         self._journals.remove_dead_spares()
 
@@ -155,7 +154,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
 
     # ----- the lease (engine.store.sqlite_lease) ----------------------------------------------
     def release(self, state: ExecutionState) -> None:
-        self._resumed_at.pop(state.id, None)
         writer = self._writers.pop(state.id, None)
         if writer is not None:
             self._fold(writer)
@@ -196,8 +194,8 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             previous.journal.close(remove=False)
         if fresh and previous is None:
             writer = self._start_in_journal(state, workflow, workflow_crc, digest)
-        else:
-            writer = self._claim_and_store(state, workflow, workflow_crc, digest)
+        else:  # claimed; a resumed one serves again the runs stored after its boundary (Execution.recorded_ahead)
+            writer = self._claim_and_store(state, workflow, workflow_crc, digest, ahead=len(execution.recorded_ahead or ()))
         self._writers[state.id] = writer
         execution.on_record = record = partial(self._on_record, state.id, writer)
         writer.unlisten = partial(execution.stop_recording, record)
@@ -217,10 +215,10 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
         writer.unfolded_since = time.monotonic()
         return writer
 
-    def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str) -> WriterState:
-        """An execution's writer, its row claimed (or inserted) and its first boundary written in one transaction."""
+    def _claim_and_store(self, state: ExecutionState, workflow: bytes, workflow_crc: int, digest: str, *, ahead: int) -> WriterState:
+        """An execution's writer, its row claimed (or inserted) and its first boundary written in one
+        transaction; `ahead`: the runs stored after its stack's boundary, to be served again."""
         self._ends.fold()  # its row may be among them (resumed or run again in this process)
-        resumed_at = self._resumed_at.pop(state.id, None)  # prepare_resume's: the run count of its last boundary
 
         def claim_and_write() -> tuple[WriterState, list[Path]]:
             db = self._db
@@ -243,8 +241,7 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
             writer = WriterState(journal=self._journals.new(), execution_id=state.id, run_seq=int(runs),
                                  boundary_seq=int(boundary), fresh=not recovered and runs == 0 and boundary == 0,
                                  salt=salt(state.id))
-            if resumed_at is not None:  # the runs kept after the boundary it resumes from are served again
-                writer.ahead = writer.run_seq - resumed_at
+            writer.ahead = ahead
             first = boundary_row(state, writer)
             if writer.fresh:  # no older boundary to delete (the statement is the fold's, compiled once)
                 db.execute(INSERT_BOUNDARIES, first)
@@ -530,7 +527,6 @@ class ExecutionStore(SqlReads, ExecutionStoreBase):
                 return journals, self._db.execute("SELECT status FROM executions WHERE id=?", (execution_id,)).fetchone()[0], []
             at_boundary, served = self._runs_to_serve(execution_id)
             drop_runs_after(self._db, execution_id, served[-1][0] if served else at_boundary, f" in {self.path}")
-            self._resumed_at[execution_id] = at_boundary
             return journals, None, served
 
         journals, ended, served = self._transaction(f"claiming execution {execution_id}", claim)
