@@ -19,7 +19,7 @@ from .connection_types import AI_LANGUAGE_MODEL, AI_TOOL
 from .errors import NodeOperationError
 from .run_data import TaskData
 
-_NOT_SERVED = ("parent", "edits", "pinned", "replayed")  # a nested agent's run, or one not made as recorded
+_NOT_SERVED = frozenset(("parent", "edits", "pinned", "replayed"))  # a nested agent's run, or one not made as recorded
 
 
 def waiting_agent(stack: list[Any]) -> tuple[str, int | None] | None:
@@ -38,9 +38,8 @@ def servable(task: Any, agent: tuple[str, int | None] | None) -> bool:
     if agent is None or type(task) is not dict:
         return False
     metadata = task.get("metadata")
-    if type(metadata) is not dict or metadata.get("node") != agent[0] or metadata.get("runIndex") != agent[1]:
-        return False
-    if any(key in metadata for key in _NOT_SERVED):
+    if (type(metadata) is not dict or metadata.get("node") != agent[0] or metadata.get("runIndex") != agent[1]
+            or not _NOT_SERVED.isdisjoint(metadata)):
         return False
     if task.get("executionStatus") != "success" or task.get("error") is not None:
         return False
