@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import msgspec
 
@@ -200,6 +200,7 @@ def _typed_reader(kind: type[T]) -> Callable[[str | bytes], T | None]:
 
 # a streamed event's chunk (a stream is a chunk per token); None: read as a dict, StreamAssembler.feed
 read_chunk = _typed_reader(StreamChunk)
+_decode_chunk = msgspec.json.Decoder(StreamChunk).decode  # read_chunk without its wrapper, for read_chunks' loop
 # a non-streamed reply; None: read as a dict, reply_from_completion (to the same effect either way)
 read_completion = _typed_reader(Completion)
 
@@ -213,15 +214,17 @@ def read_chunks(payloads: list[bytes]) -> tuple[list[StreamChunk], bool] | None:
     so, a `[DONE]` written otherwise included (then read the events one by one, as dicts where
     need be: StreamAssembler.feed)."""
     out: list[StreamChunk] = []
-    for payload in payloads:
-        if payload[-1:] != b"}":
-            return (out, True) if payload == DONE else None
-        read = read_chunk(payload)
-        if read is None:
-            return None
-        out.append(read)
-        if read.error:
-            break
+    decode = _decode_chunk
+    try:  # once around the loop, not in a call per chunk: a chunk per streamed token
+        for payload in payloads:
+            if payload[-1:] != b"}":
+                return (out, True) if payload == DONE else None
+            read = decode(payload)
+            out.append(read)
+            if read.error:
+                break
+    except msgspec.MsgspecError:
+        return None
     return out, False
 
 
@@ -315,46 +318,45 @@ class StreamAssembler:
                 elif isinstance(args, dict):
                     call.arguments += json.dumps(args)
 
-    def feed_read(self, chunk: StreamChunk, on_token: TokenCallback | None) -> None:
-        """A chunk of `read_chunk`: the same as `feed` of its dict, for the types it was read in."""
-        if chunk.usage is not None:
-            self.usage = _usage_json(chunk.usage)
-        choices = chunk.choices
-        if not choices:
-            return
-        for choice in choices:
-            reason = choice.finish_reason
-            if reason:
-                self.finish_reason = reason
-            delta = choice.delta
-            if delta is None:
-                continue
-            piece, parts = delta.content, delta.tool_calls
-            if piece or parts:
-                self.deltas += 1
-            if piece:
-                self.text.append(piece)
-                if on_token is not None:
-                    on_token(piece)
-            if not parts:
-                continue
-            calls = self.calls
-            for position, part in enumerate(parts):
-                index = part.index
-                key = position if index is None else index
-                call = calls.get(key)
-                if call is None:
-                    call = calls[key] = _PartialCall()
-                if part.id:
-                    call.id = part.id
-                fn = part.function
-                if fn is None:
+    def feed_reads(self, chunks: Iterable[StreamChunk], on_token: TokenCallback | None) -> None:
+        """Chunks of `read_chunk`, in order: the same as `feed` of each one's dict, for the types
+        they were read in. (All of a body's chunks in one call where they came together.)"""
+        text, calls = self.text, self.calls
+        for chunk in chunks:
+            if chunk.usage is not None:
+                self.usage = _usage_json(chunk.usage)
+            for choice in chunk.choices or ():
+                reason = choice.finish_reason
+                if reason:
+                    self.finish_reason = reason
+                delta = choice.delta
+                if delta is None:
                     continue
-                name = fn.name
-                if name and name != call.name:
-                    call.name += name
-                if fn.arguments is not None:
-                    call.arguments += fn.arguments
+                piece, parts = delta.content, delta.tool_calls
+                if piece or parts:
+                    self.deltas += 1
+                if piece:
+                    text.append(piece)
+                    if on_token is not None:
+                        on_token(piece)
+                if not parts:
+                    continue
+                for position, part in enumerate(parts):
+                    index = part.index
+                    key = position if index is None else index
+                    call = calls.get(key)
+                    if call is None:
+                        call = calls[key] = _PartialCall()
+                    if part.id:
+                        call.id = part.id
+                    fn = part.function
+                    if fn is None:
+                        continue
+                    name = fn.name
+                    if name and name != call.name:
+                        call.name += name
+                    if fn.arguments is not None:
+                        call.arguments += fn.arguments
 
     def reply(self, prompt_estimate: int = 0) -> ModelReply:
         """The assembled reply; servers that send no usage get one estimated from the stream."""

@@ -215,10 +215,10 @@ class OpenAIChat:
             reader = EventReader()
             return self._take(reader.feed(whole), assembler, on_token) or self._take(reader.end(), assembler, on_token)
         chunks, done = read
-        for chunk in chunks:
-            if chunk.error:
-                raise mid_reply_error(self.endpoint, _error_text(chunk.error))
-            assembler.feed_read(chunk, on_token)
+        if chunks and chunks[-1].error:  # only the last can report one (read_chunks): those before it go first
+            assembler.feed_reads(chunks[:-1], on_token)
+            raise mid_reply_error(self.endpoint, _error_text(chunks[-1].error))
+        assembler.feed_reads(chunks, on_token)
         return done
 
     def _take(self, events: Events, assembler: StreamAssembler, on_token: TokenCallback | None) -> bool:
@@ -231,7 +231,7 @@ class OpenAIChat:
             if read is not None:
                 if ended and read.error:
                     raise mid_reply_error(ep, _error_text(read.error))
-                assembler.feed_read(read, on_token)
+                assembler.feed_reads((read,), on_token)
                 continue
             try:  # orjson alone when it reads the event as the standard library would
                 chunk = orjson_loads(payload) if events.plain_numbers else parse_json(ep, payload)

@@ -145,7 +145,7 @@ def _assembled(texts: list[str], typed: bool) -> tuple[object, ...]:
             read = read_chunk(text) if typed else None
             if read is not None:
                 errors.append(bool(read.error))
-                asm.feed_read(read, None)
+                asm.feed_reads([read], None)
                 continue
             value = json.loads(text)
             if type(value) is dict:
