@@ -182,12 +182,11 @@ class Completion(_Replied):
 T = TypeVar("T")
 
 
-def _typed_reader(kind: type[T]) -> Callable[[str | bytes], T | None]:
-    """JSON decoded by msgspec into `kind`: the fields read, the others skipped unread (half the
-    cost of a dict of every field); None when it is not JSON as msgspec reads it or a field read
-    has another type. JSON msgspec reads, it reads as the standard library does (integers of any
-    size, the last of repeated keys)."""
-    decode = msgspec.json.Decoder(kind).decode
+def _typed_reader(decode: Callable[[str | bytes], T]) -> Callable[[str | bytes], T | None]:
+    """`decode`, a msgspec Decoder's, with None for what it refuses. msgspec decodes JSON into the
+    fields its type reads, the others skipped unread (half the cost of a dict of every field), and
+    refuses what is not JSON as it reads it or a field read of another type; JSON it reads, it
+    reads as the standard library does (integers of any size, the last of repeated keys)."""
 
     def read(data: str | bytes) -> T | None:
         try:
@@ -199,10 +198,10 @@ def _typed_reader(kind: type[T]) -> Callable[[str | bytes], T | None]:
 
 
 # a streamed event's chunk (a stream is a chunk per token); None: read as a dict, StreamAssembler.feed
-read_chunk = _typed_reader(StreamChunk)
-_decode_chunk = msgspec.json.Decoder(StreamChunk).decode  # read_chunk without its wrapper, for read_chunks' loop
+_decode_chunk = msgspec.json.Decoder(StreamChunk).decode  # raises: read_chunks' loop catches once for all chunks
+read_chunk = _typed_reader(_decode_chunk)
 # a non-streamed reply; None: read as a dict, reply_from_completion (to the same effect either way)
-read_completion = _typed_reader(Completion)
+read_completion = _typed_reader(msgspec.json.Decoder(Completion).decode)
 
 
 DONE = b"[DONE]"
